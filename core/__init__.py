@@ -1,0 +1,4 @@
+"""breadth's engine: vocabulary, model, calculator environment, task families, training and evaluation.
+
+Nothing in this package imports Textual; the UI drives it through plain callbacks and dataclasses.
+"""

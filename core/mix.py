@@ -1,0 +1,70 @@
+"""A training mix: how many demonstrations of each family, parsed from `two_digit=35,three_digit=35`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .families import DEMO_POOL, FAMILIES, Problem
+
+
+class MixError(ValueError):
+    """A mix names an unknown family or a count that does not add up."""
+
+
+@dataclass(frozen=True)
+class Mix:
+    """Demonstration counts per family, in registry order; families with no demonstrations are left out."""
+
+    counts: tuple[tuple[str, int], ...]
+
+    @classmethod
+    def of(cls, **counts: int) -> "Mix":
+        """A mix from keyword counts, e.g. Mix.of(two_digit=35, three_digit=35)."""
+        for name, n in counts.items():
+            if name not in FAMILIES:
+                raise MixError(f"unknown family {name!r}; known: {', '.join(FAMILIES)}")
+            if not isinstance(n, int) or not 0 <= n <= DEMO_POOL:
+                raise MixError(f"{name}: a count from 0 to {DEMO_POOL}, not {n!r}")
+        if sum(counts.values()) == 0:
+            raise MixError("a mix needs at least one demonstration")
+        return cls(tuple((name, counts[name]) for name in FAMILIES if counts.get(name, 0) > 0))
+
+    @classmethod
+    def parse(cls, text: str) -> "Mix":
+        """A mix from `family=count,...`; raises MixError with one readable line."""
+        counts: dict[str, int] = {}
+        for part in filter(None, (p.strip() for p in text.split(","))):
+            name, sep, value = part.partition("=")
+            name = name.strip()
+            if not sep or not value.strip().isdigit():
+                raise MixError(f"expected family=count, got {part!r}")
+            if name in counts:
+                raise MixError(f"family {name!r} appears twice in the mix")
+            counts[name] = int(value)
+        if not counts:
+            raise MixError("empty mix; write e.g. two_digit=35,three_digit=35")
+        return cls.of(**counts)
+
+    @property
+    def total(self) -> int:
+        """Demonstrations in all."""
+        return sum(n for _, n in self.counts)
+
+    def label(self) -> str:
+        """Short display name, e.g. `two_digit 35 + three_digit 35`."""
+        return " + ".join(f"{name} {n}" for name, n in self.counts)
+
+    def spec(self) -> str:
+        """The mix in the form `parse` reads."""
+        return ",".join(f"{name}={n}" for name, n in self.counts)
+
+    def demonstrations(self, seed: int) -> list[Problem]:
+        """Every demonstration problem of the mix for `seed`, family by family."""
+        return [p for name, n in self.counts for p in FAMILIES[name].demonstrations(seed, n)]
+
+
+PRESETS = {  # the plate's three training mixes
+    "two_digit": Mix.of(two_digit=70),
+    "three_digit": Mix.of(three_digit=70),
+    "mix": Mix.of(two_digit=35, three_digit=35),
+}

@@ -1,0 +1,57 @@
+"""Reading a sum typed by a person (`23+45`, `3+4+5`, `123+4`) into a Problem, with one-line refusals.
+
+Probes may lie outside both families, so people can test how far a procedure reaches; they must
+only fit what the calculator and the context can hold.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .calculator import MAX_OPERAND_DIGITS
+from .families import FAMILIES, Problem
+
+MAX_OPERANDS = 4  # a+b+c+d: three calls
+_SUM = re.compile(r"[0-9]+(?:\+[0-9]+)+")
+
+
+class SumError(ValueError):
+    """Text that is not a sum the playground can pose."""
+
+
+def parse_sum(text: str) -> Problem:
+    """The Problem for a typed sum such as `23+45` (a trailing `=` and spaces are ignored)."""
+    s = text.replace(" ", "").removesuffix("=")
+    if not s:
+        raise SumError("type a sum such as 23+45 or 3+4+5")
+    if len(s) > 20:
+        raise SumError(f"too long ({len(s)} characters): at most {MAX_OPERANDS} numbers of up to "
+                       f"{MAX_OPERAND_DIGITS} digits")
+    bad = next((c for c in s if not (c.isascii() and (c.isdigit() or c == "+"))), None)
+    if bad is not None:
+        raise SumError(f"{bad!r} is not allowed: only digits and + (e.g. 23+45)")
+    if not _SUM.fullmatch(s):
+        raise SumError(f"{text.strip()!r} is not a sum: write numbers joined by single + signs, e.g. 3+4+5")
+    operands = tuple(int(x) for x in s.split("+"))
+    if len(operands) > MAX_OPERANDS:
+        raise SumError(f"at most {MAX_OPERANDS} numbers, got {len(operands)}")
+    if any(len(x) > MAX_OPERAND_DIGITS for x in s.split("+")):
+        raise SumError(f"numbers of at most {MAX_OPERAND_DIGITS} digits (the calculator's limit)")
+    return Problem(operands, family_of(operands))
+
+
+def family_of(operands: tuple[int, ...]) -> str:
+    """The registered family whose space holds these operands, or '' for a sum outside all of them."""
+    for name in FAMILIES:
+        if operands in _spaces(name):
+            return name
+    return ""
+
+
+_SPACE_CACHE: dict[str, frozenset] = {}
+
+
+def _spaces(name: str) -> frozenset:
+    if name not in _SPACE_CACHE:
+        _SPACE_CACHE[name] = frozenset(FAMILIES[name].space())
+    return _SPACE_CACHE[name]
