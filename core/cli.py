@@ -81,7 +81,7 @@ def _seeds(text: str) -> list[int]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from .train import FinetuneSettings, PretrainSettings
+    from .settings import FinetuneSettings, PretrainSettings
 
     ft, pt = FinetuneSettings(), PretrainSettings()
     p = _Parser(prog="breadth", description="Fine-tune a tiny character model to call a calculator, "

@@ -16,7 +16,7 @@ from .experiment import BASE, RunRecord, finetune_run
 from .families import FAMILIES
 from .mix import PRESETS, Mix
 from .stats import mean_sd, wilson
-from .train import FinetuneSettings, PretrainSettings
+from .settings import FinetuneSettings, PretrainSettings
 
 console = Console(highlight=False)
 ROLE_STYLE = {"prompt": "bold white", "action": "bold cyan", "environment": "bold yellow"}

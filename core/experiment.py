@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .mix import Mix
-from .train import FinetuneSettings, OnStep
+from .settings import FinetuneSettings
 
 CHECKPOINTS = Path(os.environ.get("BREADTH_CHECKPOINTS", Path(__file__).resolve().parent.parent / "checkpoints"))
 BASE = CHECKPOINTS / "base.safetensors"  # the shipped pre-trained model
@@ -50,7 +50,7 @@ class RunRecord:
 
 
 def finetune_run(mix: Mix, settings: FinetuneSettings, base: str | os.PathLike = BASE, held_out: int | None = 30,
-                 on_step: OnStep | None = None):
+                 on_step=None):
     """Fine-tune the base on `mix` and evaluate; returns the model and its RunRecord."""
     from . import checkpoint
     from .evaluate import evaluate

@@ -17,6 +17,7 @@ def write_atomic(path: str | os.PathLike, data: bytes) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        os.fchmod(fd, 0o666 & ~_umask())  # mkstemp makes 0600; a checkpoint is an ordinary file
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()
@@ -31,3 +32,9 @@ def write_atomic(path: str | os.PathLike, data: bytes) -> Path:
 def write_json(path: str | os.PathLike, obj) -> Path:
     """Write `obj` as indented JSON, atomically."""
     return write_atomic(path, (json.dumps(obj, indent=2) + "\n").encode())
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask

@@ -23,7 +23,7 @@ class Failure(str, Enum):
     MALFORMED_CALL = "malformed call"  # a call the calculator could not parse
     WRONG_CALL_COUNT = "wrong number of calls"  # well-formed calls, but too few or too many
     WRONG_OPERANDS = "wrong operands"  # the right number of calls on the wrong numbers
-    ANSWER_DIFFERS = "answer differs from the tool's result"  # calls right, answer not copied
+    ANSWER_DIFFERS = "answer differs from tool"  # calls right, answer not copied
 
 
 @dataclass(frozen=True)
