@@ -84,8 +84,9 @@ def load(path: str | os.PathLike):
     try:
         config = GPTConfig(**meta["model"])
         model = GPT(config)
-    except (TypeError, ValueError, AssertionError) as e:
-        raise CheckpointError(f"{path}: bad model configuration in metadata ({e})") from None
+    except (TypeError, ValueError, AssertionError, ArithmeticError, RuntimeError) as e:  # n_head 0, sizes < 0
+        detail = (str(e) or type(e).__name__).splitlines()[0]  # one line, even for a bare assert
+        raise CheckpointError(f"{path}: bad model configuration in metadata ({detail})") from None
     try:
         tensors = from_bytes(Path(path).read_bytes())
     except (SafetensorError, OSError) as e:

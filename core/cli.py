@@ -14,6 +14,7 @@ from pathlib import Path
 from rich.console import Console
 
 USAGE_ERROR = 2
+HANDLERS = {"eval": "evaluate"}  # subcommands whose function in `commands` has another name (not the builtin)
 
 
 class UsageError(Exception):
@@ -146,7 +147,7 @@ def main(argv: list[str] | None = None) -> int:
         args = build_parser().parse_args(argv)
         from . import commands
 
-        return getattr(commands, args.command)(args) or 0
+        return getattr(commands, HANDLERS.get(args.command, args.command))(args) or 0
     except (UsageError, CheckpointError, MixError) as e:
         err.print(f"error: {e}", markup=False, soft_wrap=True)
         return USAGE_ERROR

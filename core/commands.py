@@ -94,6 +94,8 @@ def evaluate(args) -> int:
     from .files import write_json
     from .train import use_one_thread
 
+    if args.json:
+        _check_writable(args.json)  # fail before evaluating, not after
     use_one_thread()
     model, meta = checkpoint.load(args.checkpoint)
     seed = args.seed if args.seed is not None else int(meta.get("seed", 0))
@@ -139,6 +141,8 @@ def plate(args) -> int:
     from .files import write_json
 
     read_metadata(BASE)  # fail fast, before starting processes
+    if args.json:
+        _check_writable(args.json)
     settings = FinetuneSettings()
     jobs = [(name, seed) for seed in args.seeds for name in PRESETS]
     records: dict[tuple[str, int], RunRecord] = {}

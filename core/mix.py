@@ -35,8 +35,8 @@ class Mix:
         counts: dict[str, int] = {}
         for part in filter(None, (p.strip() for p in text.split(","))):
             name, sep, value = part.partition("=")
-            name = name.strip()
-            if not sep or not value.strip().isdigit():
+            name, value = name.strip(), value.strip()
+            if not sep or not (value.isascii() and value.isdigit()):  # isdigit alone passes '²', which int() refuses
                 raise MixError(f"expected family=count, got {part!r}")
             if name in counts:
                 raise MixError(f"family {name!r} appears twice in the mix")

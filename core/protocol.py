@@ -1,0 +1,162 @@
+"""Commands to the engine session and the events it answers with: small dataclasses, one JSON line each.
+
+The UI process writes commands to the engine process's stdin (`core.session`), which answers with
+events on its stdout. Messages cross as JSON, never pickle, so neither side can be made to run code
+by what it reads. Both sides import this module; it needs neither torch nor Textual.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field, fields
+
+
+# commands: UI -> engine
+
+@dataclass(frozen=True)
+class Load:
+    """Load the checkpoint at `path` under the name `key`."""
+
+    key: str
+    path: str
+
+
+@dataclass(frozen=True)
+class Train:
+    """Fine-tune the base on `mix`, evaluate, save under `out_dir` and load the result."""
+
+    job: int
+    mix: str  # `family=count,...`
+    settings: dict  # FinetuneSettings fields
+    base: str  # pre-trained checkpoint
+    out_dir: str  # where the finished model is saved
+    held_out: int = 30  # held-out sums per family for the automatic evaluation
+
+
+@dataclass(frozen=True)
+class Stop:
+    """Stop fine-tuning job `job`; the partly trained model is dropped."""
+
+    job: int
+
+
+@dataclass(frozen=True)
+class Play:
+    """Play the sum `text` with the model loaded as `key`, streaming each character."""
+
+    probe: int
+    key: str
+    text: str
+
+
+@dataclass(frozen=True)
+class Quit:
+    """End the engine's loop."""
+
+
+# events: engine -> UI
+
+@dataclass(frozen=True)
+class Ready:
+    """The engine has imported torch and waits for commands."""
+
+    seconds: float  # time from process start to ready
+
+
+@dataclass(frozen=True)
+class Loaded:
+    """A checkpoint is loaded and can be played."""
+
+    key: str
+    path: str
+    meta: dict
+
+
+@dataclass(frozen=True)
+class Step:
+    """One fine-tuning step of job `job`."""
+
+    job: int
+    step: int
+    steps: int
+    loss: float
+    elapsed: float
+
+
+@dataclass(frozen=True)
+class Evaluating:
+    """Fine-tuning of `job` finished; the held-out evaluation is running."""
+
+    job: int
+
+
+@dataclass(frozen=True)
+class Trained:
+    """Job `job` is trained, evaluated, saved at `path` and loaded under `key`."""
+
+    job: int
+    key: str
+    path: str
+    meta: dict  # the checkpoint's metadata: mix, seed, settings, scores, losses
+
+
+@dataclass(frozen=True)
+class Stopped:
+    """Job `job` stopped on request after `steps` steps; nothing was kept."""
+
+    job: int
+    steps: int
+
+
+@dataclass(frozen=True)
+class Char:
+    """One character of probe `probe`'s episode, and who wrote it (a core.transcript.Role value)."""
+
+    probe: int
+    role: str
+    char: str
+
+
+@dataclass(frozen=True)
+class Played:
+    """Probe `probe` ended: the verdict against the true sum."""
+
+    probe: int
+    answer: int  # the true sum
+    family: str  # the family holding the sum, '' if none
+    solved: bool
+    failure: str | None  # a core.verdict.Failure value when not solved
+    segments: list = field(default_factory=list)  # [(role, text), ...] of the whole episode
+
+
+@dataclass(frozen=True)
+class Failed:
+    """A command failed; `message` is one line for people."""
+
+    what: str  # "load", "train", "play"
+    message: str
+    job: int | None = None  # the training job or probe it concerns
+
+
+_TYPES = {cls.__name__: cls for cls in (Load, Train, Stop, Play, Quit, Ready, Loaded, Step, Evaluating, Trained,
+                                        Stopped, Char, Played, Failed)}
+
+
+class ProtocolError(ValueError):
+    """A line that is not a known message."""
+
+
+def encode(message) -> str:
+    """One JSON line (without the newline) for a command or event."""
+    return json.dumps({"type": type(message).__name__, **asdict(message)})
+
+
+def decode(line: str):
+    """The command or event a JSON line holds; raises ProtocolError on anything else."""
+    try:
+        data = json.loads(line)
+        cls = _TYPES[data.pop("type")]
+        names = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in names})
+    except (ValueError, KeyError, TypeError, AttributeError) as e:
+        raise ProtocolError(f"not a protocol message: {line[:80]!r} ({e})") from None

@@ -1,0 +1,33 @@
+"""Shared fixtures for the engine's tests: the shipped base checkpoint and one torch thread."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+
+@pytest.fixture(scope="session")
+def base_path() -> Path:
+    """The shipped pre-trained checkpoint, where the CLI looks for it."""
+    from core.experiment import BASE
+
+    assert BASE.is_file(), f"the shipped base checkpoint is missing: {BASE}"
+    return BASE
+
+
+@pytest.fixture(scope="session")
+def one_thread() -> None:
+    """One torch thread for the session: repeatable numbers and no OpenMP spinning on 2 cores."""
+    from core.train import use_one_thread
+
+    use_one_thread()
+
+
+@pytest.fixture(scope="session")
+def base_model(base_path, one_thread):
+    """The base model, loaded once; tests must not train it (load their own copy for that)."""
+    from core import checkpoint
+
+    model, _ = checkpoint.load(base_path)
+    return model

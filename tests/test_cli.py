@@ -1,0 +1,170 @@
+"""The `breadth` command line: user errors are one line on stderr with status 2; play, train and eval work end to end."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from core import checkpoint
+from core.cli import USAGE_ERROR, main
+
+BREADTH = Path(sys.executable).parent / "breadth"
+
+
+@pytest.fixture
+def garbage(tmp_path) -> Path:
+    """A file of garbage where a checkpoint should be."""
+    path = tmp_path / "garbage.safetensors"
+    path.write_bytes(b"not a checkpoint, just bytes \x00\xff" * 40)
+    return path
+
+
+def test_console_script_is_installed():
+    """The venv has a `breadth` console script that runs core.cli's main."""
+    assert BREADTH.is_file() and os.access(BREADTH, os.X_OK)
+    assert "core.cli" in BREADTH.read_text()
+
+
+def test_console_script_bad_sum_is_one_line(base_path):
+    """`breadth play BASE abc` exits 2 with exactly one line on stderr, nothing on stdout and no traceback."""
+    out = subprocess.run([str(BREADTH), "play", str(base_path), "abc"], capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "COLUMNS": "40"})  # a narrow terminal must not wrap the line
+    assert out.returncode == 2
+    assert "Traceback" not in out.stderr
+    assert len(out.stderr.splitlines()) == 1, out.stderr
+    assert out.stderr.startswith("error: bad sum:")
+    assert out.stdout == ""
+
+
+def _usage_error(capsys, argv: list[str]) -> str:
+    """Run the CLI in-process, check it failed as a user error, and return its one stderr line."""
+    code = main([str(a) for a in argv])
+    captured = capsys.readouterr()
+    assert code == USAGE_ERROR == 2
+    lines = captured.err.splitlines()
+    assert len(lines) == 1, captured.err
+    assert lines[0].startswith("error: ")
+    assert "Traceback" not in captured.err
+    assert captured.out == ""
+    return lines[0]
+
+
+def test_play_bad_sum(capsys, base_path):
+    """`play BASE abc` is refused as a bad sum in one line."""
+    assert "bad sum" in _usage_error(capsys, ["play", base_path, "abc"])
+
+
+@pytest.mark.parametrize("text", ["", "2++3", "1+2+3+4+5", "1234+1", "3*4", "23-4"])
+def test_play_other_bad_sums(capsys, base_path, text):
+    """Every kind of sum the playground cannot pose is refused in one line."""
+    assert "bad sum" in _usage_error(capsys, ["play", base_path, text])
+
+
+@pytest.mark.parametrize("command", [["play", "{ckpt}", "23+45"], ["eval", "{ckpt}"]])
+def test_missing_checkpoint(capsys, tmp_path, command):
+    """A checkpoint path that does not exist is reported in one line naming it."""
+    path = tmp_path / "missing.safetensors"
+    line = _usage_error(capsys, [str(a).replace("{ckpt}", str(path)) for a in command])
+    assert str(path) in line and "no such checkpoint" in line
+
+
+@pytest.mark.parametrize("command", [["play", "{ckpt}", "23+45"], ["eval", "{ckpt}"],
+                                     ["train", "--mix", "two_digit=8", "--base", "{ckpt}", "--out", "{out}"]])
+def test_corrupt_checkpoint(capsys, tmp_path, garbage, command):
+    """A file of garbage given as a checkpoint or a base is reported in one line naming it."""
+    out = tmp_path / "out.safetensors"
+    line = _usage_error(capsys, [a.replace("{ckpt}", str(garbage)).replace("{out}", str(out)) for a in command])
+    assert str(garbage) in line
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("mix", [
+    "nope=70", "two_digit=35,two_digit=35", "two_digit=500", "two_digit=0", "", "two_digit=\u00b2", "two_digit",
+])
+def test_train_bad_mix(capsys, tmp_path, mix):
+    """A bad --mix is refused in one line before anything is trained or written."""
+    out = tmp_path / "X.safetensors"
+    _usage_error(capsys, ["train", "--mix", mix, "--out", out])
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("argv", [
+    ["eval", "{base}", "--held-out", "zero"],
+    ["eval", "{base}", "--held-out", "0"],
+    ["eval", "{base}", "--seed", "-1"],
+    ["train", "--mix", "two_digit=8", "--out", "{out}", "--lr", "0"],
+    ["train", "--mix", "two_digit=8", "--out", "{out}", "--dropout", "1"],
+    ["train", "--mix", "two_digit=8", "--out", "{out}", "--steps", "many"],
+    ["train", "--mix", "two_digit=8"],
+    ["plate", "--seeds", ","],
+    ["frobnicate"],
+    [],
+    ["play", "{base}"],
+])
+def test_bad_flags(capsys, tmp_path, base_path, argv):
+    """A bad or missing flag, value or command is reported in one line with status 2."""
+    out = tmp_path / "out.safetensors"
+    _usage_error(capsys, [a.replace("{base}", str(base_path)).replace("{out}", str(out)) for a in argv])
+    assert not out.exists()
+
+
+def test_train_into_a_directory(capsys, tmp_path):
+    """Asking train to write its checkpoint over a directory is refused in one line."""
+    assert "directory" in _usage_error(capsys, ["train", "--mix", "two_digit=8", "--out", tmp_path])
+
+
+def test_eval_json_into_a_directory(capsys, tmp_path, base_path):
+    """Asking eval to write its JSON over a directory is refused in one line, before evaluating."""
+    assert "directory" in _usage_error(capsys, ["eval", base_path, "--held-out", "1", "--json", tmp_path])
+
+
+def test_play_on_the_base(capsys, base_path):
+    """`play BASE 23+45` exits 0, shows the episode from its prompt and ends with a verdict line."""
+    assert main(["play", str(base_path), "23+45"]) == 0
+    captured = capsys.readouterr()
+    assert captured.err == ""
+    assert captured.out.startswith("23+45=")
+    verdicts = [l for l in captured.out.splitlines() if l.startswith("verdict: ")]
+    assert len(verdicts) == 1
+    assert re.fullmatch(r"verdict: (correct|wrong: [a-z' ]+)  \(true sum 68; two_digit\)", verdicts[0])
+
+
+def test_play_outside_both_families(capsys, base_path):
+    """A sum outside both families is played and labelled as such."""
+    assert main(["play", str(base_path), "123+4"]) == 0
+    assert "(true sum 127; outside both families)" in capsys.readouterr().out
+
+
+def test_train_then_eval(capsys, tmp_path, base_path):
+    """`train --mix two_digit=8 --steps 5` writes a checkpoint that `eval --json` scores per family."""
+    ckpt, report = tmp_path / "ft.safetensors", tmp_path / "out.json"
+    assert main(["train", "--mix", "two_digit=8", "--steps", "5", "--out", str(ckpt)]) == 0
+    assert f"wrote {ckpt}" in capsys.readouterr().out.replace("\n", "")
+    meta = checkpoint.read_metadata(ckpt)
+    assert meta["kind"] == "finetune" and meta["mix"] == "two_digit=8" and meta["seed"] == 0
+    assert meta["steps_taken"] == 5 and len(meta["losses"]) == 5 and meta["completed"] is True
+    assert meta["base"] == str(base_path)
+
+    assert main(["eval", str(ckpt), "--held-out", "5", "--json", str(report)]) == 0
+    captured = capsys.readouterr()
+    assert captured.err == ""
+    data = json.loads(report.read_text())
+    assert data["seed"] == 0 and data["held_out"] == 5
+    assert set(data["scores"]) == {"two_digit", "three_digit"}
+    for name, score in data["scores"].items():
+        assert score["total"] == 5
+        assert 0 <= score["solved"] <= 5
+        assert sum(score["failures"].values()) == 5 - score["solved"]
+    assert len(data["episodes"]) == 10
+    assert [e["family"] for e in data["episodes"]].count("three_digit") == 5
+    for e in data["episodes"]:
+        text = "".join(t for _, t in e["segments"])
+        assert text.startswith(e["prompt"]) and e["segments"][0] == ["prompt", e["prompt"]]
+        assert e["solved"] == (e["failure"] is None)
+    assert sum(e["solved"] for e in data["episodes"]) == sum(s["solved"] for s in data["scores"].values())

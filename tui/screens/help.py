@@ -1,0 +1,49 @@
+"""The help screen: what the playground shows and every key."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Markdown
+
+HELP = """\
+# breadth
+
+A tiny character model, pre-trained only on single-digit worksheets (`3+4=7`), is fine-tuned to
+call a calculator. It writes a call `B23+45|`, the **calculator appends** `68|`, and the model
+answers `68|`. Two task families: **two-digit** sums `23+45` (one call) and **three-digit** sums
+`3+4+5` (two calls; the second uses the first result).
+
+Fine-tuned on one family only, a model learns that family's *procedure* and fails the other
+completely. Only a **mix** learns both. Train a mix, watch the loss, then probe it.
+
+| key | does |
+|---|---|
+| `Enter` (in the sum box) | play the sum, token by token |
+| `Ctrl+T` | train with the mix and settings on the left |
+| `Ctrl+X` | stop training (the previous model stays loaded) |
+| `Ctrl+O` | streaming pace: instant, fast, normal, slow |
+| `Ctrl+S` | save the loaded model as a checkpoint |
+| `Ctrl+L` | load a checkpoint from a path |
+| `Ctrl+N` | switch to the next model in the runs table |
+| `Tab` / `Shift+Tab` | move focus; `Enter` on a runs-table row switches model |
+| `F1` | this help |
+| `Ctrl+Q` | quit |
+
+**Colours**: prompt in bold, the model's own tokens in cyan, the calculator's results on yellow.
+**Scores**: held-out sums of each family (never among the demonstrations), greedy decoding,
+with a 95% Wilson interval; the runs table keeps every model of this session.
+Models trained here are saved as soon as they finish, in the runs folder shown after training.
+"""
+
+
+class HelpScreen(ModalScreen):
+    """What the app shows and how to drive it."""
+
+    BINDINGS = [Binding("escape,f1,q", "app.pop_screen", "Close")]
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="help-box"):
+            yield Markdown(HELP)

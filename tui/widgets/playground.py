@@ -1,0 +1,188 @@
+"""The playground: type a sum, watch the episode appear token by token, each party in its own colour.
+
+Characters arrive from the engine as fast as it decodes them; a 30 Hz timer reveals those that are
+due at the chosen pace (a per-character sleep would drift under load). Earlier probes stay above.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from dataclasses import dataclass, field
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.message import Message
+from textual.widgets import Input, Static
+
+from core.families import Problem
+from core.probe import SumError, parse_sum
+
+ROLE_STYLE = {"prompt": "bold", "action": "bold cyan", "environment": "bold black on yellow"}
+ROLE_NAME = {"prompt": "prompt", "action": "model", "environment": "calculator"}
+PACES = [("instant", 0.0), ("fast", 60.0), ("normal", 20.0), ("slow", 6.0)]  # (name, characters per second)
+TICK_HZ = 30
+
+
+def legend() -> Text:
+    """`prompt  model  calculator`, each in its colour."""
+    parts: list = []
+    for role in ("prompt", "action", "environment"):
+        parts += [(f" {ROLE_NAME[role]} ", ROLE_STYLE[role]), " "]
+    return Text.assemble(*parts)
+
+
+@dataclass
+class ProbeState:
+    """One probe's characters: revealed, waiting to be revealed, and its verdict once known."""
+
+    problem: Problem
+    model: str
+    shown: list[tuple[str, str]] = field(default_factory=list)  # (role, char) on screen
+    pending: deque = field(default_factory=deque)  # (role, char) received, not yet shown
+    verdict: Text | None = None  # set when the engine has finished the episode
+    started: float = 0.0  # when the first character became due
+    revealed_at_start: int = 0
+
+
+class ProbeView(Static):
+    """One probe: the sum, the episode so far in colour, then the verdict."""
+
+    def __init__(self, state: ProbeState) -> None:
+        super().__init__(classes="probe")
+        self.state = state
+
+    def render_state(self) -> None:
+        """One line: the episode so far in colour, then (once all is shown) the verdict, then context."""
+        st = self.state
+        line = Text("› ", style="dim")
+        for role, char in st.shown:
+            line.append(char, ROLE_STYLE.get(role, ""))
+        if not st.shown and st.verdict is None:
+            line.append(f"{st.problem.prompt} waiting for the model...", "dim italic")
+        if st.verdict is not None and not st.pending:
+            line.append("  ")
+            line.append_text(st.verdict)
+        if not st.problem.family:
+            line.append("  (neither family)", "dim")
+        self.update(line)
+
+
+class Playground(Vertical):
+    """Probe log, legend and pace, and the sum box with its inline message."""
+
+    class PlayRequested(Message):
+        """The user asked to play this sum."""
+
+        def __init__(self, problem: Problem, text: str) -> None:
+            super().__init__()
+            self.problem = problem
+            self.text = text
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.pace = 2  # index into PACES
+        self.probes: dict[int, ProbeView] = {}
+        self._last_model = ""
+
+    def compose(self) -> ComposeResult:
+        yield VerticalScroll(Static("Type a sum such as 23+45 or 3+4+5 and press Enter.", id="hint"),
+                             id="probes")
+        with Horizontal(id="legend-row"):
+            yield Static(legend(), id="legend")
+            yield Static("", id="pace")
+        yield Input(placeholder="a sum: 23+45, 3+4+5, 123+4 ...", id="sum", max_length=40)
+        yield Static("", id="sum-message")
+
+    def on_mount(self) -> None:
+        self.query_one("#probes").anchor()
+        self.set_interval(1 / TICK_HZ, self._tick)
+        self._show_pace()
+
+    @on(Input.Submitted, "#sum")
+    def submit(self, event: Input.Submitted) -> None:
+        """Check the sum; a bad one gets an inline message, a good one is played."""
+        try:
+            problem = parse_sum(event.value)
+        except SumError as e:
+            self.say(str(e), error=True)
+            return
+        self.say("")
+        event.input.value = ""
+        self.post_message(self.PlayRequested(problem, event.value))
+
+    def say(self, text: str, error: bool = False) -> None:
+        """Show a message under the sum box."""
+        msg = self.query_one("#sum-message", Static)
+        msg.set_class(error, "error")
+        msg.update(text)
+
+    def cycle_pace(self) -> str:
+        """Next streaming pace; returns its name."""
+        self.pace = (self.pace + 1) % len(PACES)
+        self._show_pace()
+        return PACES[self.pace][0]
+
+    def _show_pace(self) -> None:
+        name, rate = PACES[self.pace]
+        self.query_one("#pace", Static).update(
+            Text.assemble(("pace ", "dim"), name, (f" {rate:.0f}/s" if rate else "", "dim"), (" ^o", "dim")))
+
+    # what the app tells the playground
+
+    def begin(self, probe: int, problem: Problem, model: str) -> None:
+        """Add a probe view for `problem`, waiting for characters (after a line naming the model if it changed)."""
+        for hint in self.query("#hint"):
+            hint.remove()
+        log = self.query_one("#probes")
+        if model != self._last_model:
+            self._last_model = model
+            log.mount(Static(f"model: {model}", classes="model-change"))
+        view = ProbeView(ProbeState(problem, model))
+        self.probes[probe] = view
+        log.mount(view)
+        view.render_state()
+
+    def char(self, probe: int, role: str, char: str) -> None:
+        if probe in self.probes:
+            self.probes[probe].state.pending.append((role, char))
+
+    def finish(self, probe: int, solved: bool, failure: str | None, answer: int) -> None:
+        if probe not in self.probes:
+            return
+        if solved:
+            verdict = Text.assemble(("✓ correct", "bold green"))
+        else:
+            verdict = Text.assemble(("✗ " + (failure or "wrong"), "bold red"), (f", true sum {answer}", "red"))
+        self.probes[probe].state.verdict = verdict
+        self.probes[probe].render_state()
+
+    def fail(self, probe: int, message: str) -> None:
+        if probe in self.probes:
+            self.probes[probe].state.verdict = Text("engine error: " + message, style="bold red")
+            self.probes[probe].render_state()
+
+    def busy(self) -> bool:
+        """True while some probe still has characters to reveal or awaits its verdict."""
+        return any(v.state.pending or v.state.verdict is None for v in self.probes.values())
+
+    def _tick(self) -> None:
+        now = time.monotonic()
+        rate = PACES[self.pace][1]
+        for view in self.probes.values():
+            st = view.state
+            if not st.pending:
+                continue
+            if rate == 0:
+                n = len(st.pending)
+            else:
+                if not st.started:
+                    st.started, st.revealed_at_start = now, len(st.shown)
+                due = st.revealed_at_start + 1 + int((now - st.started) * rate)
+                n = max(0, due - len(st.shown))
+            for _ in range(min(n, len(st.pending))):
+                st.shown.append(st.pending.popleft())
+            if n:
+                view.render_state()

@@ -1,0 +1,92 @@
+"""The score panel: held-out success per family for the loaded model, and the table of every run.
+
+Bars carry a 95% interval, because 30 held-out sums are noisy; the runs table builds up the plate's
+figure as models are trained (shipped ones first), and selecting a row switches to that model.
+"""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.message import Message
+from textual.widgets import DataTable, Static
+
+from core.families import FAMILIES
+from core.stats import wilson
+
+from ..catalog import ModelEntry
+
+SHORT = {"two_digit": "2-digit", "three_digit": "3-digit"}
+COLUMN = {"two_digit": "2d", "three_digit": "3d"}
+BAR = 10  # bar width in cells
+
+
+def score_bar(solved: int, total: int) -> Text:
+    """`█████████░ 27/30  90% 74-97` coloured by how much is solved, then its 95% interval."""
+    rate = solved / total if total else 0.0
+    full = round(rate * BAR)
+    colour = "green" if rate >= 0.85 else "yellow" if rate >= 0.3 else "red"
+    lo, hi = wilson(solved, total)
+    return Text.assemble(("█" * full, colour), ("░" * (BAR - full), "grey37"),
+                         f" {solved:>2}/{total:<2} {100 * rate:3.0f}% ", (f"{100 * lo:.0f}-{100 * hi:.0f}", "dim"))
+
+
+def pct(scores: dict, family: str) -> str:
+    s = scores.get(family)
+    return f"{100 * s['solved'] / s['total']:.0f}%" if s and s.get("total") else "-"
+
+
+class ScorePanel(Vertical):
+    """Per-family held-out scores of the current model above the runs table."""
+
+    class ModelChosen(Message):
+        """The user picked a model in the runs table."""
+
+        def __init__(self, key: str) -> None:
+            super().__init__()
+            self.key = key
+
+    def compose(self) -> ComposeResult:
+        yield Static("", id="current-model")
+        yield Static("", id="family-scores")
+        table = DataTable(id="runs", cursor_type="row", zebra_stripes=True)
+        table.add_column(" ", key="mark", width=1)
+        table.add_column("model", key="model")
+        table.add_column("seed", key="seed")
+        for name in FAMILIES:
+            table.add_column(COLUMN.get(name, name), key=name)
+        yield table
+
+    def show_model(self, entry: ModelEntry | None, note: str = "") -> None:
+        """Show the scores of `entry` (the model now loaded)."""
+        if entry is None:
+            self.query_one("#current-model", Static).update(Text("no model loaded", style="dim"))
+            self.query_one("#family-scores", Static).update("")
+            return
+        seed = f", seed {entry.seed}" if entry.seed != "-" else ""
+        self.query_one("#current-model", Static).update(
+            Text.assemble(("▶ ", "bold"), (entry.title, "bold"), seed, (f"  {note}" if note else "", "dim")))
+        lines = []
+        for name in FAMILIES:
+            s = entry.scores.get(name)
+            label = Text(f"{SHORT.get(name, name):<8}", style="bold")
+            lines.append(label + (score_bar(s["solved"], s["total"]) if s else Text("not evaluated", style="dim")))
+        self.query_one("#family-scores", Static).update(Text("\n").join(lines))
+
+    def set_runs(self, entries: list[ModelEntry], current: str | None) -> None:
+        """Rebuild the runs table: one row per model, the current one marked."""
+        table = self.query_one("#runs", DataTable)
+        cursor = table.cursor_row
+        table.clear()
+        for e in entries:
+            table.add_row("▶" if e.key == current else "", e.title, e.seed,
+                          *(pct(e.scores, name) for name in FAMILIES), key=e.key)
+        if entries:
+            table.move_cursor(row=min(cursor, len(entries) - 1))
+
+    @on(DataTable.RowSelected, "#runs")
+    def choose(self, event: DataTable.RowSelected) -> None:
+        """Enter or a click on a row switches to that model."""
+        self.post_message(self.ModelChosen(event.row_key.value))

@@ -1,0 +1,166 @@
+"""The training panel: pick a mix and settings, press Train, watch the loss, step and time left."""
+
+from __future__ import annotations
+
+from textual import on
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical
+from textual.message import Message
+from textual.markup import escape
+from textual.widgets import Button, Collapsible, Input, Label, Select
+
+from core.families import DEMO_POOL, FAMILIES
+from core.mix import PRESETS, Mix, MixError
+from core.settings import FinetuneSettings
+
+from ..catalog import PRESET_TITLES
+from .loss_plot import LossPlot
+
+SHORT = {"two_digit": "2d", "three_digit": "3d"}
+CUSTOM = "custom"
+DEFAULTS = FinetuneSettings()
+
+
+class TrainPanel(Vertical):
+    """Mix presets, per-family counts, steps, seed, advanced settings, Train/Stop, loss plot, status."""
+
+    class TrainRequested(Message):
+        """The user asked to train with this mix and these settings."""
+
+        def __init__(self, mix: Mix, settings: FinetuneSettings) -> None:
+            super().__init__()
+            self.mix = mix
+            self.settings = settings
+
+    class StopRequested(Message):
+        """The user asked to stop the running job."""
+
+    status = ""  # the status line as plain text
+    status_is_error = False
+
+    def compose(self) -> ComposeResult:
+        options = [(PRESET_TITLES[name], name) for name in PRESETS] + [("custom counts", CUSTOM)]
+        with Horizontal(classes="row"):
+            yield Select(options, value="mix", allow_blank=False, compact=True, id="preset")
+            yield Button("Train ^t", id="train", variant="success", compact=True)
+            yield Button("Stop ^x", id="stop", variant="error", compact=True, disabled=True)
+        with Horizontal(classes="row"):
+            for name in FAMILIES:
+                yield Label(f"{SHORT.get(name, name)} ", classes="lbl")
+                yield Input(str(dict(PRESETS["mix"].counts).get(name, 0)), type="integer", max_length=3,
+                            compact=True, id=f"count-{name}", classes="num")
+        with Horizontal(classes="row"):
+            yield Label("steps ", classes="lbl")
+            yield Input(str(DEFAULTS.steps), type="integer", max_length=5, compact=True, id="steps", classes="num")
+            yield Label("seed ", classes="lbl")
+            yield Input(str(DEFAULTS.seed), type="integer", max_length=6, compact=True, id="seed", classes="num")
+        with Collapsible(title="advanced", id="advanced"):
+            with Horizontal(classes="row"):
+                yield Label("lr ", classes="lbl")
+                yield Input(str(DEFAULTS.lr), type="number", max_length=8, compact=True, id="lr", classes="num")
+                yield Label("dropout ", classes="lbl")
+                yield Input(str(DEFAULTS.dropout), type="number", max_length=5, compact=True, id="dropout",
+                            classes="num")
+                yield Label("batch ", classes="lbl")
+                yield Input(str(DEFAULTS.batch_size), type="integer", max_length=3, compact=True, id="batch",
+                            classes="num")
+        yield LossPlot(id="loss")
+
+    # the form
+
+    @on(Select.Changed, "#preset")
+    def fill_preset(self, event: Select.Changed) -> None:
+        """Choosing a preset fills in its counts."""
+        if event.value in PRESETS:
+            counts = dict(PRESETS[event.value].counts)
+            for name in FAMILIES:
+                self.query_one(f"#count-{name}", Input).value = str(counts.get(name, 0))
+
+    @on(Input.Changed, ".num")
+    def mark_custom(self, event: Input.Changed) -> None:
+        """Editing a count by hand switches the preset to 'custom' unless it matches one."""
+        if not (event.input.id or "").startswith("count-"):
+            return
+        try:
+            mix = self._mix()
+        except (MixError, ValueError):
+            mix = None
+        match = next((name for name, preset in PRESETS.items() if preset == mix), CUSTOM)
+        select = self.query_one("#preset", Select)
+        if select.value != match:
+            with select.prevent(Select.Changed):
+                select.value = match
+
+    def _mix(self) -> Mix:
+        counts = {}
+        for name in FAMILIES:
+            text = self.query_one(f"#count-{name}", Input).value.strip() or "0"
+            if not text.isdigit():
+                raise MixError(f"{SHORT.get(name, name)} count must be a whole number from 0 to {DEMO_POOL}")
+            counts[name] = int(text)
+        return Mix.of(**counts)
+
+    def request(self) -> tuple[Mix, FinetuneSettings]:
+        """The mix and settings in the form; raises ValueError with one line if any is bad."""
+        mix = self._mix()
+        steps = _number(self, "steps", int, 1, 100_000)
+        seed = _number(self, "seed", int, 0, 10**6)
+        lr = _number(self, "lr", float, 1e-6, 1.0)
+        dropout = _number(self, "dropout", float, 0.0, 0.9)
+        batch = _number(self, "batch", int, 1, 2 * DEMO_POOL)
+        return mix, FinetuneSettings(steps=steps, seed=seed, lr=lr, dropout=dropout, batch_size=batch)
+
+    @on(Button.Pressed, "#train")
+    def ask_train(self) -> None:
+        """Validate the form and ask the app to train."""
+        try:
+            mix, settings = self.request()
+        except ValueError as e:
+            self.show_error(str(e))
+            return
+        self.post_message(self.TrainRequested(mix, settings))
+
+    @on(Button.Pressed, "#stop")
+    def ask_stop(self) -> None:
+        """Ask the app to stop training."""
+        self.post_message(self.StopRequested())
+
+    # what the app tells the panel
+
+    def set_training(self, training: bool) -> None:
+        """Lock the form and enable Stop while a job runs (and the reverse)."""
+        self.query_one("#train", Button).disabled = training
+        self.query_one("#stop", Button).disabled = not training
+
+    def started(self, mix: Mix, settings: FinetuneSettings) -> None:
+        self.set_training(True)
+        self.query_one(LossPlot).start(settings.steps)
+        self.show(f"starting {mix.spec()}...")
+
+    def step(self, step: int, steps: int, loss: float, elapsed: float) -> None:
+        self.query_one(LossPlot).add(loss)
+        left = elapsed / step * (steps - step)
+        self.show(f"step {step}/{steps} loss {loss:.3f} {elapsed:.0f}s ~{left:.0f}s left")
+
+    def show(self, text: str) -> None:
+        """Show a neutral status line (in the panel's bottom border, where it costs no row)."""
+        self.status, self.status_is_error = text, False
+        self.border_subtitle = escape(text)
+
+    def show_error(self, text: str) -> None:
+        """Show a one-line error inline, in red."""
+        self.status, self.status_is_error = text, True
+        self.border_subtitle = f"[b $error]{escape(text)}[/]"
+
+
+def _number(panel: TrainPanel, field_id: str, kind: type, low: float, high: float):
+    text = panel.query_one(f"#{field_id}", Input).value.strip()
+    name = {"batch": "batch size"}.get(field_id, field_id)
+    try:
+        value = kind(text)
+    except ValueError:
+        raise ValueError(f"{name}: expected a {'whole ' if kind is int else ''}number, got {text!r}") from None
+    if not low <= value <= high:
+        raise ValueError(f"{name}: between {low:g} and {high:g}, not {value:g}")
+    return value
+
