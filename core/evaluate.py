@@ -43,13 +43,16 @@ class HeldOutScore:
                 "failures": {f.value: n for f, n in sorted(self.failures.items(), key=lambda kv: -kv[1])}}
 
 
-def play(model, problems: list[Problem], batch: int = 256, on_char=None) -> list[Scored]:
-    """Roll out every problem greedily with the calculator in the loop and judge each episode."""
+def play(model, problems: list[Problem], batch: int = 256, on_char=None, policy=GreedyPolicy) -> list[Scored]:
+    """Roll out every problem greedily with the calculator in the loop and judge each episode.
+
+    `policy(model, batch)` makes the decoder; tests pass a scripted one that needs no weights.
+    """
     out: list[Scored] = []
     for start in range(0, len(problems), batch):
         chunk = problems[start: start + batch]
         hook = None if on_char is None else (lambda i, role, c, s=start: on_char(s + i, role, c))
-        episodes = rollout(GreedyPolicy(model, len(chunk)), [p.prompt for p in chunk], on_char=hook)
+        episodes = rollout(policy(model, len(chunk)), [p.prompt for p in chunk], on_char=hook)
         out += [Scored(p, ep, judge(ep, p)) for p, ep in zip(chunk, episodes)]
     return out
 

@@ -89,7 +89,13 @@ class BreadthApp(App):
         self._refresh_models()
         self.playground.query_one("#sum").focus()
         if self.auto_start:
-            self.call_after_refresh(self.start_engine)  # torch loads after the first frame
+            self.call_after_refresh(self._ensure_engine)  # torch loads after the first frame
+
+    def _ensure_engine(self):
+        """The engine, started now if it has not been yet (a key pressed before the first frame)."""
+        if self.engine is None:
+            self.start_engine()
+        return self.engine
 
     # the engine
 
@@ -97,7 +103,7 @@ class BreadthApp(App):
         """Start (or restart) the engine process and load the current model."""
         self.engine_ready = False
         self.loaded.clear()
-        self.sub_title = "engine starting (loading torch)..."
+        self.engine_status("engine starting (loading torch)...")
         self.engine = self.engine_factory()
         self.engine.start()
         if self.current:
@@ -128,7 +134,9 @@ class BreadthApp(App):
         train, play = self.train_panel, self.playground
         if isinstance(ev, p.Ready):
             self.engine_ready = True
-            self.sub_title = f"engine ready ({ev.seconds:.1f}s)"
+            self.engine_status("engine ready")
+            if "error" not in play.query_one("#sum-message").classes:
+                play.say("")
         elif isinstance(ev, p.Step) and ev.job == self.training:
             train.step(ev.step, ev.steps, ev.loss, ev.elapsed)
         elif isinstance(ev, p.Evaluating) and ev.job == self.training:
@@ -160,7 +168,7 @@ class BreadthApp(App):
         now = time.monotonic()
         self.restarts = [t for t in self.restarts if now - t < RESTART_WINDOW] + [now]
         if len(self.restarts) > MAX_RESTARTS:
-            self.sub_title = "engine keeps failing: restart the app"
+            self.engine_status("engine keeps failing: restart the app")
             self.notify("The engine failed repeatedly; not restarting it.", severity="error", timeout=10)
             return
         why = f": {message.last_words}" if message.last_words else ""
@@ -203,12 +211,12 @@ class BreadthApp(App):
     @on(TrainPanel.TrainRequested)
     def train(self, message: TrainPanel.TrainRequested) -> None:
         """Start a fine-tuning job in the engine."""
-        if self.training is not None or self.engine is None:
+        if self.training is not None:
             return
         self.job += 1
         self.training = self.job
         self.train_panel.started(message.mix, message.settings)
-        self.engine.send(p.Train(self.job, message.mix.spec(), message.settings.to_dict(), str(BASE),
+        self._ensure_engine().send(p.Train(self.job, message.mix.spec(), message.settings.to_dict(), str(BASE),
                                  str(runs_dir())))
 
     def action_stop(self) -> None:
@@ -255,21 +263,21 @@ class BreadthApp(App):
         self._refresh_models()
 
     def _load(self, key: str) -> None:
-        if key not in self.loaded and self.engine is not None:
+        if key not in self.loaded and self.engine is not None:  # (a new engine loads the current model)
             self.engine.send(p.Load(key, self.entries[key].path))
 
     @on(Playground.PlayRequested)
     def play(self, message: Playground.PlayRequested) -> None:
         """Play a sum with the current model."""
         playground = self.playground
-        if self.current is None or self.engine is None:
+        if self.current is None:
             playground.say("no model loaded: load a checkpoint (Ctrl+L) or train one (Ctrl+T)", error=True)
             return
         if not self.engine_ready:
             playground.say("the engine is starting (loading torch); this sum plays as soon as it is ready")
         self.probe += 1
         playground.begin(self.probe, message.problem, self._title(self.current))
-        self.engine.send(p.Play(self.probe, self.current, message.text))
+        self._ensure_engine().send(p.Play(self.probe, self.current, message.text))
 
     def action_save(self) -> None:
         """Save the current model's checkpoint under a new path."""
@@ -321,6 +329,10 @@ class BreadthApp(App):
         self.push_screen(PathPrompt("Load a checkpoint from:", "", check), done)
 
     # display
+
+    def engine_status(self, text: str) -> None:
+        """Say what the engine is doing, in the playground's bottom border."""
+        self.playground.border_subtitle = text
 
     def _title(self, key: str | None) -> str:
         return self.entries[key].title if key in self.entries else "no model"

@@ -1,0 +1,112 @@
+"""The app with its real engine process: training streams loss, Stop cancels, failures are survived."""
+
+from __future__ import annotations
+
+import os
+import signal
+from pathlib import Path
+
+import pytest
+from textual.widgets import Button, Input
+
+from tui.app import BreadthApp
+from tui.widgets.loss_plot import LossPlot
+from tui_helpers import type_text, wait_for
+
+
+@pytest.fixture
+def runs(tmp_path, monkeypatch) -> Path:
+    """A fresh runs folder for models trained in the app."""
+    monkeypatch.setenv("BREADTH_RUNS", str(tmp_path / "runs"))
+    return tmp_path / "runs"
+
+
+def _set(app, field: str, value: str) -> None:
+    app.train_panel.query_one(f"#{field}", Input).value = value
+
+
+async def test_train_streams_loss_then_scores_and_saves_the_model(runs):
+    """Train on a short run: the loss plot fills step by step, then the new model's scores and row appear."""
+    app = BreadthApp()
+    async with app.run_test(size=(100, 32)) as pilot:
+        _set(app, "steps", "40")
+        _set(app, "count-two_digit", "8")
+        _set(app, "count-three_digit", "8")
+        await pilot.press("ctrl+t")
+        plot = app.train_panel.query_one(LossPlot)
+        await wait_for(pilot, lambda: len(plot.live) >= 10, what="ten loss points")
+        assert app.training is not None
+        assert app.train_panel.query_one("#train", Button).disabled  # no second job while one runs
+        await wait_for(pilot, lambda: app.training is None, timeout=60, what="training to end")
+        assert len(plot.live) == 40
+        entry = app.entries[app.current]
+        assert entry.origin == "trained" and entry.meta["mix"] == "two_digit=8,three_digit=8"
+        assert entry.meta["steps_taken"] == 40
+        assert set(entry.scores) == {"two_digit", "three_digit"}
+        assert all(s["total"] == 30 for s in entry.scores.values())
+        assert Path(entry.path).parent == runs and Path(entry.path).is_file()
+        assert len(app.score_panel.query_one("#runs").rows) == 4  # three shipped + this run
+        assert str(entry.scores["two_digit"]["solved"]) in str(app.score_panel.query_one("#family-scores").render())
+        assert not app.train_panel.status_is_error
+
+
+async def test_stop_cancels_and_keeps_the_previous_model(runs):
+    """Stop during a long run ends it early; the model loaded before stays loaded and nothing is saved."""
+    app = BreadthApp()
+    async with app.run_test(size=(100, 32)) as pilot:
+        before = app.current
+        _set(app, "steps", "50000")
+        await pilot.press("ctrl+t")
+        plot = app.train_panel.query_one(LossPlot)
+        await wait_for(pilot, lambda: len(plot.live) >= 5, what="training to start")
+        await pilot.press("ctrl+x")
+        await wait_for(pilot, lambda: app.training is None, timeout=10, what="the stop")
+        assert "stopped at step" in app.train_panel.status
+        assert len(plot.live) < 50000
+        assert app.current == before
+        assert not runs.exists() or not any(runs.iterdir())
+        assert not app.train_panel.query_one("#train", Button).disabled
+        # the app is still usable: a sum plays on the previous model
+        app.playground.pace = 0
+        await type_text(pilot, "23+45")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.playground.probes and not app.playground.busy(), what="the probe")
+
+
+async def test_a_killed_engine_is_restarted_and_the_app_recovers(runs):
+    """Killing the engine mid-training reports it, ends the job, restarts the engine; sums play again."""
+    app = BreadthApp()
+    async with app.run_test(size=(100, 32)) as pilot:
+        _set(app, "steps", "50000")
+        await pilot.press("ctrl+t")
+        plot = app.train_panel.query_one(LossPlot)
+        await wait_for(pilot, lambda: len(plot.live) >= 3, what="training to start")
+        first = app.engine
+        os.kill(first.pid, signal.SIGKILL)
+        await wait_for(pilot, lambda: app.engine is not first and app.engine_ready, timeout=30,
+                       what="a new engine")
+        assert app.training is None
+        assert app.train_panel.status_is_error and "engine stopped" in app.train_panel.status
+        app.playground.pace = 0
+        await type_text(pilot, "3+4+5")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.playground.probes and not app.playground.busy(), timeout=30,
+                       what="the probe on the new engine")
+        (view,) = app.playground.probes.values()
+        assert "".join(c for _, c in view.state.shown).startswith("3+4+5=")
+
+
+async def test_training_that_raises_shows_the_error_and_the_app_carries_on(runs, tmp_path, monkeypatch):
+    """A fine-tune that fails (here: a corrupt base checkpoint) shows one line in red; Train works again."""
+    corrupt = tmp_path / "base.safetensors"
+    corrupt.write_bytes(b"\x08\x00\x00\x00\x00\x00\x00\x00{garbage")
+    monkeypatch.setattr("tui.app.BASE", corrupt)
+    app = BreadthApp()
+    async with app.run_test(size=(100, 32)) as pilot:
+        await pilot.press("ctrl+t")
+        await wait_for(pilot, lambda: app.training is None and app.train_panel.status_is_error, timeout=30,
+                       what="the failure")
+        assert app.train_panel.status.startswith("training failed:")
+        assert "\n" not in app.train_panel.status
+        assert not app.train_panel.query_one("#train", Button).disabled
+        assert app.engine.alive()

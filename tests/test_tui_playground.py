@@ -1,0 +1,124 @@
+"""The playground, driven through Pilot on a scripted engine: typing sums, streaming, verdicts, bad input."""
+
+from __future__ import annotations
+
+from textual.widgets import Input
+
+from tui.widgets.playground import Playground
+from tui_helpers import fake_app, type_text, wait_for
+
+
+def _roles_and_text(view) -> list[tuple[str, str]]:
+    """The shown characters of a probe merged into (role, text) runs."""
+    runs: list[list[str]] = []
+    for role, ch in view.state.shown:
+        if runs and runs[-1][0] == role:
+            runs[-1][1] += ch
+        else:
+            runs.append([role, ch])
+    return [tuple(r) for r in runs]
+
+
+async def test_sum_box_has_focus_at_start_and_enter_plays():
+    """Typing at once goes to the sum box; Enter plays the sum with the loaded model."""
+    app = fake_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        assert app.focused is not None and app.focused.id == "sum"
+        app.playground.pace = 0  # instant
+        await type_text(pilot, "23+45")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.playground.probes and not app.playground.busy(), what="the probe")
+        (view,) = app.playground.probes.values()
+        assert view.state.problem.operands == (23, 45)
+
+
+async def test_segments_stream_in_order_with_their_roles():
+    """A three-digit probe shows prompt, call, result, call, result, answer, each marked by who wrote it."""
+    app = fake_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.playground.pace = 0
+        await type_text(pilot, "3+4+5")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.playground.probes and not app.playground.busy(), what="the probe")
+        (view,) = app.playground.probes.values()
+        assert _roles_and_text(view) == [
+            ("prompt", "3+4+5="), ("action", "B3+4|"), ("environment", "7|"),
+            ("action", "B7+5|"), ("environment", "12|"), ("action", "12|")]
+        assert "correct" in view.state.verdict.plain
+
+
+async def test_wrong_procedure_gets_its_failure_kind():
+    """A model that makes one call on a three-digit sum is judged 'malformed call' against the true sum."""
+    app = fake_app(script=lambda ops: "B" + "+".join(map(str, ops)) + "|" + "0|")
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.playground.pace = 0
+        await type_text(pilot, "1+5+4")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.playground.probes and not app.playground.busy(), what="the probe")
+        (view,) = app.playground.probes.values()
+        assert ("environment", "?|") in _roles_and_text(view)
+        assert "malformed call" in view.state.verdict.plain and "10" in view.state.verdict.plain
+
+
+async def test_streaming_reveals_characters_gradually_at_a_slow_pace():
+    """At the slow pace the episode is not all on screen at once; it completes later."""
+    app = fake_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.playground.pace = 3  # slow: 6 characters a second
+        await type_text(pilot, "23+45")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.playground.probes and
+                       next(iter(app.playground.probes.values())).state.verdict is not None, what="the verdict")
+        (view,) = app.playground.probes.values()
+        assert view.state.pending, "all characters were shown at once at the slow pace"
+        app.playground.pace = 0
+        await wait_for(pilot, lambda: not app.playground.busy(), what="the rest of the episode")
+        assert "".join(c for _, c in view.state.shown) == "23+45=B23+45|68|68|"
+
+
+async def test_earlier_probes_stay_visible_above():
+    """Each Enter adds a probe below the earlier ones, which stay."""
+    app = fake_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.playground.pace = 0
+        for text in ("23+45", "3+4+5", "123+4"):
+            await type_text(pilot, text)
+            await pilot.press("enter")
+        await wait_for(pilot, lambda: len(app.playground.probes) == 3 and not app.playground.busy(), what="3 probes")
+        views = list(app.playground.query(".probe"))
+        assert [v.state.problem.prompt for v in views] == ["23+45=", "3+4+5=", "123+4="]
+        assert views[2].state.problem.family == ""  # a probe outside both families is allowed
+
+
+async def test_bad_sums_get_an_inline_message_and_nothing_plays():
+    """Letters, empty input, doubled operators and over-long sums are refused inline; no probe starts."""
+    app = fake_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        box = app.query_one("#sum", Input)
+        message = app.query_one("#sum-message")
+        for text in ("abc", "", "2++3", "1+2+3+4+5+6+7+8+9+1+2+3", "23+45*2"):
+            box.value = text
+            await pilot.press("enter")
+            await pilot.pause()
+            assert "error" in message.classes, f"{text!r} was not refused"
+            assert str(message.render()).strip(), f"{text!r} got no message"
+        assert not app.playground.probes
+        assert box.value == "23+45*2"  # a refused sum stays in the box to be corrected
+        box.value = ""
+        await type_text(pilot, "2+3")
+        await pilot.press("enter")
+        await pilot.pause()
+        assert "error" not in message.classes  # a good sum clears the message
+        assert len(app.playground.probes) == 1
+
+
+async def test_pace_key_cycles_the_streaming_pace():
+    """Ctrl+O steps through instant, fast, normal and slow, even while typing in the sum box."""
+    app = fake_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        seen = []
+        for _ in range(4):
+            await pilot.press("ctrl+o")
+            seen.append(app.playground.pace)
+        assert sorted(seen) == [0, 1, 2, 3]
+        assert app.focused.id == "sum"
