@@ -1,4 +1,4 @@
-"""The `breadth` command line: user errors are one line on stderr with status 2; play, train and eval work end to end."""
+"""The `breadth` command line: user errors are one stderr line with status 2; play, train and eval work."""
 
 from __future__ import annotations
 

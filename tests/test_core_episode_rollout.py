@@ -165,8 +165,8 @@ def test_never_closing_the_answer_ends_too_long():
 
 def test_rollout_respects_a_shorter_max_length():
     """rollout's max_length bounds the episode, start token included."""
-    (ep,), _ = play(["1+1="], ["2"], filler="2", )
-    assert len(ep.transcript.text) == MAX_LENGTH - 1
+    (ep,), _ = play(["1+1="], ["2"], filler="2")
+    assert len(ep.transcript.text) == MAX_LENGTH - 1  # the default
     episodes = rollout(ScriptedPolicy(["2"], filler="2"), ["1+1="], max_length=10)
     assert episodes[0].end is End.TOO_LONG and len(episodes[0].transcript.text) == 9
 
@@ -296,6 +296,37 @@ def test_verdict_solved(problem, script):
 def test_right_answer_without_a_call_counts_as_solved():
     """Success is the final answer equalling the sum, as on the plate, even without calling the tool."""
     assert judge(play_one(TWO, "68|"), TWO).solved
+
+
+class PadLovingModel:
+    """Stands in for the model: always scores padding highest, then `7`, and counts the positions it is fed."""
+
+    def __init__(self):
+        from core.model import GPTConfig
+
+        self.config = GPTConfig(vocab_size=len(CHARS), block_size=MAX_LENGTH, n_layer=1, n_head=1, n_embd=4)
+        self.fed = 0
+
+    def eval(self):
+        return self
+
+    def __call__(self, ids, cache=None):
+        import torch
+
+        self.fed += ids.shape[1]
+        logits = torch.zeros(ids.shape[0], ids.shape[1], len(CHARS))  # (B, T, vocab)
+        logits[..., 0] = 10.0
+        logits[..., CHARS.index("7")] = 5.0
+        return logits, None
+
+
+def test_greedy_policy_never_chooses_padding(one_thread):
+    """The greedy policy takes the best character other than padding, one position per step."""
+    model = PadLovingModel()
+    policy = GreedyPolicy(model, 2)
+    assert policy.step([BOS, BOS]) == ["7", "7"]
+    assert policy.step(["1", PAD]) == ["7", "7"]
+    assert model.fed == 2
 
 
 def test_greedy_batch_matches_rows_played_alone(base_model):

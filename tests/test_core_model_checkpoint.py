@@ -1,4 +1,4 @@
-"""The model's KV-cache decoding, and checkpoints: faithful round trips, torch-free metadata, one-line errors, atomic saves."""
+"""KV-cache decoding, and checkpoints: faithful round trips, torch-free metadata, one-line errors, atomic saves."""
 
 from __future__ import annotations
 
@@ -114,6 +114,7 @@ def test_read_metadata_needs_no_torch(base_path):
 
 
 def _assert_one_line(info, path: Path) -> str:
+    """Check the raised error is one non-empty line naming `path`; return it."""
     message = str(info.value)
     assert "\n" not in message and message
     assert str(path) in message  # the user learns which file is bad
@@ -137,7 +138,7 @@ def test_directory_instead_of_a_file(tmp_path):
 
 @pytest.mark.parametrize("keep", [0, 4, 8, 100, "half", -1])
 def test_truncated_base(base_path, tmp_path, keep):
-    """The base cut short anywhere (empty, 4 bytes, mid-header, half, one byte short) raises a one-line CheckpointError."""
+    """The base cut short anywhere (empty, 4 bytes, mid-header, half, one byte short) raises a one-line error."""
     data = base_path.read_bytes()
     n = len(data) // 2 if keep == "half" else len(data) - 1 if keep == -1 else keep
     path = tmp_path / "cut.safetensors"
@@ -165,6 +166,7 @@ def test_garbage_file(tmp_path, data):
 
 
 def _tensors(model: GPT) -> dict:
+    """The tensors a checkpoint stores for `model` (the tied head once)."""
     return {k: v.contiguous() for k, v in model.state_dict().items() if k != "head.weight"}
 
 

@@ -8,7 +8,8 @@ from core import checkpoint
 from core.evaluate import evaluate, worksheet_accuracy
 from core.families import Problem
 from core.mix import PRESETS
-from core.train import FinetuneSettings, StepStats, demonstration_tensors, finetune
+from core.settings import FinetuneSettings
+from core.train import StepStats, demonstration_tensors, finetune
 from core.transcript import Role
 from core.vocab import CHARS, PAD_ID
 

@@ -7,6 +7,9 @@ curve as a grey reference.
 
 from __future__ import annotations
 
+import math
+
+from rich.text import Text
 from textual_plotext import PlotextPlot
 
 REDRAW_HZ = 4
@@ -14,9 +17,10 @@ MAX_POINTS = 400  # plotted points per curve; longer curves are strided down to 
 
 
 def _thin(values: list[float]) -> tuple[list[int], list[float]]:
+    """At most MAX_POINTS (step, log10 loss) pairs."""
     stride = max(1, -(-len(values) // MAX_POINTS))
     xs = list(range(1, len(values) + 1, stride))
-    return xs, [max(values[x - 1], 1e-5) for x in xs]  # log scale: keep above zero
+    return xs, [math.log10(max(values[x - 1], 1e-5)) for x in xs]
 
 
 class LossPlot(PlotextPlot):
@@ -30,6 +34,7 @@ class LossPlot(PlotextPlot):
         self.reference_label = ""
         self.redraws = 0  # how many times the chart was rendered (for the benchmark)
         self._dirty = True
+        self._decades: tuple[int, int] | None = None  # log10 span of the data, for the y ticks
 
     def on_mount(self) -> None:
         super().on_mount()
@@ -37,7 +42,8 @@ class LossPlot(PlotextPlot):
 
     def start(self, steps: int) -> None:
         """Clear the live curve for a run of `steps` steps."""
-        self.live, self.steps, self._dirty = [], steps, True
+        self.live, self.steps = [], steps
+        self.draw()
 
     def add(self, loss: float) -> None:
         """Append one step's loss (cheap; drawing happens on the timer)."""
@@ -45,8 +51,9 @@ class LossPlot(PlotextPlot):
         self._dirty = True
 
     def set_reference(self, losses: list[float], label: str) -> None:
-        """Show `losses` as the grey reference curve."""
-        self.reference, self.reference_label, self._dirty = list(losses), label, True
+        """Show `losses` as the grey reference curve (drawn at once: this happens rarely)."""
+        self.reference, self.reference_label = list(losses), label
+        self.draw()
 
     def _redraw_if_dirty(self) -> None:
         if self._dirty:
@@ -55,16 +62,21 @@ class LossPlot(PlotextPlot):
 
     def draw(self) -> None:
         """Redraw the chart now."""
+        self._dirty = False
         plt = self.plt
         plt.clear_data()
         plt.clear_figure()
-        plt.yscale("log")
+        # log scale done by hand (log10 values, labelled ticks): plotext's own log axis crashes when small
+        lows: list[float] = []
         if self.reference:
             xs, ys = _thin(self.reference)
             plt.plot(xs, ys, color="gray", marker="braille")
+            lows += ys
         if self.live:
             xs, ys = _thin(self.live)
             plt.plot(xs, ys, color="cyan", marker="braille")
+            lows += ys
+        self._decades = (math.floor(min(lows)), math.ceil(max(lows))) if lows else None
         span = max(self.steps, len(self.reference), len(self.live), 1)
         plt.xlim(1, span + 1)
         ticks = [1] + [t for t in range(span // 4, span + 1, max(1, span // 4))][:4]
@@ -73,4 +85,14 @@ class LossPlot(PlotextPlot):
 
     def render(self):
         self.redraws += 1
-        return super().render()
+        if self._decades:
+            # few enough decade ticks for the height: plotext drops colliding ticks in an unstable order
+            low, high = self._decades
+            room = max(2, (self.size.height - 2) // 3)
+            step = max(1, math.ceil((high - low) / (room - 1)))
+            ticks = list(range(high, low - 1, -step))
+            self.plt.yticks(ticks, [f"{10.0 ** d:g}" for d in ticks])
+        try:
+            return super().render()
+        except Exception as e:  # noqa: BLE001: a plot must never take the app down on stage
+            return Text(f"(plot unavailable: {e})", style="dim")

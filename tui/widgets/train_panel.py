@@ -140,7 +140,7 @@ class TrainPanel(Vertical):
     def step(self, step: int, steps: int, loss: float, elapsed: float) -> None:
         self.query_one(LossPlot).add(loss)
         left = elapsed / step * (steps - step)
-        self.show(f"step {step}/{steps} loss {loss:.3f} {elapsed:.0f}s ~{left:.0f}s left")
+        self.show(f"{step}/{steps} loss {loss:.3f} {elapsed:.0f}s, {left:.0f}s left")
 
     def show(self, text: str) -> None:
         """Show a neutral status line (in the panel's bottom border, where it costs no row)."""

@@ -1,0 +1,197 @@
+"""The app's frame: fast start without torch, layout at any size, keys, help, switching, saving and loading models."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from textual.widgets import Input
+
+from core.experiment import SHIPPED
+from tui.screens.help import HelpScreen
+from tui.screens.path_prompt import PathPrompt
+from tui_helpers import fake_app, type_text, wait_for
+
+FIRST_FRAME_PROBE = """
+import sys, asyncio
+from tui.app import BreadthApp
+
+async def main():
+    app = BreadthApp(start_engine=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        print("torch" in sys.modules, len(app.entries), app.focused.id)
+
+asyncio.run(main())
+"""
+
+
+def test_the_ui_process_does_not_import_torch_before_its_first_frame():
+    """Up to and including the first frame (panels, shipped models' scores), the UI process has no torch."""
+    out = subprocess.run([sys.executable, "-c", FIRST_FRAME_PROBE], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    torch_loaded, entries, focused = out.stdout.split()
+    assert torch_loaded == "False"
+    assert int(entries) == 3 and focused == "sum"
+
+
+async def test_start_shows_three_panels_with_the_shipped_mix_loaded():
+    """At start the train, score and playground panels are on screen and the shipped mix model is current."""
+    app = fake_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        for panel in (app.train_panel, app.score_panel, app.playground):
+            region = panel.region
+            assert region.width > 0 and region.height > 0
+            assert region.right <= 80 and region.bottom <= 24
+        assert app.current == "shipped:mix"
+        shown = str(app.score_panel.query_one("#family-scores").render())
+        for name, s in app.entries["shipped:mix"].scores.items():
+            assert f"{s['solved']}/{s['total']}" in shown, f"{name} score not shown"
+
+
+async def test_layout_survives_resizing_between_small_and_large_terminals():
+    """Resizing from 80x24 to 200x60 and to 60x20 and back keeps every panel and the sum box on screen."""
+    app = fake_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        for size in [(200, 60), (60, 20), (120, 40), (80, 24)]:
+            await pilot.resize_terminal(*size)
+            await pilot.pause()
+            box = app.query_one("#sum", Input)
+            assert box.region.height >= 1 and box.region.bottom <= size[1], f"sum box off screen at {size}"
+            for panel in (app.train_panel, app.score_panel, app.playground):
+                assert panel.region.right <= size[0] and panel.region.bottom <= size[1]
+
+
+async def test_help_opens_with_f1_and_closes_with_escape():
+    """F1 shows the help screen over the app; Escape returns to the sum box."""
+    app = fake_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("f1")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+        await pilot.press("escape")
+        await pilot.pause()
+        assert not isinstance(app.screen, HelpScreen)
+        assert app.focused.id == "sum"
+
+
+async def test_ctrl_n_switches_model_and_the_score_panel_follows():
+    """Ctrl+N moves to the next model: the engine is asked to load it and the score panel shows its scores."""
+    app = fake_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        first = app.current
+        await pilot.press("ctrl+n")
+        await pilot.pause()
+        assert app.current != first
+        loads = [c for c in app.engine.sent if type(c).__name__ == "Load"]
+        assert loads[-1].key == app.current
+        assert app.entries[app.current].title in str(app.score_panel.query_one("#current-model").render())
+
+
+async def test_choosing_a_row_in_the_runs_table_switches_model():
+    """Enter on a runs-table row makes that model current."""
+    app = fake_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        table = app.score_panel.query_one("#runs")
+        table.focus()
+        table.move_cursor(row=0)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.current == "shipped:two_digit"
+
+
+async def test_presets_fill_counts_and_hand_edits_switch_to_custom():
+    """Choosing a preset fills its counts; editing a count by hand marks the mix as custom."""
+    app = fake_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        select = app.train_panel.query_one("#preset")
+        select.value = "two_digit"
+        await pilot.pause()
+        two = app.train_panel.query_one("#count-two_digit", Input)
+        three = app.train_panel.query_one("#count-three_digit", Input)
+        assert (two.value, three.value) == ("70", "0")
+        three.value = "5"
+        await pilot.pause()
+        assert select.value == "custom"
+        mix, settings = app.train_panel.request()
+        assert dict(mix.counts) == {"two_digit": 70, "three_digit": 5} and settings.steps == 400
+
+
+async def test_bad_training_settings_are_refused_inline():
+    """A count over the pool, zero demonstrations or a non-numeric learning rate give one red line; no job starts."""
+    app = fake_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        panel = app.train_panel
+        for field, value in [("count-two_digit", "999"), ("lr", "fast"), ("steps", "0")]:
+            original = panel.query_one(f"#{field}", Input).value
+            panel.query_one(f"#{field}", Input).value = value
+            await pilot.press("ctrl+t")
+            await pilot.pause()
+            assert panel.status_is_error and panel.status, f"{field}={value!r} was accepted"
+            assert app.training is None
+            panel.query_one(f"#{field}", Input).value = original
+        for name in ("two_digit", "three_digit"):
+            panel.query_one(f"#count-{name}", Input).value = "0"
+        await pilot.press("ctrl+t")
+        await pilot.pause()
+        assert panel.status_is_error and app.training is None
+
+
+async def test_save_copies_the_current_checkpoint_and_refuses_to_overwrite(tmp_path):
+    """Ctrl+S writes the loaded model to the path typed; an existing file is refused inline."""
+    app = fake_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        target = tmp_path / "mine.safetensors"
+        for attempt in range(2):
+            await pilot.press("ctrl+s")
+            await pilot.pause()
+            assert isinstance(app.screen, PathPrompt)
+            box = app.screen.query_one("#path", Input)
+            box.value = str(target)
+            await pilot.press("enter")
+            await pilot.pause()
+            if attempt == 0:
+                assert not isinstance(app.screen, PathPrompt)
+                assert target.read_bytes() == Path(SHIPPED["mix"]).read_bytes()
+            else:
+                assert isinstance(app.screen, PathPrompt)
+                assert "exists" in str(app.screen.query_one("#path-message").render())
+                await pilot.press("escape")
+
+
+async def test_load_refuses_a_bad_file_inline_and_adds_a_good_one(tmp_path):
+    """Ctrl+L with a corrupt file says why in the prompt; a valid checkpoint becomes a new current row."""
+    bad = tmp_path / "bad.safetensors"
+    bad.write_bytes(b"not a checkpoint at all")
+    good = tmp_path / "good.safetensors"
+    good.write_bytes(Path(SHIPPED["two_digit"]).read_bytes())
+    app = fake_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("ctrl+l")
+        await pilot.pause()
+        box = app.screen.query_one("#path", Input)
+        box.value = str(bad)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(app.screen, PathPrompt)
+        assert "bad.safetensors" in str(app.screen.query_one("#path-message").render())
+        box.value = str(good)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert not isinstance(app.screen, PathPrompt)
+        assert app.entries[app.current].origin == "loaded"
+        assert len(app.score_panel.query_one("#runs").rows) == 4
+
+
+async def test_typing_while_a_modal_is_open_then_playing_still_works():
+    """After closing help, typing a sum and Enter plays it (focus returns to the sum box)."""
+    app = fake_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("f1")
+        await pilot.press("escape")
+        app.playground.pace = 0
+        await type_text(pilot, "4+5")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.playground.probes and not app.playground.busy(), what="the probe")
