@@ -59,7 +59,24 @@ def read_metadata(path: str | os.PathLike) -> dict:
         raise CheckpointError(f"{path}: its vocabulary differs from this program's")
     if not isinstance(meta.get("model"), dict):
         raise CheckpointError(f"{path}: metadata has no model configuration")
+    _check_shape(path, meta["model"])
     return meta
+
+
+_LIMITS = {"block_size": 1024, "n_layer": 48, "n_head": 64, "n_embd": 4096}  # far above anything breadth trains
+
+
+def _check_shape(path, model: dict) -> None:
+    """Refuse a configuration that does not match the vocabulary or would build an absurdly large model."""
+    if model.get("vocab_size") != len(CHARS):
+        raise CheckpointError(f"{path}: vocab_size {model.get('vocab_size')!r} differs from this program's "
+                              f"{len(CHARS)}")
+    for key, limit in _LIMITS.items():
+        value = model.get(key)
+        if not isinstance(value, int) or isinstance(value, bool) or not 0 < value <= limit:
+            raise CheckpointError(f"{path}: model {key} must be a whole number from 1 to {limit}, not {value!r}")
+    if not isinstance(model.get("dropout", 0.0), (int, float)) or not 0 <= model.get("dropout", 0.0) < 1:
+        raise CheckpointError(f"{path}: model dropout must be in [0, 1), not {model.get('dropout')!r}")
 
 
 def save(model, meta: dict, path: str | os.PathLike) -> Path:

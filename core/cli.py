@@ -151,6 +151,10 @@ def main(argv: list[str] | None = None) -> int:
     except (UsageError, CheckpointError, MixError) as e:
         err.print(f"error: {e}", markup=False, soft_wrap=True)
         return USAGE_ERROR
+    except OSError as e:  # an unwritable --out or --json, a full disk: one line, not a traceback
+        where = f"{e.filename}: " if e.filename else ""
+        err.print(f"error: {where}{e.strerror or e}", markup=False, soft_wrap=True)
+        return USAGE_ERROR
     except SumError as e:
         err.print(f"error: bad sum: {e}", markup=False, soft_wrap=True)
         return USAGE_ERROR

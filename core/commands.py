@@ -211,7 +211,8 @@ def _plate_table(records: dict, seeds: list[int], held_out: int | None) -> Table
 
 
 def _episode_text(transcript) -> Text:
-    return Text.assemble(*((seg.text, ROLE_STYLE[seg.role.value]) for seg in transcript.segments))
+    # a newline the model writes is shown as ⏎, so the episode stays on one line
+    return Text.assemble(*((seg.text.replace("\n", "⏎"), ROLE_STYLE[seg.role.value]) for seg in transcript.segments))
 
 
 def _episode_json(scored) -> dict:

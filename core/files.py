@@ -14,10 +14,13 @@ from pathlib import Path
 def write_atomic(path: str | os.PathLike, data: bytes) -> Path:
     """Write `data` to `path` so that readers only ever see a complete file."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        os.fchmod(fd, 0o666 & ~_umask())  # mkstemp makes 0600; a checkpoint is an ordinary file
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as e:
+        raise OSError(e.errno, f"cannot write {path}: {e.strerror}") from None
+    try:
+        os.fchmod(fd, 0o666 & ~_UMASK)  # mkstemp makes 0600; a checkpoint is an ordinary file
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()
@@ -34,7 +37,10 @@ def write_json(path: str | os.PathLike, obj) -> Path:
     return write_atomic(path, (json.dumps(obj, indent=2) + "\n").encode())
 
 
-def _umask() -> int:
-    mask = os.umask(0)
+def _read_umask() -> int:
+    mask = os.umask(0)  # the only way to read it; done once, at import, before any thread starts
     os.umask(mask)
     return mask
+
+
+_UMASK = _read_umask()

@@ -14,12 +14,14 @@ import torch
 import torch.nn as nn
 from torch.nn import functional as F
 
+from .vocab import VOCAB_SIZE
+
 
 @dataclass
 class GPTConfig:
     """Shape of the model."""
 
-    vocab_size: int = 20  # characters in the vocabulary
+    vocab_size: int = VOCAB_SIZE  # characters in the vocabulary (core.vocab)
     block_size: int = 32  # longest sequence (context) in tokens
     n_layer: int = 3  # transformer blocks
     n_head: int = 4  # attention heads per block
@@ -54,7 +56,8 @@ class CausalSelfAttention(nn.Module):
 
     def __init__(self, config: GPTConfig):
         super().__init__()
-        assert config.n_embd % config.n_head == 0
+        if config.n_head <= 0 or config.n_embd % config.n_head:
+            raise ValueError(f"n_embd {config.n_embd} is not a multiple of n_head {config.n_head}")
         self.c_attn = nn.Linear(config.n_embd, 3 * config.n_embd)
         self.c_proj = nn.Linear(config.n_embd, config.n_embd)
         self.resid_dropout = nn.Dropout(config.dropout)

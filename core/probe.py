@@ -1,14 +1,16 @@
 """Reading a sum typed by a person (`23+45`, `3+4+5`, `123+4`) into a Problem, with one-line refusals.
 
 Probes may lie outside both families, so people can test how far a procedure reaches; they must
-only fit what the calculator and the context can hold.
+only fit what the calculator and the context can hold: every call of the left-to-right procedure
+parses, and the whole solved episode fits the model's context.
 """
 
 from __future__ import annotations
 
 import re
 
-from .calculator import MAX_OPERAND_DIGITS
+from .calculator import MAX_OPERAND_DIGITS, parse_call
+from .episode import MAX_LENGTH
 from .families import FAMILIES, Problem
 
 MAX_OPERANDS = 4  # a+b+c+d: three calls
@@ -37,7 +39,14 @@ def parse_sum(text: str) -> Problem:
         raise SumError(f"at most {MAX_OPERANDS} numbers, got {len(operands)}")
     if any(len(x) > MAX_OPERAND_DIGITS for x in s.split("+")):
         raise SumError(f"numbers of at most {MAX_OPERAND_DIGITS} digits (the calculator's limit)")
-    return Problem(operands, family_of(operands))
+    problem = Problem(operands, family_of(operands))
+    if any(parse_call(call) is None for call in problem.expected_calls()):
+        raise SumError(f"a running total passes {MAX_OPERAND_DIGITS} digits, more than the calculator takes")
+    needed = len(problem.demonstration().text) + 1  # and the start token
+    if needed > MAX_LENGTH:
+        raise SumError(f"solving it takes {needed} characters, more than the model's {MAX_LENGTH}-character "
+                       "context; try fewer or shorter numbers")
+    return problem
 
 
 def family_of(operands: tuple[int, ...]) -> str:

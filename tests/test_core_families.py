@@ -167,7 +167,7 @@ def test_mix_parse_errors(text):
     ("123+4", (123, 4)),
     (" 23 + 45 = ", (23, 45)),
     ("23+45=", (23, 45)),
-    ("1+2+3+4", (1, 2, 3, 4)),
+    ("1+1+1+1", (1, 1, 1, 1)),
     ("999+999", (999, 999)),
 ])
 def test_parse_sum_accepts(text, operands):
@@ -186,6 +186,7 @@ def test_parse_sum_names_the_family():
 @pytest.mark.parametrize("text", [
     "abc", "", "   ", "=", "2++3", "+3", "3+", "23", "23-4", "3*4", "23+45==",
     "1" * 21, "1+1+1+1+1", "1234+1", "\u0663+4", "2\t+3", "1+2=3",
+    "1+2+3+4", "99+99+99", "999+999+9",  # the episode would not fit the context / the calculator
 ])
 def test_parse_sum_refuses(text):
     """Anything that is not numbers joined by single `+` signs, within the limits, raises SumError in one line."""

@@ -207,6 +207,8 @@ def test_metadata_for_another_program(tiny, tmp_path, change, needle):
     {"dropout": 2.0},
     {"n_embd": "16"},
     {"colour": "blue"},  # a field the model does not have
+    {"vocab_size": 20},  # tensors could match, but decoding would index past the vocabulary
+    {"block_size": 10**7},  # refused before allocating a huge position table
 ])
 def test_metadata_config_mismatching_the_tensors(tiny, tmp_path, change):
     """A checkpoint whose metadata describes another model than its tensors raises a one-line CheckpointError."""

@@ -59,7 +59,7 @@ class ProbeView(Static):
         st = self.state
         line = Text("› ", style="dim")
         for role, char in st.shown:
-            line.append(char, ROLE_STYLE.get(role, ""))
+            line.append("⏎" if char == "\n" else char, ROLE_STYLE.get(role, ""))  # keep one line per probe
         if not st.shown and st.verdict is None:
             line.append(f"{st.problem.prompt} waiting for the model...", "dim italic")
         if st.verdict is not None and not st.pending:
