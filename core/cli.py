@@ -81,6 +81,15 @@ def _seeds(text: str) -> list[int]:
     return seeds
 
 
+def _settings_flags(s: argparse.ArgumentParser, ft) -> None:
+    """The fine-tuning hyper-parameter flags shared by `train` and `plate`."""
+    s.add_argument("--steps", type=_positive_int, default=ft.steps, help=f"optimiser steps (default {ft.steps})")
+    s.add_argument("--lr", type=_lr, default=ft.lr, help=f"AdamW learning rate (default {ft.lr})")
+    s.add_argument("--dropout", type=_rate, default=ft.dropout, help=f"dropout (default {ft.dropout})")
+    s.add_argument("--batch-size", type=_positive_int, default=ft.batch_size,
+                   help=f"demonstrations per step (default {ft.batch_size})")
+
+
 def build_parser() -> argparse.ArgumentParser:
     from .settings import FinetuneSettings, PretrainSettings
 
@@ -101,13 +110,9 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Fine-tune the base model on demonstrations from a mix of task "
                        "families (loss on the model's own actions only), then score held-out sums.")
     s.add_argument("--mix", required=True, help="demonstrations per family, e.g. two_digit=35,three_digit=35")
-    s.add_argument("--steps", type=_positive_int, default=ft.steps, help=f"optimiser steps (default {ft.steps})")
     s.add_argument("--seed", type=_seed, default=ft.seed, help="seeds demonstrations, held-out sets and "
                    "training (default 0)")
-    s.add_argument("--lr", type=_lr, default=ft.lr, help=f"AdamW learning rate (default {ft.lr})")
-    s.add_argument("--dropout", type=_rate, default=ft.dropout, help=f"dropout (default {ft.dropout})")
-    s.add_argument("--batch-size", type=_positive_int, default=ft.batch_size,
-                   help=f"demonstrations per step (default {ft.batch_size})")
+    _settings_flags(s, ft)
     s.add_argument("--base", type=Path, default=None, help="pre-trained checkpoint (default: the shipped base)")
     s.add_argument("--out", type=Path, required=True, help="checkpoint to write")
 
@@ -130,6 +135,7 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Fine-tune the plate's three mixes on each seed in parallel processes, "
                        "score them, print the table beside the plate's numbers and write every run to JSON.")
     s.add_argument("--seeds", type=_seeds, default=[0, 1, 2], help="comma-separated seeds (default 0,1,2)")
+    _settings_flags(s, ft)
     s.add_argument("--held-out", type=_held_out, default=30, help="sums per family: a number or 'all' (default 30)")
     s.add_argument("--workers", type=_positive_int, default=2, help="parallel processes (default 2)")
     s.add_argument("--json", type=Path, default=None, help="write every run here")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
@@ -14,7 +15,7 @@ from rich.text import Text
 from .checkpoint import CheckpointError
 from .experiment import BASE, RunRecord, finetune_run
 from .families import FAMILIES
-from .mix import PRESETS, Mix
+from .mix import PRESET_LABELS, PRESETS, Mix
 from .stats import mean_sd, wilson
 from .settings import FinetuneSettings, PretrainSettings
 
@@ -147,14 +148,18 @@ def plate(args) -> int:
     jobs = [(name, seed) for seed in args.seeds for name in PRESETS]
     records: dict[tuple[str, int], RunRecord] = {}
     start = time.perf_counter()
-    with _progress() as bar, ProcessPoolExecutor(args.workers) as pool:
-        task = bar.add_task(f"{len(jobs)} runs", total=len(jobs), loss=float("nan"))
-        futures = {pool.submit(_plate_job, name, seed, args.held_out): (name, seed) for name, seed in jobs}
+    bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                   console=console)
+    with bar, ProcessPoolExecutor(args.workers) as pool:
+        task = bar.add_task(f"{len(jobs)} fine-tunes", total=len(jobs))
+        futures = {pool.submit(_plate_job, name, replace(settings, seed=seed), args.held_out): (name, seed)
+                   for name, seed in jobs}
         for fut in as_completed(futures):
             records[futures[fut]] = fut.result()
             bar.advance(task)
     wall = time.perf_counter() - start
     console.print(_plate_table(records, args.seeds, args.held_out))
+    console.print(f"settings: {', '.join(f'{k} {v}' for k, v in settings.to_dict().items() if k != 'seed')}")
     secs = [r.train_seconds + r.eval_seconds for r in records.values()]
     console.print(f"{len(jobs)} runs on {args.workers} processes in {wall:.1f} s; one run (fine-tune + "
                   f"evaluation) took {min(secs):.1f}-{max(secs):.1f} s, mean {sum(secs) / len(secs):.1f} s")
@@ -165,8 +170,8 @@ def plate(args) -> int:
     return 0
 
 
-def _plate_job(name: str, seed: int, held_out: int | None) -> RunRecord:
-    _, record = finetune_run(PRESETS[name], FinetuneSettings(seed=seed), BASE, held_out)
+def _plate_job(name: str, settings: FinetuneSettings, held_out: int | None) -> RunRecord:
+    _, record = finetune_run(PRESETS[name], settings, BASE, held_out)
     return record
 
 
@@ -191,7 +196,7 @@ def _scores_table(scores: dict, title: str) -> Table:
 
 def _plate_table(records: dict, seeds: list[int], held_out: int | None) -> Table:
     n = "all" if held_out is None else held_out
-    t = Table(title=f"held-out success ({n} sums per family), mean ± sd over seeds {','.join(map(str, seeds))}",
+    t = Table(title=f"held-out success, {n} sums per family; mean ± sd over seeds {','.join(map(str, seeds))}",
               title_justify="left")
     t.add_column("trained on")
     for fam in FAMILIES:
@@ -199,7 +204,7 @@ def _plate_table(records: dict, seeds: list[int], held_out: int | None) -> Table
         t.add_column("per seed", justify="right", style="dim")
     t.add_column("plate", justify="right", style="dim")
     for name in PRESETS:
-        row = [PRESETS[name].label()]
+        row = [PRESET_LABELS[name]]
         for fam in FAMILIES:
             rates = [100 * records[(name, s)].scores[fam]["solved"] / records[(name, s)].scores[fam]["total"]
                      for s in seeds]

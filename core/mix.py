@@ -68,3 +68,4 @@ PRESETS = {  # the plate's three training mixes
     "three_digit": Mix.of(three_digit=70),
     "mix": Mix.of(two_digit=35, three_digit=35),
 }
+PRESET_LABELS = {"two_digit": "two-digit 70", "three_digit": "three-digit 70", "mix": "mix 35+35"}

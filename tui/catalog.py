@@ -14,7 +14,6 @@ from core.checkpoint import CheckpointError, read_metadata
 from core.experiment import SHIPPED
 from core.mix import Mix
 
-PRESET_TITLES = {"two_digit": "two-digit 70", "three_digit": "three-digit 70", "mix": "mix 35+35"}  # preset menu
 
 
 @dataclass

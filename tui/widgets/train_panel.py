@@ -10,10 +10,9 @@ from textual.markup import escape
 from textual.widgets import Button, Collapsible, Input, Label, Select
 
 from core.families import DEMO_POOL, FAMILIES
-from core.mix import PRESETS, Mix, MixError
+from core.mix import PRESET_LABELS, PRESETS, Mix, MixError
 from core.settings import FinetuneSettings
 
-from ..catalog import PRESET_TITLES
 from .loss_plot import LossPlot
 
 SHORT = {"two_digit": "2d", "three_digit": "3d"}
@@ -39,7 +38,7 @@ class TrainPanel(Vertical):
     status_is_error = False
 
     def compose(self) -> ComposeResult:
-        options = [(PRESET_TITLES[name], name) for name in PRESETS] + [("custom counts", CUSTOM)]
+        options = [(PRESET_LABELS[name], name) for name in PRESETS] + [("custom counts", CUSTOM)]
         with Horizontal(classes="row"):
             yield Select(options, value="mix", allow_blank=False, compact=True, id="preset")
             yield Button("Train ^t", id="train", variant="success", compact=True)
