@@ -144,7 +144,7 @@ def plate(args) -> int:
     read_metadata(BASE)  # fail fast, before starting processes
     if args.json:
         _check_writable(args.json)
-    settings = FinetuneSettings()
+    settings = FinetuneSettings(steps=args.steps, lr=args.lr, dropout=args.dropout, batch_size=args.batch_size)
     jobs = [(name, seed) for seed in args.seeds for name in PRESETS]
     records: dict[tuple[str, int], RunRecord] = {}
     start = time.perf_counter()

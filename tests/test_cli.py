@@ -168,3 +168,21 @@ def test_train_then_eval(capsys, tmp_path, base_path):
         assert text.startswith(e["prompt"]) and e["segments"][0] == ["prompt", e["prompt"]]
         assert e["solved"] == (e["failure"] is None)
     assert sum(e["solved"] for e in data["episodes"]) == sum(s["solved"] for s in data["scores"].values())
+
+
+def test_plate_runs_every_mix_and_seed_with_the_settings_given(capsys, tmp_path, base_path):
+    """`breadth plate` fine-tunes the three presets per seed with the flags' settings and records each run."""
+    out = tmp_path / "plate.json"
+    argv = ["plate", "--seeds", "0,1", "--steps", "3", "--batch-size", "5", "--held-out", "4", "--json", str(out)]
+    assert main(argv) == 0
+    data = json.loads(out.read_text())
+    assert data["settings"]["batch_size"] == 5 and data["settings"]["steps"] == 3
+    runs = data["runs"]
+    assert sorted((r["preset"], r["seed"]) for r in runs) == sorted(
+        (p, s) for p in ("two_digit", "three_digit", "mix") for s in (0, 1))
+    for r in runs:
+        assert r["settings"]["batch_size"] == 5 and r["settings"]["seed"] == r["seed"]
+        assert r["steps_taken"] == 3
+        assert {f: v["total"] for f, v in r["scores"].items()} == {"two_digit": 4, "three_digit": 4}
+    printed = capsys.readouterr().out
+    assert "mix 35+35" in printed and "batch_size 5" in printed

@@ -73,6 +73,9 @@ class ScorePanel(Vertical):
             s = entry.scores.get(name)
             label = Text(f"{SHORT.get(name, name):<8}", style="bold")
             lines.append(label + (score_bar(s["solved"], s["total"]) if s else Text("not evaluated", style="dim")))
+            if s and s.get("failures"):  # why the rest failed: the procedure, not the arithmetic
+                kinds = ", ".join(f"{kind} {n}" for kind, n in s["failures"].items())
+                lines.append(Text(f"        {kinds}", style="dim", no_wrap=True, overflow="ellipsis"))
         self.query_one("#family-scores", Static).update(Text("\n").join(lines))
 
     def set_runs(self, entries: list[ModelEntry], current: str | None) -> None:
