@@ -7,7 +7,6 @@ one line to stderr and exits with status 2; no traceback reaches the user.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 

@@ -164,7 +164,8 @@ def plate(args) -> int:
     console.print(f"{len(jobs)} runs on {args.workers} processes in {wall:.1f} s; one run (fine-tune + "
                   f"evaluation) took {min(secs):.1f}-{max(secs):.1f} s, mean {sum(secs) / len(secs):.1f} s")
     if args.json:
-        write_json(args.json, {"settings": settings.to_dict(), "held_out": args.held_out, "wall_seconds": round(wall, 2),
+        write_json(args.json, {"settings": settings.to_dict(), "held_out": args.held_out,
+                               "wall_seconds": round(wall, 2),
                                "runs": [{"preset": n, **records[(n, s)].to_dict()} for n, s in jobs]})
         console.print(f"wrote {args.json}")
     return 0
@@ -223,4 +224,5 @@ def _episode_text(transcript) -> Text:
 def _episode_json(scored) -> dict:
     return {"family": scored.problem.family, "prompt": scored.problem.prompt, "answer": scored.problem.answer,
             "segments": [[s.role.value, s.text] for s in scored.episode.transcript.segments],
-            "solved": scored.verdict.solved, "failure": scored.verdict.failure.value if scored.verdict.failure else None}
+            "solved": scored.verdict.solved,
+            "failure": scored.verdict.failure.value if scored.verdict.failure else None}

@@ -130,7 +130,7 @@ def test_play_on_the_base(capsys, base_path):
     captured = capsys.readouterr()
     assert captured.err == ""
     assert captured.out.startswith("23+45=")
-    verdicts = [l for l in captured.out.splitlines() if l.startswith("verdict: ")]
+    verdicts = [line for line in captured.out.splitlines() if line.startswith("verdict: ")]
     assert len(verdicts) == 1
     assert re.fullmatch(r"verdict: (correct|wrong: [a-z' ]+)  \(true sum 68; two_digit\)", verdicts[0])
 

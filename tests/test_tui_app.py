@@ -195,3 +195,22 @@ async def test_typing_while_a_modal_is_open_then_playing_still_works():
         await type_text(pilot, "4+5")
         await pilot.press("enter")
         await wait_for(pilot, lambda: app.playground.probes and not app.playground.busy(), what="the probe")
+
+
+async def test_the_mouse_works_too():
+    """Clicking Train starts a job, clicking Stop asks the engine to stop, clicking a runs row switches model."""
+    app = fake_app()
+    async with app.run_test(size=(100, 32)) as pilot:
+        await pilot.click("#train")
+        await pilot.pause()
+        trains = [c for c in app.engine.sent if type(c).__name__ == "Train"]
+        assert len(trains) == 1 and trains[0].mix == "two_digit=35,three_digit=35"
+        await pilot.click("#stop")
+        await wait_for(pilot, lambda: app.training is None, what="the stop")
+        assert any(type(c).__name__ == "Stop" for c in app.engine.sent)
+        table = app.score_panel.query_one("#runs")
+        await pilot.click("#runs", offset=(5, 2))  # header is row 0 of the widget: this is the second model
+        await pilot.click("#runs", offset=(5, 2))  # a second click on the cursor row selects it
+        await pilot.pause()
+        assert app.current == list(app.entries)[table.cursor_row]
+        assert app.current == "shipped:three_digit"

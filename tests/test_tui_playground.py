@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from textual.widgets import Input
 
-from tui.widgets.playground import Playground
 from tui_helpers import fake_app, type_text, wait_for
 
 

@@ -286,7 +286,8 @@ class BreadthApp(App):
         if entry is None:
             self.notify("no model to save", severity="warning")
             return
-        default = f"breadth-{entry.meta.get('mix', 'model').replace(',', '+').replace('=', '')}-s{entry.seed}.safetensors"
+        mix = entry.meta.get("mix", "model").replace(",", "+").replace("=", "")
+        default = f"breadth-{mix}-s{entry.seed}.safetensors"
 
         def check(path: str) -> str | None:
             target = Path(path).expanduser()
