@@ -20,7 +20,8 @@ from .stats import mean_sd, wilson
 from .settings import FinetuneSettings, PretrainSettings
 
 console = Console(highlight=False)
-ROLE_STYLE = {"prompt": "bold white", "action": "bold cyan", "environment": "bold yellow"}
+ROLE_STYLE = {"prompt": "bold", "action": "bold cyan", "environment": "bold black on yellow"}
+ROLE_NAME = {"prompt": "prompt", "action": "model", "environment": "calculator"}
 PLATE = {  # the plate's published held-out success, % (two-digit, three-digit)
     "two_digit": (100, 0), "three_digit": (0, 93), "mix": (30, 83),
 }
@@ -127,8 +128,9 @@ def play(args) -> int:
     model, _ = checkpoint.load(args.checkpoint)
     (scored,) = run_play(model, [problem])
     console.print(_episode_text(scored.episode.transcript))
-    console.print(Text.assemble(("prompt", ROLE_STYLE["prompt"]), "  ", ("model", ROLE_STYLE["action"]), "  ",
-                                ("calculator", ROLE_STYLE["environment"]), style="dim"))
+    for seg in scored.episode.transcript.segments:  # who wrote what, readable without colour too
+        console.print(Text.assemble(f"  {ROLE_NAME[seg.role.value]:<11}", (_visible(seg.text),
+                                                                            ROLE_STYLE[seg.role.value])))
     verdict = scored.verdict
     family = problem.family or "outside both families"
     mark = ("correct", "bold green") if verdict.solved else (f"wrong: {verdict.describe()}", "bold red")
@@ -216,9 +218,12 @@ def _plate_table(records: dict, seeds: list[int], held_out: int | None) -> Table
     return t
 
 
+def _visible(text: str) -> str:
+    return text.replace("\n", "⏎")  # a newline the model writes is shown as ⏎, so the episode stays on one line
+
+
 def _episode_text(transcript) -> Text:
-    # a newline the model writes is shown as ⏎, so the episode stays on one line
-    return Text.assemble(*((seg.text.replace("\n", "⏎"), ROLE_STYLE[seg.role.value]) for seg in transcript.segments))
+    return Text.assemble(*((_visible(seg.text), ROLE_STYLE[seg.role.value]) for seg in transcript.segments))
 
 
 def _episode_json(scored) -> dict:

@@ -186,3 +186,15 @@ def test_plate_runs_every_mix_and_seed_with_the_settings_given(capsys, tmp_path,
         assert {f: v["total"] for f, v in r["scores"].items()} == {"two_digit": 4, "three_digit": 4}
     printed = capsys.readouterr().out
     assert "mix 35+35" in printed and "batch_size 5" in printed
+
+
+def test_play_marks_who_wrote_each_segment_without_colour(capsys):
+    """`breadth play` lists each segment under its writer, so the roles survive a pipe with no colour."""
+    from core.experiment import SHIPPED
+
+    assert main(["play", str(SHIPPED["mix"]), "3+4+5"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    rows = [line.split() for line in lines[1:] if line.startswith("  ")]
+    assert [r[0] for r in rows][:3] == ["prompt", "model", "calculator"]
+    assert rows[0][1] == "3+4+5=" and rows[1][1].startswith("B") and rows[2][1].endswith("|")
+    assert "".join(r[1] for r in rows) == lines[0]
