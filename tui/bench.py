@@ -24,6 +24,7 @@ ENGINE_TIMEOUT = 60.0  # engine start (torch import) and the first loss points
 TRAIN_TIMEOUT = 120.0  # a 400-step run, its evaluation and save
 KEY_TIMEOUT = 2.0  # one key must be handled within this
 STEPS = 400
+STOP_RUNS = 5  # how many times Stop is timed
 SHOWN = ("playground", "held-out scores")  # both on screen: the app has drawn its first frame
 
 
@@ -320,6 +321,18 @@ async def in_app(samples: int, interval: float) -> dict:
             costs.append(time.perf_counter() - t)
         result["render"] = {"points": len(plot.live), "reference_points": len(plot.reference),
                             "size": [plot.size.width, plot.size.height], "costs_s": costs}
+        stops = []
+        for _ in range(STOP_RUNS):  # Stop: from the key to the app having handled the engine's Stopped event
+            app.train_panel.query_one("#steps", Input).value = "50000"
+            await pilot.press("ctrl+t")
+            await _wait(pilot, lambda: len(plot.live) >= 5, ENGINE_TIMEOUT, "a long run to start")
+            t = time.perf_counter()
+            await pilot.press("ctrl+x")
+            await _wait(pilot, lambda: app.training is None, ENGINE_TIMEOUT, "the stop")
+            stops.append(time.perf_counter() - t)
+            if "stopped at step" not in app.train_panel.status:
+                raise BenchError(f"stop did not report a stopped run: {app.train_panel.status}")
+        result["stop_s"] = stops
         engine = app.engine
     await asyncio.sleep(0)
     if engine is not None and engine.alive():
@@ -402,6 +415,22 @@ def report(data: dict, console) -> None:
          f"at {rc['size'][0]}x{rc['size'][1]} cells. The run: {ia['train_status'].split('; saved')[0]}.")
 
 
+def report_stop(data: dict, console) -> None:
+    """Print the Stop latency table."""
+    from rich.table import Table
+
+    stops = data["in_app"]["stop_s"]
+    t = Table(title="4. Stop latency while training", title_justify="left")
+    for col in ("runs", "min ms", "median ms", "max ms"):
+        t.add_column(col, justify="right")
+    t.add_row(str(len(stops)), ms(min(stops)), ms(statistics.median(stops)), ms(max(stops)))
+    console.print(t)
+    console.print("From Pilot's ctrl+x (a run of 50000 steps that has drawn 5 loss points) until the app has handled "
+                  "the engine's Stopped event and unlocked Train; includes Pilot's own waits.", style="dim",
+                  highlight=False)
+    console.print()
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the three measurements, print them, optionally write them as JSON; 1 on any failure."""
     parser = argparse.ArgumentParser(prog="python -m tui.bench", description=__doc__)
@@ -468,6 +497,7 @@ def main(argv: list[str] | None = None) -> int:
         return code
     data["load_after"] = os.getloadavg()
     report(data, console)
+    report_stop(data, console)
     if args.json:
         try:
             Path(args.json).write_text(json.dumps(data, indent=2) + "\n")

@@ -34,7 +34,7 @@ class LossPlot(PlotextPlot):
         self.reference_label = ""
         self.redraws = 0  # how many times the chart was rendered (for the benchmark)
         self._dirty = True
-        self._decades: tuple[int, int] | None = None  # log10 span of the data, for the y ticks
+        self._span: tuple[float, float] | None = None  # log10 range of the data, for the y ticks
 
     def on_mount(self) -> None:
         super().on_mount()
@@ -76,7 +76,7 @@ class LossPlot(PlotextPlot):
             xs, ys = _thin(self.live)
             plt.plot(xs, ys, color="cyan", marker="braille")
             lows += ys
-        self._decades = (math.floor(min(lows)), math.ceil(max(lows))) if lows else None
+        self._span = (min(lows), max(lows)) if lows else None
         span = max(self.steps, len(self.reference), len(self.live), 1)
         plt.xlim(1, span + 1)
         ticks = [1] + [t for t in range(span // 4, span + 1, max(1, span // 4))][:4]
@@ -85,9 +85,15 @@ class LossPlot(PlotextPlot):
 
     def render(self):
         self.redraws += 1
-        if self._decades:
-            # few enough decade ticks for the height: plotext drops colliding ticks in an unstable order
-            low, high = self._decades
+        if self._span:
+            # decade ticks, few enough for the height (plotext drops colliding ticks in an unstable order);
+            # inside the data when there is room, since plotext draws ticks outside it on the frame
+            if self.size.height >= 12:
+                low, high = math.ceil(self._span[0]), math.floor(self._span[1])
+            else:  # too few rows to place inner ticks: label the frame's bottom and top decades
+                low, high = math.floor(self._span[0]), math.ceil(self._span[1])
+            if high < low:
+                low = high = round(sum(self._span) / 2)
             room = max(2, (self.size.height - 2) // 3)
             step = max(1, math.ceil((high - low) / (room - 1)))
             ticks = list(range(high, low - 1, -step))
