@@ -33,8 +33,9 @@ def demonstrator(prompt_operands: tuple[int, ...]) -> str:
 class FakeEngine:
     """Implements the EngineProcess interface the app uses, in a thread, with scripted models."""
 
-    def __init__(self, script=demonstrator, ready: bool = True):
+    def __init__(self, script=demonstrator, ready: bool = True, answers_stop: bool = True):
         self.script = script  # operands -> the model's action text
+        self.answers_stop = answers_stop  # False: a wedged engine that never confirms a Stop
         self.events: queue.Queue = queue.Queue()
         self.sent: list = []
         self._alive = False
@@ -54,7 +55,7 @@ class FakeEngine:
             self.events.put(p.Loaded(command.key, command.path, read_metadata(command.path)))
         elif isinstance(command, p.Play):
             threading.Thread(target=self._play, args=(command,), daemon=True).start()
-        elif isinstance(command, p.Stop):
+        elif isinstance(command, p.Stop) and self.answers_stop:
             self.events.put(p.Stopped(command.job, 3))
         return True
 

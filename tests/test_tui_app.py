@@ -214,3 +214,18 @@ async def test_the_mouse_works_too():
         await pilot.pause()
         assert app.current == list(app.entries)[table.cursor_row]
         assert app.current == "shipped:three_digit"
+
+
+async def test_a_wedged_engine_is_killed_after_the_stop_grace_and_replaced(monkeypatch):
+    """If the engine never confirms a Stop, the app kills it, says so, and starts a fresh engine."""
+    monkeypatch.setattr("tui.app.STOP_GRACE", 0.2)
+    app = fake_app(answers_stop=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("ctrl+t")
+        await pilot.pause()
+        first = app.engine
+        await pilot.press("ctrl+x")
+        await wait_for(pilot, lambda: app.engine is not first, timeout=5, what="a new engine")
+        assert app.training is None
+        assert app.train_panel.status_is_error and "restarted" in app.train_panel.status
+        assert not first.alive()

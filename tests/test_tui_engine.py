@@ -51,7 +51,7 @@ async def test_train_streams_loss_then_scores_and_saves_the_model(runs):
 
 
 async def test_stop_cancels_and_keeps_the_previous_model(runs):
-    """Stop during a long run ends it early; the model loaded before stays loaded and nothing is saved."""
+    """Sums play during a long run; Stop ends it early, the model loaded before stays and nothing is saved."""
     app = BreadthApp()
     async with app.run_test(size=(100, 32)) as pilot:
         before = app.current
@@ -59,6 +59,12 @@ async def test_stop_cancels_and_keeps_the_previous_model(runs):
         await pilot.press("ctrl+t")
         plot = app.train_panel.query_one(LossPlot)
         await wait_for(pilot, lambda: len(plot.live) >= 5, what="training to start")
+        # sums still play while the engine trains
+        app.playground.pace = 0
+        await type_text(pilot, "3+4+5")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.playground.probes and not app.playground.busy(), what="a probe mid-run")
+        assert app.training is not None
         await pilot.press("ctrl+x")
         await wait_for(pilot, lambda: app.training is None, timeout=10, what="the stop")
         assert "stopped at step" in app.train_panel.status
@@ -67,10 +73,9 @@ async def test_stop_cancels_and_keeps_the_previous_model(runs):
         assert not runs.exists() or not any(runs.iterdir())
         assert not app.train_panel.query_one("#train", Button).disabled
         # the app is still usable: a sum plays on the previous model
-        app.playground.pace = 0
         await type_text(pilot, "23+45")
         await pilot.press("enter")
-        await wait_for(pilot, lambda: app.playground.probes and not app.playground.busy(), what="the probe")
+        await wait_for(pilot, lambda: len(app.playground.probes) == 2 and not app.playground.busy(), what="the probe")
 
 
 async def test_a_killed_engine_is_restarted_and_the_app_recovers(runs):

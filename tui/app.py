@@ -234,8 +234,13 @@ class BreadthApp(App):
         self.set_timer(STOP_GRACE, lambda: self._force_stop(job))
 
     def _force_stop(self, job: int) -> None:
-        if self.training == job and self.engine is not None:
-            self.engine.kill()  # the pump notices the death and restarts the engine
+        if self.training != job or self.engine is None:
+            return  # the engine confirmed in time
+        if not self.engine_ready:  # still importing torch: the Stop waits in its queue, give it time
+            self.set_timer(STOP_GRACE, lambda: self._force_stop(job))
+            return
+        self._abort_training(f"stopped: the engine did not answer within {STOP_GRACE:.0f}s and was restarted")
+        self.engine.kill()  # the pump notices the death and restarts the engine
 
     def action_pace(self) -> None:
         name = self.playground.cycle_pace()
