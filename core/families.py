@@ -20,7 +20,7 @@ from .transcript import Role, Transcript
 from .vocab import CALL_OPEN, CLOSE
 
 DEMO_POOL = 200  # demonstrations of a family come from the first DEMO_POOL of its seeded order
-MAX_HELD_OUT = 200  # a held-out set is at most this many sums, taken right after the pool
+MAX_HELD_OUT = 200  # the largest held-out set the app offers (the CLI takes any number, or all)
 
 
 @dataclass(frozen=True)

@@ -124,7 +124,7 @@ async def test_bad_training_settings_are_refused_inline():
     app = fake_app()
     async with app.run_test(size=(80, 24)) as pilot:
         panel = app.train_panel
-        for field, value in [("count-two_digit", "999"), ("lr", "fast"), ("steps", "0")]:
+        for field, value in [("count-two_digit", "999"), ("lr", "fast"), ("steps", "0"), ("held-out", "5000")]:
             original = panel.query_one(f"#{field}", Input).value
             panel.query_one(f"#{field}", Input).value = value
             await pilot.press("ctrl+t")

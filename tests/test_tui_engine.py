@@ -32,6 +32,7 @@ async def test_train_streams_loss_then_scores_and_saves_the_model(runs):
         _set(app, "steps", "40")
         _set(app, "count-two_digit", "8")
         _set(app, "count-three_digit", "8")
+        _set(app, "held-out", "12")
         await pilot.press("ctrl+t")
         plot = app.train_panel.query_one(LossPlot)
         await wait_for(pilot, lambda: len(plot.live) >= 10, what="ten loss points")
@@ -43,7 +44,7 @@ async def test_train_streams_loss_then_scores_and_saves_the_model(runs):
         assert entry.origin == "trained" and entry.meta["mix"] == "two_digit=8,three_digit=8"
         assert entry.meta["steps_taken"] == 40
         assert set(entry.scores) == {"two_digit", "three_digit"}
-        assert all(s["total"] == 30 for s in entry.scores.values())
+        assert all(s["total"] == 12 for s in entry.scores.values())  # the held-out size asked for
         assert Path(entry.path).parent == runs and Path(entry.path).is_file()
         assert len(app.score_panel.query_one("#runs").rows) == 4  # three shipped + this run
         assert str(entry.scores["two_digit"]["solved"]) in str(app.score_panel.query_one("#family-scores").render())

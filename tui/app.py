@@ -218,7 +218,7 @@ class BreadthApp(App):
         self.training = self.job
         self.train_panel.started(message.mix, message.settings)
         self._ensure_engine().send(p.Train(self.job, message.mix.spec(), message.settings.to_dict(), str(BASE),
-                                 str(runs_dir())))
+                                           str(runs_dir()), message.held_out))
 
     def action_stop(self) -> None:
         self.train_panel.ask_stop()

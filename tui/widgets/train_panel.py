@@ -9,7 +9,8 @@ from textual.message import Message
 from textual.markup import escape
 from textual.widgets import Button, Collapsible, Input, Label, Select
 
-from core.families import DEMO_POOL, FAMILIES
+from core.evaluate import HELD_OUT
+from core.families import DEMO_POOL, FAMILIES, MAX_HELD_OUT
 from core.mix import PRESET_LABELS, PRESETS, Mix, MixError
 from core.settings import FinetuneSettings
 
@@ -26,10 +27,11 @@ class TrainPanel(Vertical):
     class TrainRequested(Message):
         """The user asked to train with this mix and these settings."""
 
-        def __init__(self, mix: Mix, settings: FinetuneSettings) -> None:
+        def __init__(self, mix: Mix, settings: FinetuneSettings, held_out: int = HELD_OUT) -> None:
             super().__init__()
             self.mix = mix
             self.settings = settings
+            self.held_out = held_out  # held-out sums per family for the evaluation after training
 
     class StopRequested(Message):
         """The user asked to stop the running job."""
@@ -63,6 +65,10 @@ class TrainPanel(Vertical):
                 yield Label("batch ", classes="lbl")
                 yield Input(str(DEFAULTS.batch_size), type="integer", max_length=3, compact=True, id="batch",
                             classes="num")
+            with Horizontal(classes="row"):
+                yield Label("held-out ", classes="lbl")
+                yield Input(str(HELD_OUT), type="integer", max_length=3, compact=True, id="held-out", classes="num")
+                yield Label("per family", classes="lbl")
         yield LossPlot(id="loss")
 
     # the form
@@ -114,10 +120,11 @@ class TrainPanel(Vertical):
         """Validate the form and ask the app to train."""
         try:
             mix, settings = self.request()
+            held_out = _number(self, "held-out", int, 1, MAX_HELD_OUT)
         except ValueError as e:
             self.show_error(str(e))
             return
-        self.post_message(self.TrainRequested(mix, settings))
+        self.post_message(self.TrainRequested(mix, settings, held_out))
 
     @on(Button.Pressed, "#stop")
     def ask_stop(self) -> None:
@@ -154,7 +161,7 @@ class TrainPanel(Vertical):
 
 def _number(panel: TrainPanel, field_id: str, kind: type, low: float, high: float):
     text = panel.query_one(f"#{field_id}", Input).value.strip()
-    name = {"batch": "batch size"}.get(field_id, field_id)
+    name = {"batch": "batch size", "held-out": "held-out sums"}.get(field_id, field_id)
     try:
         value = kind(text)
     except ValueError:
