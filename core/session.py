@@ -28,7 +28,7 @@ class Session:
         self.models: dict[str, object] = {}  # key -> GPT
         self.training: int | None = None  # job being trained
         self._stop: set[int] = set()
-        self._deferred: list[object] = []  # commands that must wait for training to end
+        self.deferred: list[object] = []  # commands that must wait for training to end
 
     def handle(self, cmd) -> None:
         """Run one command, turning any error into a Failed event."""
@@ -112,7 +112,7 @@ class Session:
             except queue.Empty:
                 return
             if isinstance(cmd, p.Train):
-                self._deferred.append(cmd)
+                self.deferred.append(cmd)
             elif isinstance(cmd, p.Quit):
                 raise SystemExit(0)
             else:
@@ -153,7 +153,7 @@ def serve(stdin=None, stdout=None) -> None:
     session = Session(emit, commands)
     emit(p.Ready(time.perf_counter() - start))
     while True:
-        cmd = session._deferred.pop(0) if session._deferred else commands.get()
+        cmd = session.deferred.pop(0) if session.deferred else commands.get()
         if isinstance(cmd, p.Quit):
             return
         session.handle(cmd)

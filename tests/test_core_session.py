@@ -1,0 +1,110 @@
+"""The engine session behind the app: commands in, events out, Stop honoured mid-run, every failure reported."""
+
+from __future__ import annotations
+
+import io
+import json
+import queue
+
+import pytest
+
+from core import protocol as p
+from core.experiment import SHIPPED
+from core.session import Session, serve
+
+
+def _events(session_queue: list) -> dict[str, list]:
+    by_type: dict[str, list] = {}
+    for ev in session_queue:
+        by_type.setdefault(type(ev).__name__, []).append(ev)
+    return by_type
+
+
+@pytest.fixture
+def session(one_thread):
+    """A session emitting into a list, with an inbox the test can fill."""
+    events: list = []
+    return Session(events.append, queue.Queue()), events
+
+
+def test_protocol_round_trips_every_message_and_refuses_garbage():
+    """Each command and event survives a JSON line; anything else is a ProtocolError, never an exception."""
+    messages = [p.Load("k", "/x"), p.Train(1, "two_digit=3", {"steps": 2}, "/b", "/o", 5), p.Stop(1),
+                p.Play(2, "k", "3+4"), p.Quit(), p.Ready(1.5), p.Step(1, 2, 3, 0.5, 0.1), p.Evaluating(1),
+                p.Trained(1, "k", "/p", {"a": 1}), p.Stopped(1, 4), p.Char(2, "action", "B"),
+                p.Played(2, 7, "", True, None, [["prompt", "3+4="]]), p.Failed("train", "boom", 1)]
+    for m in messages:
+        line = p.encode(m)
+        assert "\n" not in line
+        assert p.decode(line) == m
+    for bad in ["", "{}", "[1]", '{"type": "Exec"}', '{"type": "Load"}', "not json", '{"type": "__class__"}']:
+        with pytest.raises(p.ProtocolError):
+            p.decode(bad)
+
+
+def test_load_then_play_streams_characters_with_roles_then_the_verdict(session):
+    """Play on a loaded shipped model streams each character with its writer, then a verdict on the true sum."""
+    s, events = session
+    s.handle(p.Load("mix", str(SHIPPED["mix"])))
+    s.handle(p.Play(7, "mix", "3+4+5"))
+    got = _events(events)
+    assert got["Loaded"][0].meta["mix"] == "two_digit=35,three_digit=35"
+    chars = got["Char"]
+    assert all(c.probe == 7 for c in chars)
+    played = got["Played"][0]
+    assert "".join(c.char for c in chars) == "".join(text for _, text in played.segments)
+    assert [c.role for c in chars[:6]] == ["prompt"] * 6
+    assert played.answer == 12 and played.family == "three_digit"
+    assert played.solved == (played.failure is None)
+
+
+def test_failures_become_failed_events_not_crashes(session, tmp_path):
+    """A missing checkpoint, an unknown model, a bad sum or a bad mix each give one Failed line."""
+    s, events = session
+    s.handle(p.Load("x", str(tmp_path / "missing.safetensors")))
+    s.handle(p.Play(1, "nope", "2+3"))
+    s.handle(p.Play(2, "nope", "abc"))
+    s.handle(p.Train(3, "nope=5", {"steps": 2}, str(SHIPPED["mix"]), str(tmp_path)))
+    failed = _events(events)["Failed"]
+    assert [f.what for f in failed] == ["load", "play", "play", "train"]
+    assert [f.job for f in failed] == [None, 1, 2, 3]
+    assert all(f.message and "\n" not in f.message for f in failed)
+    assert s.training is None
+
+
+def test_train_streams_steps_saves_loads_and_reports_scores(session, tmp_path, base_path):
+    """Train sends every step, saves the model under out_dir, loads it, and reports its held-out scores."""
+    s, events = session
+    s.handle(p.Train(4, "two_digit=4,three_digit=4", {"steps": 6, "batch_size": 4}, str(base_path),
+                     str(tmp_path), held_out=3))
+    got = _events(events)
+    assert [e.step for e in got["Step"]] == [1, 2, 3, 4, 5, 6]
+    (trained,) = got["Trained"]
+    assert trained.path.startswith(str(tmp_path)) and trained.key in s.models
+    assert {f: v["total"] for f, v in trained.meta["scores"].items()} == {"two_digit": 3, "three_digit": 3}
+    assert len(trained.meta["losses"]) == 6
+
+
+def test_stop_in_the_inbox_ends_training_at_the_next_step_and_keeps_nothing(session, tmp_path, base_path):
+    """A Stop waiting in the inbox stops the job after one step; no model is saved or loaded."""
+    s, events = session
+    s.inbox.put(p.Stop(5))
+    s.handle(p.Train(5, "two_digit=4", {"steps": 1000}, str(base_path), str(tmp_path)))
+    got = _events(events)
+    assert got["Stopped"] == [p.Stopped(5, 1)]
+    assert "Trained" not in got and not list(tmp_path.iterdir())
+    assert s.models == {}
+
+
+def test_serve_speaks_json_lines_and_ends_on_quit(one_thread):
+    """The process loop answers Ready, handles commands from stdin and stops at Quit."""
+    stdin = io.StringIO("\n".join(p.encode(c) for c in [p.Load("m", str(SHIPPED["two_digit"])),
+                                                         p.Play(1, "m", "23+45"), p.Quit()]) + "\n")
+    stdout = io.StringIO()
+    serve(stdin, stdout)
+    events = [json.loads(line) for line in stdout.getvalue().splitlines()]
+    types = [e["type"] for e in events]
+    assert types[0] == "Ready" and types[1] == "Loaded" and types[-1] == "Played"
+    played = events[-1]
+    streamed = "".join(e["char"] for e in events if e["type"] == "Char")
+    assert streamed == "".join(text for _, text in played["segments"]) and streamed.startswith("23+45=B")
