@@ -41,7 +41,7 @@ class Session:
                 self._train(cmd)
             elif isinstance(cmd, p.Stop):
                 self._stop.add(cmd.job)
-        except Exception as e:  # noqa: BLE001: the engine reports, the UI decides
+        except Exception as e:  # noqa: BLE001 -- the engine reports, the UI decides
             what = type(cmd).__name__.lower()
             job = getattr(cmd, "job", getattr(cmd, "probe", None))
             self.emit(p.Failed(what, _one_line(e), job))

@@ -475,7 +475,7 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("bench interrupted", file=sys.stderr)
         code = 130
-    except Exception as e:  # noqa: BLE001: one line, no traceback
+    except Exception as e:  # noqa: BLE001 -- one line, no traceback
         print(f"bench failed: {type(e).__name__}: {e}", file=sys.stderr)
         code = 1
     finally:

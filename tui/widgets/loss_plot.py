@@ -100,5 +100,5 @@ class LossPlot(PlotextPlot):
             self.plt.yticks(ticks, [f"{10.0 ** d:g}" for d in ticks])
         try:
             return super().render()
-        except Exception as e:  # noqa: BLE001: a plot must never take the app down on stage
+        except Exception as e:  # noqa: BLE001 -- a plot must never take the app down on stage
             return Text(f"(plot unavailable: {e})", style="dim")
