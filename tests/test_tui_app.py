@@ -229,3 +229,20 @@ async def test_a_wedged_engine_is_killed_after_the_stop_grace_and_replaced(monke
         assert app.training is None
         assert app.train_panel.status_is_error and "restarted" in app.train_panel.status
         assert not first.alive()
+
+
+def test_runs_of_one_mix_on_several_seeds_get_a_mean_and_spread():
+    """Two seeds of the same mix and settings give a mean ± sd line; other settings or one seed give none."""
+    from tui.catalog import ModelEntry
+    from tui.widgets.score_panel import across_seeds
+
+    def entry(seed, two, three, lr=0.002):
+        meta = {"mix": "two_digit=35,three_digit=35", "seed": seed, "held_out": 30,
+                "settings": {"seed": seed, "lr": lr, "steps": 400},
+                "scores": {"two_digit": {"solved": two, "total": 30}, "three_digit": {"solved": three, "total": 30}}}
+        return ModelEntry(f"k{seed}{lr}", "t", "/p", meta, "trained")
+
+    assert across_seeds([entry(0, 20, 28)]).plain == ""
+    assert across_seeds([entry(0, 20, 28), entry(1, 30, 30, lr=0.001)]).plain == ""
+    line = across_seeds([entry(0, 21, 27), entry(1, 27, 30)]).plain
+    assert "×2" in line and "2d 80±14" in line and "3d 95±7" in line

@@ -201,7 +201,7 @@ class BreadthApp(App):
         self.loaded.add(ev.key)
         self.current = ev.key
         self._refresh_models(reference=False)
-        self.train_panel.show(f"done in {meta.get('train_seconds', 0):.1f}s; saved in the runs folder")
+        self.train_panel.show(f"done in {meta.get('train_seconds', 0):.1f}s and saved")
         self.notify(f"Trained and saved: {ev.path}", timeout=6)
 
     # actions

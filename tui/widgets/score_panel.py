@@ -1,7 +1,8 @@
 """The score panel: held-out success per family for the loaded model, and the table of every run.
 
 Bars carry a 95% interval, because 30 held-out sums are noisy; the runs table builds up the plate's
-figure as models are trained (shipped ones first), and selecting a row switches to that model.
+figure as models are trained (shipped ones first), and selecting a row switches to that model. When
+one mix has been trained on several seeds with the same settings, a line gives its mean ± sd.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from textual.message import Message
 from textual.widgets import DataTable, Static
 
 from core.families import FAMILIES
-from core.stats import wilson
+from core.stats import mean_sd, wilson
 
 from ..catalog import ModelEntry
 
@@ -38,6 +39,33 @@ def pct(scores: dict, family: str) -> str:
     return f"{100 * s['solved'] / s['total']:.0f}%" if s and s.get("total") else "-"
 
 
+def across_seeds(entries: list[ModelEntry]) -> Text:
+    """One line per mix and settings run on two or more seeds: each family's mean ± sd (%) over those seeds.
+
+    `2d 35+3d 35 ×3: 2d 81±17 3d 97±3` reads: three seeds of that mix, two-digit 81% ± 17, three-digit 97% ± 3.
+    """
+    groups: dict[tuple, dict[str, ModelEntry]] = {}
+    for e in entries:
+        settings = {k: v for k, v in (e.meta.get("settings") or {}).items() if k != "seed"}
+        if e.scores and "seed" in e.meta:
+            key = (e.meta.get("mix"), tuple(sorted(settings.items())), e.meta.get("held_out"))
+            groups.setdefault(key, {})[str(e.meta["seed"])] = e  # one run per seed
+    lines = []
+    for runs in groups.values():
+        if len(runs) < 2:
+            continue
+        some = next(iter(runs.values()))
+        parts = []
+        for name in FAMILIES:
+            rates = [100 * r.scores[name]["solved"] / r.scores[name]["total"] for r in runs.values()
+                     if r.scores.get(name, {}).get("total")]
+            if rates:
+                m, sd = mean_sd(rates)
+                parts.append(f"{COLUMN.get(name, name)} {m:.0f}±{sd:.0f}")
+        lines.append(Text.assemble((f"{some.mix_label} ×{len(runs)}: ", "bold"), " ".join(parts)))
+    return Text("\n").join(lines)
+
+
 class ScorePanel(Vertical):
     """Per-family held-out scores of the current model above the runs table."""
 
@@ -52,12 +80,12 @@ class ScorePanel(Vertical):
         yield Static("", id="current-model")
         yield Static("", id="family-scores")
         table = DataTable(id="runs", cursor_type="row", zebra_stripes=True)
-        table.add_column(" ", key="mark", width=1)
         table.add_column("model", key="model")
         table.add_column("seed", key="seed")
         for name in FAMILIES:
             table.add_column(COLUMN.get(name, name), key=name)
         yield table
+        yield Static("", id="across-seeds")
 
     def show_model(self, entry: ModelEntry | None, note: str = "") -> None:
         """Show the scores of `entry` (the model now loaded)."""
@@ -79,15 +107,18 @@ class ScorePanel(Vertical):
         self.query_one("#family-scores", Static).update(Text("\n").join(lines))
 
     def set_runs(self, entries: list[ModelEntry], current: str | None) -> None:
-        """Rebuild the runs table: one row per model, the current one marked."""
+        """Rebuild the runs table: one row per model, the cursor on the current one (scrolled into view)."""
         table = self.query_one("#runs", DataTable)
-        cursor = table.cursor_row
         table.clear()
         for e in entries:
-            table.add_row("▶" if e.key == current else "", e.title, e.seed,
-                          *(pct(e.scores, name) for name in FAMILIES), key=e.key)
-        if entries:
-            table.move_cursor(row=min(cursor, len(entries) - 1))
+            table.add_row(e.title, e.seed, *(pct(e.scores, name) for name in FAMILIES), key=e.key)
+        keys = [e.key for e in entries]
+        if current in keys:
+            table.move_cursor(row=keys.index(current))
+        summary = across_seeds(entries)
+        line = self.query_one("#across-seeds", Static)
+        line.update(summary)
+        line.display = bool(summary.plain)  # no empty row taken from the table
 
     @on(DataTable.RowSelected, "#runs")
     def choose(self, event: DataTable.RowSelected) -> None:
