@@ -15,6 +15,8 @@ from pathlib import Path
 
 from core import protocol as p
 
+LOG_LIMIT = 1_000_000  # bytes of engine log kept across starts
+
 
 class EngineGone(Exception):
     """The engine process is not running."""
@@ -38,7 +40,8 @@ class EngineProcess:
         log = subprocess.DEVNULL
         if self.log_path is not None:
             self.log_path.parent.mkdir(parents=True, exist_ok=True)
-            log = self.log_path.open("ab")
+            big = self.log_path.exists() and self.log_path.stat().st_size > LOG_LIMIT
+            log = self.log_path.open("wb" if big else "ab")  # keep earlier engines' words, within a bound
         try:
             self._proc = subprocess.Popen([sys.executable, "-m", "core.session"], stdin=subprocess.PIPE,
                                           stdout=subprocess.PIPE, stderr=log, env=env, text=True, bufsize=1,
