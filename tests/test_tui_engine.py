@@ -116,3 +116,18 @@ async def test_training_that_raises_shows_the_error_and_the_app_carries_on(runs,
         assert "\n" not in app.train_panel.status
         assert not app.train_panel.query_one("#train", Button).disabled
         assert app.engine.alive()
+
+
+def test_the_engine_runs_even_where_its_log_cannot_be_written(tmp_path):
+    """An engine whose log folder cannot be created still starts, answers Ready, and quits cleanly."""
+    from tui.engine import EngineProcess
+
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    engine = EngineProcess(blocker / "sub" / "engine.log")
+    engine.start()
+    try:
+        assert type(engine.read()).__name__ == "Ready"
+    finally:
+        engine.close()
+    assert not engine.alive()

@@ -39,9 +39,12 @@ class EngineProcess:
         env = {**os.environ, "OMP_NUM_THREADS": "1", "OMP_WAIT_POLICY": "PASSIVE", "PYTHONUNBUFFERED": "1"}
         log = subprocess.DEVNULL
         if self.log_path is not None:
-            self.log_path.parent.mkdir(parents=True, exist_ok=True)
-            big = self.log_path.exists() and self.log_path.stat().st_size > LOG_LIMIT
-            log = self.log_path.open("wb" if big else "ab")  # keep earlier engines' words, within a bound
+            try:
+                self.log_path.parent.mkdir(parents=True, exist_ok=True)
+                big = self.log_path.exists() and self.log_path.stat().st_size > LOG_LIMIT
+                log = self.log_path.open("wb" if big else "ab")  # keep earlier engines' words, within a bound
+            except OSError:
+                self.log_path = None  # an unwritable home must not stop the engine: run without a log
         try:
             self._proc = subprocess.Popen([sys.executable, "-m", "core.session"], stdin=subprocess.PIPE,
                                           stdout=subprocess.PIPE, stderr=log, env=env, text=True, bufsize=1,
