@@ -18,6 +18,16 @@ def _roles_and_text(view) -> list[tuple[str, str]]:
     return [tuple(r) for r in runs]
 
 
+async def _play_one(pilot, text: str):
+    """Type `text`, press Enter at the instant pace, and return the finished probe view."""
+    app = pilot.app
+    app.playground.pace = 0
+    await type_text(pilot, text)
+    await pilot.press("enter")
+    await wait_for(pilot, lambda: app.playground.probes and not app.playground.busy(), what="the probe")
+    return list(app.playground.probes.values())[-1]
+
+
 async def test_sum_box_has_focus_at_start_and_enter_plays():
     """Typing at once goes to the sum box; Enter plays the sum with the loaded model."""
     app = fake_app()
@@ -35,11 +45,7 @@ async def test_segments_stream_in_order_with_their_roles():
     """A three-digit probe shows prompt, call, result, call, result, answer, each marked by who wrote it."""
     app = fake_app()
     async with app.run_test(size=(80, 24)) as pilot:
-        app.playground.pace = 0
-        await type_text(pilot, "3+4+5")
-        await pilot.press("enter")
-        await wait_for(pilot, lambda: app.playground.probes and not app.playground.busy(), what="the probe")
-        (view,) = app.playground.probes.values()
+        view = await _play_one(pilot, "3+4+5")
         assert _roles_and_text(view) == [
             ("prompt", "3+4+5="), ("action", "B3+4|"), ("environment", "7|"),
             ("action", "B7+5|"), ("environment", "12|"), ("action", "12|")]
@@ -50,11 +56,7 @@ async def test_wrong_procedure_gets_its_failure_kind():
     """A model that makes one call on a three-digit sum is judged 'malformed call' against the true sum."""
     app = fake_app(script=lambda ops: "B" + "+".join(map(str, ops)) + "|" + "0|")
     async with app.run_test(size=(80, 24)) as pilot:
-        app.playground.pace = 0
-        await type_text(pilot, "1+5+4")
-        await pilot.press("enter")
-        await wait_for(pilot, lambda: app.playground.probes and not app.playground.busy(), what="the probe")
-        (view,) = app.playground.probes.values()
+        view = await _play_one(pilot, "1+5+4")
         assert ("environment", "?|") in _roles_and_text(view)
         assert "malformed call" in view.state.verdict.plain and "10" in view.state.verdict.plain
 

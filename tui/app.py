@@ -21,7 +21,7 @@ from core.checkpoint import CheckpointError, read_metadata
 from core.experiment import BASE
 from core.files import write_atomic
 
-from .catalog import ModelEntry, runs_dir, shipped_entries, short_mix
+from .catalog import ModelEntry, runs_dir, shipped_entries
 from .engine import EngineGone, EngineProcess
 from .messages import EngineDied, EngineEvent
 from .screens.help import HelpScreen
@@ -196,8 +196,9 @@ class BreadthApp(App):
             self.training = None
             self.train_panel.set_training(False)
         meta = ev.meta
-        title = f"{short_mix_of(meta)} #{ev.job}"  # '#n': the n-th run of this session
-        self.entries[ev.key] = ModelEntry(ev.key, title, ev.path, meta, "trained")
+        entry = ModelEntry(ev.key, "", ev.path, meta, "trained")
+        entry.title = f"{entry.mix_label} #{ev.job}"  # '#n': the n-th run of this session
+        self.entries[ev.key] = entry
         self.loaded.add(ev.key)
         self.current = ev.key
         self._refresh_models(reference=False)
@@ -363,11 +364,3 @@ class BreadthApp(App):
         if self.engine is not None:
             self.engine.close()
 
-
-def short_mix_of(meta: dict) -> str:
-    from core.mix import Mix
-
-    try:
-        return short_mix(Mix.parse(meta.get("mix", "")))
-    except ValueError:
-        return "?"

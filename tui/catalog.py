@@ -60,7 +60,9 @@ def shipped_entries() -> list[ModelEntry]:
             meta = read_metadata(path)
         except CheckpointError:
             continue
-        out.append(ModelEntry(f"shipped:{name}", short_mix(Mix.parse(meta["mix"])), str(path), meta, "shipped"))
+        entry = ModelEntry(f"shipped:{name}", "", str(path), meta, "shipped")
+        entry.title = entry.mix_label
+        out.append(entry)
     return out
 
 
