@@ -1,80 +1,179 @@
-"""A stand-in for the engine process that needs no torch: scripted models played in the real environment.
+"""The engine the app's tests talk to: the real engine session and protocol, with scripted models.
 
-It answers with the same event types as `core.session`, so the app cannot tell the difference;
-each "model" is a script of action text per sum, fed to `core.episode.Episode` with the real
-calculator in the loop and judged by `core.verdict`.
+`FakeEngine` runs `core.frontends.session.serve` in a thread, speaking the same JSON lines as the
+engine process, so it cannot drift from the engine. Only the models are stand-ins (`ScriptedModels`):
+loading reads the checkpoint's real header, and playing feeds a script of action text per sum to
+the real rollout, calculator and verdict. No torch is imported.
 """
 
 from __future__ import annotations
 
+import json
+import math
 import queue
 import threading
+import time
 
-from collections import deque
+from safetensors.numpy import load_file, save
 
-from core import protocol as p
-from core.checkpoint import read_metadata
-from core.episode import Episode
-from core.probe import parse_sum
-from core.transcript import Role
-from core.verdict import judge
+from core.frontends import protocol as p
+from core.frontends.session import serve
+from core.world.episode import Episode
+from core.world.families import FAMILIES
+from core.world.files import write_atomic
+from core.world.header import KEY, read_header
+from core.world.records import RunMeta, StepStats
+from core.world.scoring import play, tally
+from core.world.transcript import Role
+from core.world.vocab import BOS, PAD
 from tui.engine import EngineGone
 
 
-def demonstrator(prompt_operands: tuple[int, ...]) -> str:
+def demonstrator(operands: tuple[int, ...]) -> str:
     """The actions a perfect demonstrator writes for a sum: left-to-right calls, then the answer."""
-    acc, out = prompt_operands[0], []
-    for x in prompt_operands[1:]:
+    acc, out = operands[0], []
+    for x in operands[1:]:
         out.append(f"B{acc}+{x}|")
         acc += x
     return "".join(out) + f"{acc}|"
 
 
+class ScriptedPolicy:
+    """A policy that writes `script(operands)` as its actions, whatever the environment appends.
+
+    Once a row's prompt is in, the whole episode the script leads to is worked out with the real
+    environment, and each step returns the character at the next position of that episode.
+    """
+
+    def __init__(self, script, batch: int):
+        self.script = script
+        self.fed = [""] * batch  # what each row has been fed after its start token
+        self.plan: list[str | None] = [None] * batch
+
+    def step(self, chars: list[str]) -> list[str]:
+        out = []
+        for i, c in enumerate(chars):
+            if c not in (BOS, PAD):
+                self.fed[i] += c
+            if self.plan[i] is None and self.fed[i].endswith("="):
+                self.plan[i] = _episode_text(self.fed[i], self.script)
+            plan, n = self.plan[i], len(self.fed[i])
+            out.append(plan[n] if plan is not None and n < len(plan) else "|")
+        return out
+
+
+def _episode_text(prompt: str, script) -> str:
+    operands = tuple(int(x) for x in prompt.removesuffix("=").split("+"))
+    actions = list(script(operands))
+    episode = Episode(prompt)
+    while not episode.done:
+        if episode.next_forced() is None:
+            episode.act(actions.pop(0) if actions else "|")
+    return episode.transcript.text
+
+
+STEP_SECONDS = 0.01  # a scripted training step: slow enough to press Stop, fast enough for tests
+
+
+class ScriptedModels:
+    """The session's models as scripts: real checkpoint headers, scripted play, scripted training."""
+
+    def __init__(self, script=demonstrator):
+        self.script = script
+
+    def load(self, path: str):
+        return path, read_header(path).meta
+
+    def policy(self, model, batch: int):
+        return ScriptedPolicy(self.script, batch)
+
+    def context(self, model) -> int:
+        return 32
+
+    def finetune(self, mix, settings, base, held_out, on_step):
+        """A stand-in run: a falling loss, STEP_SECONDS a step, through the session's real on_step (Stop, polls).
+
+        A run that completes is scored for real: the script played on the held-out sums of `settings.seed`.
+        """
+        losses: list[float] = []
+        start = time.monotonic()
+        for step in range(1, settings.steps + 1):
+            time.sleep(STEP_SECONDS)
+            losses.append(2.5 * math.exp(-step / 40) + 0.01)
+            if on_step(StepStats(step, settings.steps, losses[-1], time.monotonic() - start)) is False:
+                return None, RunMeta("finetune", settings, mix.spec(), settings.seed, held_out, losses=tuple(losses),
+                                     completed=False, base=base)
+        problems = [p for f in FAMILIES.values() for p in f.held_out(settings.seed, held_out)]
+        scores = tally(play(lambda batch: ScriptedPolicy(self.script, batch), problems), list(FAMILIES))
+        return base, RunMeta("finetune", settings, mix.spec(), settings.seed, held_out, scores, tuple(losses),
+                             time.monotonic() - start, 0.0, True, base)
+
+    def save(self, model, run, path):
+        """A real checkpoint: the base's weights (the script has none) with this run's metadata."""
+        header = read_header(model)
+        tensors = load_file(model)
+        meta = {**header.meta, **run.to_dict()}
+        write_atomic(path, save(tensors, metadata={KEY: json.dumps(meta)}))
+        return read_header(path).meta
+
+
+class _Lines:
+    """stdin for `serve`: the lines the app sends, until closed."""
+
+    def __init__(self) -> None:
+        self.queue: queue.Queue = queue.Queue()
+
+    def __iter__(self):
+        while (line := self.queue.get()) is not None:
+            yield line
+
+
+class _Out:
+    """stdout for `serve`: each line becomes an event for the app, unless the engine is dead."""
+
+    def __init__(self, engine: FakeEngine) -> None:
+        self.engine = engine
+
+    def write(self, text: str) -> None:
+        for line in text.splitlines():
+            if line.strip() and self.engine.alive():
+                event = p.decode(line)
+                if isinstance(event, p.Ready) and not self.engine.ready:
+                    continue
+                self.engine.events.put(event)
+
+    def flush(self) -> None:
+        pass
+
+
 class FakeEngine:
-    """Implements the EngineProcess interface the app uses, in a thread, with scripted models."""
+    """The EngineProcess interface the app uses, over the real session in a thread with scripted models."""
 
     def __init__(self, script=demonstrator, ready: bool = True, answers_stop: bool = True):
         self.script = script  # operands -> the model's action text
+        self.ready = ready  # False: an engine that never says Ready (still importing torch)
         self.answers_stop = answers_stop  # False: a wedged engine that never confirms a Stop
         self.events: queue.Queue = queue.Queue()
         self.sent: list = []
+        self._stdin = _Lines()
         self._alive = False
-        self._ready = ready
 
     def start(self) -> None:
         self._alive = True
-        if self._ready:
-            self.events.put(p.Ready(0.0))
+        threading.Thread(target=serve, args=(self._stdin, _Out(self), ScriptedModels(self.script)),
+                         daemon=True, name="fake-engine").start()
 
     def alive(self) -> bool:
         return self._alive
 
     def send(self, command) -> bool:
         self.sent.append(command)
-        if isinstance(command, p.Load):
-            self.events.put(p.Loaded(command.key, command.path, read_metadata(command.path)))
-        elif isinstance(command, p.Play):
-            threading.Thread(target=self._play, args=(command,), daemon=True).start()
-        elif isinstance(command, p.Stop) and self.answers_stop:
-            self.events.put(p.Stopped(command.job, 3))
+        if not self._alive:
+            return False
+        if isinstance(command, p.Stop) and not self.answers_stop:
+            return True  # wedged: the Stop never arrives
+        self._stdin.queue.put(p.encode(command) + "\n")
         return True
-
-    def _play(self, cmd: p.Play) -> None:
-        problem = parse_sum(cmd.text)
-        actions = deque(self.script(problem.operands))
-        episode = Episode(problem.prompt)
-        while not episode.done:  # the real environment, fed the script instead of a model's choices
-            forced = episode.next_forced()
-            if forced is not None:
-                role, char = forced
-            else:
-                role, char = Role.ACTION, actions.popleft() if actions else "|"
-                episode.act(char)
-            self.events.put(p.Char(cmd.probe, role.value, char))
-        v = judge(episode, problem)
-        self.events.put(p.Played(cmd.probe, problem.answer, problem.family, v.solved,
-                                 v.failure.value if v.failure else None,
-                                 [(s.role.value, s.text) for s in episode.transcript.segments]))
 
     def read(self):
         ev = self.events.get()
@@ -84,6 +183,7 @@ class FakeEngine:
 
     def kill(self) -> None:
         self._alive = False
+        self._stdin.queue.put(None)
         self.events.put(None)
 
     def close(self, timeout: float = 1.0) -> None:

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from core import checkpoint
-from core.cli import USAGE_ERROR, main
+from core.world.header import read_metadata
+from core.frontends.cli import USAGE_ERROR, main
 
 BREADTH = Path(sys.executable).parent / "breadth"
 
@@ -26,9 +26,9 @@ def garbage(tmp_path) -> Path:
 
 
 def test_console_script_is_installed():
-    """The venv has a `breadth` console script that runs core.cli's main."""
+    """The venv has a `breadth` console script that runs core.frontends.cli's main."""
     assert BREADTH.is_file() and os.access(BREADTH, os.X_OK)
-    assert "core.cli" in BREADTH.read_text()
+    assert "core.frontends.cli" in BREADTH.read_text()
 
 
 def test_console_script_bad_sum_is_one_line(base_path):
@@ -146,10 +146,10 @@ def test_train_then_eval(capsys, tmp_path, base_path):
     ckpt, report = tmp_path / "ft.safetensors", tmp_path / "out.json"
     assert main(["train", "--mix", "two_digit=8", "--steps", "5", "--out", str(ckpt)]) == 0
     assert f"wrote {ckpt}" in capsys.readouterr().out.replace("\n", "")
-    meta = checkpoint.read_metadata(ckpt)
-    assert meta["kind"] == "finetune" and meta["mix"] == "two_digit=8" and meta["seed"] == 0
-    assert meta["steps_taken"] == 5 and len(meta["losses"]) == 5 and meta["completed"] is True
-    assert meta["base"] == str(base_path)
+    run = read_metadata(ckpt)
+    assert run.kind == "finetune" and run.mix == "two_digit=8" and run.seed == 0
+    assert run.settings.steps == 5 and len(run.losses) == 5 and run.completed is True
+    assert run.base == str(base_path)
 
     assert main(["eval", str(ckpt), "--held-out", "5", "--json", str(report)]) == 0
     captured = capsys.readouterr()
@@ -179,7 +179,7 @@ def test_plate_runs_every_mix_and_seed_with_the_settings_given(capsys, tmp_path,
     assert data["settings"]["batch_size"] == 5 and data["settings"]["steps"] == 3
     runs = data["runs"]
     assert sorted((r["preset"], r["seed"]) for r in runs) == sorted(
-        (p, s) for p in ("two_digit", "three_digit", "mix") for s in (0, 1))
+        (p, s) for p in ("two_digit_70", "three_digit_70", "mix_35_35") for s in (0, 1))
     for r in runs:
         assert r["settings"]["batch_size"] == 5 and r["settings"]["seed"] == r["seed"]
         assert r["steps_taken"] == 3
@@ -190,9 +190,9 @@ def test_plate_runs_every_mix_and_seed_with_the_settings_given(capsys, tmp_path,
 
 def test_play_marks_who_wrote_each_segment_without_colour(capsys):
     """`breadth play` lists each segment under its writer, so the roles survive a pipe with no colour."""
-    from core.experiment import SHIPPED
+    from core.world.presets import PRESETS
 
-    assert main(["play", str(SHIPPED["mix"]), "3+4+5"]) == 0
+    assert main(["play", str(PRESETS["mix_35_35"].shipped), "3+4+5"]) == 0
     lines = capsys.readouterr().out.splitlines()
     rows = [line.split() for line in lines[1:] if line.startswith("  ")]
     assert [r[0] for r in rows][:3] == ["prompt", "model", "calculator"]

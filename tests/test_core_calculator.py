@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-import core.calculator
-from core.calculator import MALFORMED, MAX_OPERAND_DIGITS, Call, calculate, parse_call
+import core.world.calculator
+from core.world.calculator import MALFORMED, MAX_OPERAND_DIGITS, Call, calculate, parse_call
 
 
 @pytest.mark.parametrize("body, result", [
@@ -112,7 +112,7 @@ def test_every_binary_call_over_small_operands():
 
 def test_source_never_evaluates_code():
     """The calculator's source never calls eval or exec (nor the compile builtin): it parses, it does not execute."""
-    source = Path(core.calculator.__file__).read_text()
+    source = Path(core.world.calculator.__file__).read_text()
     tree = ast.parse(source)
     names = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
     attrs = {node.attr for node in ast.walk(tree) if isinstance(node, ast.Attribute)}

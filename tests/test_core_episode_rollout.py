@@ -6,12 +6,12 @@ import random
 
 import pytest
 
-from core.episode import MAX_CALLS, MAX_LENGTH, End, Episode, ToolCall
-from core.families import Problem
-from core.rollout import GreedyPolicy, rollout
-from core.transcript import Role, Segment
-from core.verdict import Failure, judge
-from core.vocab import BOS, CHARS, PAD
+from core.world.episode import MAX_CALLS, MAX_LENGTH, End, Episode, ToolCall
+from core.world.families import Problem
+from core.world.rollout import rollout
+from core.world.transcript import Role, Segment
+from core.world.verdict import Failure, judge
+from core.world.vocab import BOS, CHARS, PAD
 
 WAIT = "*"  # what the scripted policy proposes while the environment is writing; never used if rollout is right
 
@@ -296,44 +296,3 @@ def test_verdict_solved(problem, script):
 def test_right_answer_without_a_call_counts_as_solved():
     """Success is the final answer equalling the sum, as on the plate, even without calling the tool."""
     assert judge(play_one(TWO, "68|"), TWO).solved
-
-
-class PadLovingModel:
-    """Stands in for the model: always scores padding highest, then `7`, and counts the positions it is fed."""
-
-    def __init__(self):
-        from core.model import GPTConfig
-
-        self.config = GPTConfig(vocab_size=len(CHARS), block_size=MAX_LENGTH, n_layer=1, n_head=1, n_embd=4)
-        self.fed = 0
-
-    def eval(self):
-        return self
-
-    def __call__(self, ids, cache=None):
-        import torch
-
-        self.fed += ids.shape[1]
-        logits = torch.zeros(ids.shape[0], ids.shape[1], len(CHARS))  # (B, T, vocab)
-        logits[..., 0] = 10.0
-        logits[..., CHARS.index("7")] = 5.0
-        return logits, None
-
-
-def test_greedy_policy_never_chooses_padding(one_thread):
-    """The greedy policy takes the best character other than padding, one position per step."""
-    model = PadLovingModel()
-    policy = GreedyPolicy(model, 2)
-    assert policy.step([BOS, BOS]) == ["7", "7"]
-    assert policy.step(["1", PAD]) == ["7", "7"]
-    assert model.fed == 2
-
-
-def test_greedy_batch_matches_rows_played_alone(base_model):
-    """The real model decodes each row of a mixed-length batch exactly as it would alone (padding leaks nowhere)."""
-    prompts = [TWO.prompt, THREE.prompt, "1+2=", "99+99+9="]
-    batch = rollout(GreedyPolicy(base_model, len(prompts)), prompts)
-    for p, ep in zip(prompts, batch):
-        (alone,) = rollout(GreedyPolicy(base_model, 1), [p])
-        assert ep.transcript == alone.transcript and ep.end is alone.end
-    assert all(ep.done for ep in batch)

@@ -6,16 +6,17 @@ import itertools
 
 import pytest
 
-from core.episode import MAX_LENGTH
-from core.families import DEMO_POOL, FAMILIES, Family, Problem, register
-from core.mix import PRESETS, Mix, MixError
-from core.probe import SumError, parse_sum
+from core.world.episode import MAX_LENGTH
+from core.world.families import DEMO_POOL, FAMILIES, Family, Problem, register
+from core.world.mix import Mix, MixError
+from core.world.presets import PRESETS
+from core.world.probe import SumError, parse_sum
 
 
 def test_registry_refuses_a_duplicate_name():
     """Registering a second family under an existing name raises ValueError and keeps the original."""
     original = dict(FAMILIES)
-    impostor = Family("two_digit", "an impostor", lambda: [(1, 1)])
+    impostor = Family("two_digit", "2d", "two-digit", "an impostor", lambda: [(1, 1)])
     with pytest.raises(ValueError, match="two_digit"):
         register(impostor)
     assert FAMILIES == original
@@ -31,14 +32,14 @@ def test_two_digit_family_space():
     """two_digit is every a+b with a, b in 10..99: 8100 sums."""
     fam = FAMILIES["two_digit"]
     assert fam.size() == 8100
-    assert set(fam.space()) == set(itertools.product(range(10, 100), repeat=2))
+    assert set(fam.space) == set(itertools.product(range(10, 100), repeat=2))
 
 
 def test_three_digit_family_space():
     """three_digit is every a+b+c of single digits: 1000 sums."""
     fam = FAMILIES["three_digit"]
     assert fam.size() == 1000
-    assert set(fam.space()) == set(itertools.product(range(10), repeat=3))
+    assert set(fam.space) == set(itertools.product(range(10), repeat=3))
 
 
 @pytest.mark.parametrize("name", list(FAMILIES))
@@ -58,7 +59,7 @@ def test_seeded_order_is_a_permutation_of_the_space(name):
     """A seed's order holds every sum of the family exactly once."""
     fam = FAMILIES[name]
     order = [fam.problem(1, i).operands for i in range(fam.size())]
-    assert sorted(order) == sorted(fam.space())
+    assert sorted(order) == sorted(fam.space)
 
 
 def test_two_digit_demonstration_makes_one_call():
@@ -79,7 +80,7 @@ def test_three_digit_demonstration_second_call_uses_first_result():
 def test_every_demonstration_fits_vocabulary_and_context(name):
     """Every sum of every family has a demonstration written in the vocabulary that fits the model's context."""
     longest = 0
-    for operands in FAMILIES[name].space():
+    for operands in FAMILIES[name].space:
         t = Problem(operands, name).demonstration()
         ids, _ = t.render()  # raises on a character outside the vocabulary
         longest = max(longest, len(ids))
@@ -114,15 +115,15 @@ def test_demonstrations_beyond_the_pool_are_refused(count):
 
 def test_presets_are_the_plates_mixes():
     """The three presets are 70 two-digit, 70 three-digit, and 35 + 35."""
-    assert PRESETS["two_digit"].counts == (("two_digit", 70),)
-    assert PRESETS["three_digit"].counts == (("three_digit", 70),)
-    assert PRESETS["mix"].counts == (("two_digit", 35), ("three_digit", 35))
-    assert all(m.total == 70 for m in PRESETS.values())
+    assert PRESETS["two_digit_70"].mix.counts == (("two_digit", 70),)
+    assert PRESETS["three_digit_70"].mix.counts == (("three_digit", 70),)
+    assert PRESETS["mix_35_35"].mix.counts == (("two_digit", 35), ("three_digit", 35))
+    assert all(p.mix.total == 70 for p in PRESETS.values())
 
 
 def test_mix_demonstrations_come_family_by_family():
     """A mix's demonstrations are each family's first demonstrations for the seed, in registry order."""
-    demos = PRESETS["mix"].demonstrations(2)
+    demos = PRESETS["mix_35_35"].mix.demonstrations(2)
     assert demos == FAMILIES["two_digit"].demonstrations(2, 35) + FAMILIES["three_digit"].demonstrations(2, 35)
 
 

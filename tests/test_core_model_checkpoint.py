@@ -12,10 +12,11 @@ import pytest
 import torch
 from safetensors.torch import save_file
 
-from core import checkpoint
-from core.checkpoint import CheckpointError
-from core.model import GPT, GPTConfig, KVCache
-from core.vocab import VOCAB_SIZE
+from core.learning import checkpoint
+from core.world.header import CheckpointError, read_header
+from core.world.records import HeldOutScore, RunMeta
+from core.learning.model import GPT, GPTConfig, KVCache
+from core.world.vocab import VOCAB_SIZE
 
 TINY = dict(vocab_size=VOCAB_SIZE, block_size=16, n_layer=2, n_head=2, n_embd=16)
 
@@ -79,38 +80,38 @@ def test_head_is_tied_to_the_embedding(tiny):
 
 def test_save_load_round_trip(tiny, tmp_path):
     """Saving and loading gives identical logits, the same configuration and the metadata we stored."""
-    path = checkpoint.save(tiny, {"kind": "test", "seed": 7, "scores": {"two_digit": {"solved": 3}}},
-                           tmp_path / "m.safetensors")
-    model, meta = checkpoint.load(path)
+    run = RunMeta("finetune", seed=7, mix="two_digit=3", scores={"two_digit": HeldOutScore("two_digit", 3, 4)})
+    path = checkpoint.save(tiny, run, tmp_path / "m.safetensors")
+    model, header = checkpoint.load(path)
     idx = torch.randint(VOCAB_SIZE, (2, 16))
     with torch.no_grad():
         assert torch.equal(model(idx)[0], tiny(idx)[0])
     assert model.config == tiny.config
     assert model.head.weight is model.wte.weight
     assert not model.training
-    assert meta["kind"] == "test" and meta["seed"] == 7 and meta["scores"] == {"two_digit": {"solved": 3}}
-    assert meta["model"] == TINY | {"dropout": 0.0}
-    assert meta["params"] == tiny.num_params()
-    assert checkpoint.read_metadata(path) == meta
+    assert header.run == run
+    assert header.model == TINY | {"dropout": 0.0}
+    assert header.meta["params"] == tiny.num_params()
+    assert read_header(path) == header
 
 
 def test_base_checkpoint_metadata(base_path):
     """The shipped base's metadata names a pre-trained model of the documented shape that solved every worksheet sum."""
-    meta = checkpoint.read_metadata(base_path)
-    assert meta["kind"] == "pretrain"
-    assert meta["model"]["vocab_size"] == VOCAB_SIZE
-    assert (meta["model"]["n_layer"], meta["model"]["n_head"], meta["model"]["n_embd"]) == (3, 4, 96)
-    assert meta["worksheet_accuracy"] == 1.0
+    header = read_header(base_path)
+    assert header.run.kind == "pretrain"
+    assert header.model["vocab_size"] == VOCAB_SIZE
+    assert (header.model["n_layer"], header.model["n_head"], header.model["n_embd"]) == (3, 4, 96)
+    assert header.run.worksheet_accuracy == 1.0
 
 
 def test_read_metadata_needs_no_torch(base_path):
     """read_metadata runs in a fresh interpreter without ever importing torch."""
-    code = ("import sys, core.checkpoint as c; m = c.read_metadata(sys.argv[1]); "
+    code = ("import sys, core.world.header as h; m = h.read_header(sys.argv[1]).meta; "
             "assert 'torch' not in sys.modules, 'torch was imported'; print(m['params'])")
     out = subprocess.run([sys.executable, "-c", code, str(base_path)], capture_output=True, text=True,
                          cwd=Path(__file__).resolve().parent.parent, timeout=60)
     assert out.returncode == 0, out.stderr
-    assert int(out.stdout) == checkpoint.read_metadata(base_path)["params"] > 300_000
+    assert int(out.stdout) == read_header(base_path).meta["params"] > 300_000
 
 
 def _assert_one_line(info, path: Path) -> str:
@@ -159,7 +160,7 @@ def test_garbage_file(tmp_path, data):
     """A file of garbage raises a one-line CheckpointError, from read_metadata and from load."""
     path = tmp_path / "garbage.safetensors"
     path.write_bytes(data)
-    for read in (checkpoint.read_metadata, checkpoint.load):
+    for read in (read_header, checkpoint.load):
         with pytest.raises(CheckpointError) as info:
             read(path)
         _assert_one_line(info, path)
@@ -188,8 +189,8 @@ def test_safetensors_without_breadth_metadata(tiny, tmp_path, metadata):
 ])
 def test_metadata_for_another_program(tiny, tmp_path, change, needle):
     """A breadth checkpoint of another version, vocabulary or without a model config is refused in one line."""
-    path = checkpoint.save(tiny, {}, tmp_path / "m.safetensors")
-    meta = checkpoint.read_metadata(path) | change
+    path = checkpoint.save(tiny, RunMeta("finetune"), tmp_path / "m.safetensors")
+    meta = read_header(path).meta | change
     save_file(_tensors(tiny), str(path), metadata={"breadth": json.dumps(meta)})
     with pytest.raises(CheckpointError) as info:
         checkpoint.load(path)
@@ -212,8 +213,8 @@ def test_metadata_for_another_program(tiny, tmp_path, change, needle):
 ])
 def test_metadata_config_mismatching_the_tensors(tiny, tmp_path, change):
     """A checkpoint whose metadata describes another model than its tensors raises a one-line CheckpointError."""
-    path = checkpoint.save(tiny, {}, tmp_path / "m.safetensors")
-    meta = checkpoint.read_metadata(path)
+    path = checkpoint.save(tiny, RunMeta("finetune"), tmp_path / "m.safetensors")
+    meta = read_header(path).meta
     meta["model"] = meta["model"] | change
     save_file(_tensors(tiny), str(path), metadata={"breadth": json.dumps(meta)})
     with pytest.raises(CheckpointError) as info:
@@ -223,7 +224,7 @@ def test_metadata_config_mismatching_the_tensors(tiny, tmp_path, change):
 
 def test_save_is_atomic(tiny, tmp_path, monkeypatch):
     """A save that fails before its rename leaves the old checkpoint intact and no temporary file behind."""
-    path = checkpoint.save(tiny, {"generation": 1}, tmp_path / "m.safetensors")
+    path = checkpoint.save(tiny, RunMeta("finetune", seed=1), tmp_path / "m.safetensors")
     before = path.read_bytes()
 
     def crash(src, dst):
@@ -233,17 +234,17 @@ def test_save_is_atomic(tiny, tmp_path, monkeypatch):
     torch.manual_seed(1)
     other = GPT(GPTConfig(**TINY))
     with pytest.raises(OSError, match="mid-save"):
-        checkpoint.save(other, {"generation": 2}, path)
+        checkpoint.save(other, RunMeta("finetune", seed=2), path)
     monkeypatch.undo()
     assert path.read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["m.safetensors"]
-    assert checkpoint.read_metadata(path)["generation"] == 1
+    assert read_header(path).run.seed == 1
 
 
 def test_save_overwrites_and_creates_folders(tiny, tmp_path):
     """Saving over an existing checkpoint replaces it, and missing parent folders are created."""
     path = tmp_path / "a" / "b" / "m.safetensors"
-    checkpoint.save(tiny, {"generation": 1}, path)
-    checkpoint.save(tiny, {"generation": 2}, path)
-    assert checkpoint.read_metadata(path)["generation"] == 2
+    checkpoint.save(tiny, RunMeta("finetune", seed=1), path)
+    checkpoint.save(tiny, RunMeta("finetune", seed=2), path)
+    assert read_header(path).run.seed == 2
     assert [p.name for p in path.parent.iterdir()] == ["m.safetensors"]

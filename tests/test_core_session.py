@@ -8,9 +8,13 @@ import queue
 
 import pytest
 
-from core import protocol as p
-from core.experiment import SHIPPED
-from core.session import Session, serve
+from core.frontends import protocol as p
+from core.frontends.session import Session, serve
+from core.learning.experiment import TorchModels
+from core.world.presets import PRESETS
+
+MIX = PRESETS["mix_35_35"].shipped
+TWO = PRESETS["two_digit_70"].shipped
 
 
 def _events(session_queue: list) -> dict[str, list]:
@@ -24,7 +28,7 @@ def _events(session_queue: list) -> dict[str, list]:
 def session(one_thread):
     """A session emitting into a list, with an inbox the test can fill."""
     events: list = []
-    return Session(events.append, queue.Queue()), events
+    return Session(events.append, TorchModels(), queue.Queue()), events
 
 
 def test_protocol_round_trips_every_message_and_refuses_garbage():
@@ -45,12 +49,12 @@ def test_protocol_round_trips_every_message_and_refuses_garbage():
 def test_load_then_play_streams_characters_with_roles_then_the_verdict(session):
     """Play on a loaded shipped model streams each character with its writer, then a verdict on the true sum."""
     s, events = session
-    s.handle(p.Load("mix", str(SHIPPED["mix"])))
+    s.handle(p.Load("mix", str(MIX)))
     s.handle(p.Play(7, "mix", "3+4+5"))
     got = _events(events)
     assert got["Loaded"][0].meta["mix"] == "two_digit=35,three_digit=35"
     chars = got["Char"]
-    assert all(c.probe == 7 for c in chars)
+    assert all(c.id == 7 for c in chars)
     played = got["Played"][0]
     assert "".join(c.char for c in chars) == "".join(text for _, text in played.segments)
     assert [c.role for c in chars[:6]] == ["prompt"] * 6
@@ -64,10 +68,10 @@ def test_failures_become_failed_events_not_crashes(session, tmp_path):
     s.handle(p.Load("x", str(tmp_path / "missing.safetensors")))
     s.handle(p.Play(1, "nope", "2+3"))
     s.handle(p.Play(2, "nope", "abc"))
-    s.handle(p.Train(3, "nope=5", {"steps": 2}, str(SHIPPED["mix"]), str(tmp_path)))
+    s.handle(p.Train(3, "nope=5", {"steps": 2}, str(MIX), str(tmp_path)))
     failed = _events(events)["Failed"]
     assert [f.what for f in failed] == ["load", "play", "play", "train"]
-    assert [f.job for f in failed] == [None, 1, 2, 3]
+    assert [f.id for f in failed] == [None, 1, 2, 3]
     assert all(f.message and "\n" not in f.message for f in failed)
     assert s.training is None
 
@@ -80,7 +84,7 @@ def test_train_streams_steps_saves_loads_and_reports_scores(session, tmp_path, b
     got = _events(events)
     assert [e.step for e in got["Step"]] == [1, 2, 3, 4, 5, 6]
     (trained,) = got["Trained"]
-    assert trained.path.startswith(str(tmp_path)) and trained.key in s.models
+    assert trained.path.startswith(str(tmp_path)) and trained.key in s.loaded
     assert {f: v["total"] for f, v in trained.meta["scores"].items()} == {"two_digit": 3, "three_digit": 3}
     assert len(trained.meta["losses"]) == 6
 
@@ -93,12 +97,12 @@ def test_stop_in_the_inbox_ends_training_at_the_next_step_and_keeps_nothing(sess
     got = _events(events)
     assert got["Stopped"] == [p.Stopped(5, 1)]
     assert "Trained" not in got and not list(tmp_path.iterdir())
-    assert s.models == {}
+    assert s.loaded == {}
 
 
 def test_serve_speaks_json_lines_and_ends_on_quit(one_thread):
     """The process loop answers Ready, handles commands from stdin and stops at Quit."""
-    stdin = io.StringIO("\n".join(p.encode(c) for c in [p.Load("m", str(SHIPPED["two_digit"])),
+    stdin = io.StringIO("\n".join(p.encode(c) for c in [p.Load("m", str(TWO)),
                                                          p.Play(1, "m", "23+45"), p.Quit()]) + "\n")
     stdout = io.StringIO()
     serve(stdin, stdout)

@@ -4,19 +4,18 @@ from __future__ import annotations
 
 import pytest
 
-from core import checkpoint
-from core.evaluate import evaluate
+from core.learning import checkpoint
+from core.learning.evaluate import evaluate
+from core.world.presets import PRESETS
 
 
 @pytest.fixture(scope="module")
 def shipped(one_thread):
     """Held-out episodes (seed 0, 30 per family) of each shipped model, by preset name."""
-    from core.experiment import SHIPPED
-
     out = {}
-    for name, path in SHIPPED.items():
-        model, meta = checkpoint.load(path)
-        assert meta["seed"] == 0 and meta["mix"]
+    for name, preset in PRESETS.items():
+        model, header = checkpoint.load(preset.shipped)
+        assert header.run.seed == 0 and header.run.mix == preset.mix.spec()
         out[name] = evaluate(model, 0, 30)
     return out
 
@@ -28,7 +27,7 @@ def _calls(scored, family: str) -> list[int]:
 
 def test_two_digit_model_makes_at_most_one_call_on_three_digit_sums(shipped):
     """A two-digit-only model never makes the second call a three-digit sum needs, so it solves none."""
-    scores, scored = shipped["two_digit"]
+    scores, scored = shipped["two_digit_70"]
     assert max(_calls(scored, "three_digit")) <= 1
     assert scores["three_digit"].solved == 0
     assert scores["two_digit"].solved >= 24  # it did learn its own family (29/30 when shipped)
@@ -36,7 +35,7 @@ def test_two_digit_model_makes_at_most_one_call_on_three_digit_sums(shipped):
 
 def test_three_digit_model_splits_two_digit_sums(shipped):
     """A three-digit-only model never makes the single call a two-digit sum needs, so it solves none."""
-    scores, scored = shipped["three_digit"]
+    scores, scored = shipped["three_digit_70"]
     assert 1 not in _calls(scored, "two_digit")
     assert scores["two_digit"].solved == 0
     assert scores["three_digit"].solved >= 24  # 28/30 when shipped
@@ -44,7 +43,7 @@ def test_three_digit_model_splits_two_digit_sums(shipped):
 
 def test_mix_model_learns_both_procedures(shipped):
     """The 35 + 35 model makes one call on two-digit sums and two on three-digit sums, and solves some of each."""
-    scores, scored = shipped["mix"]
+    scores, scored = shipped["mix_35_35"]
     assert set(_calls(scored, "two_digit")) == {1}
     assert set(_calls(scored, "three_digit")) == {2}
     assert scores["two_digit"].solved > 0 and scores["three_digit"].solved > 0

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import torch
 
-from core import checkpoint
-from core.evaluate import evaluate, worksheet_accuracy
-from core.families import Problem
-from core.mix import PRESETS
-from core.settings import FinetuneSettings
-from core.train import StepStats, demonstration_tensors, finetune
-from core.transcript import Role
-from core.vocab import CHARS, PAD_ID
+from core.learning import checkpoint
+from core.learning.evaluate import evaluate, worksheet_accuracy
+from core.world.families import Problem
+from core.world.presets import PRESETS
+from core.world.settings import FinetuneSettings
+from core.learning.train import StepStats, demonstration_tensors, finetune
+from core.world.transcript import Role
+from core.world.vocab import CHARS, PAD_ID
 
 SETTINGS = FinetuneSettings(steps=30, batch_size=8, seed=0)
 
@@ -19,7 +19,7 @@ SETTINGS = FinetuneSettings(steps=30, batch_size=8, seed=0)
 def _run(base_path, settings: FinetuneSettings = SETTINGS, on_step=None):
     """Fine-tune a fresh copy of the base on the 35 + 35 mix; return losses and held-out scores."""
     model, _ = checkpoint.load(base_path)
-    losses = finetune(model, PRESETS["mix"].demonstrations(settings.seed), settings, on_step)
+    losses = finetune(model, PRESETS["mix_35_35"].mix.demonstrations(settings.seed), settings, on_step)
     scores, scored = evaluate(model, settings.seed, held_out=10)
     return model, losses, {n: s.to_dict() for n, s in scores.items()}, scored
 
@@ -39,9 +39,9 @@ def test_same_seed_same_run(base_path, one_thread):
 def test_another_seed_another_run(base_path, one_thread):
     """A different seed draws other batches, so the loss curve differs."""
     model, _ = checkpoint.load(base_path)
-    losses_a = finetune(model, PRESETS["mix"].demonstrations(0), FinetuneSettings(steps=3, seed=0))
+    losses_a = finetune(model, PRESETS["mix_35_35"].mix.demonstrations(0), FinetuneSettings(steps=3, seed=0))
     model, _ = checkpoint.load(base_path)
-    losses_b = finetune(model, PRESETS["mix"].demonstrations(0), FinetuneSettings(steps=3, seed=1))
+    losses_b = finetune(model, PRESETS["mix_35_35"].mix.demonstrations(0), FinetuneSettings(steps=3, seed=1))
     assert losses_a != losses_b
 
 
@@ -54,7 +54,7 @@ def test_on_step_false_stops_at_that_step(base_path, one_thread):
         return stats.step < 4
 
     model, _ = checkpoint.load(base_path)
-    losses = finetune(model, PRESETS["mix"].demonstrations(0), FinetuneSettings(steps=50), stop_at_four)
+    losses = finetune(model, PRESETS["mix_35_35"].mix.demonstrations(0), FinetuneSettings(steps=50), stop_at_four)
     assert len(losses) == 4
     assert [s.step for s in heard] == [1, 2, 3, 4]
     assert all(s.steps == 50 for s in heard)
@@ -65,7 +65,7 @@ def test_on_step_false_stops_at_that_step(base_path, one_thread):
 def test_on_step_returning_none_does_not_stop(base_path, one_thread):
     """Only an explicit False stops: a callback returning None lets every step run."""
     model, _ = checkpoint.load(base_path)
-    losses = finetune(model, PRESETS["mix"].demonstrations(0), FinetuneSettings(steps=3), lambda s: None)
+    losses = finetune(model, PRESETS["mix_35_35"].mix.demonstrations(0), FinetuneSettings(steps=3), lambda s: None)
     assert len(losses) == 3
 
 
@@ -76,8 +76,8 @@ def test_base_solves_every_worksheet_sum(base_model):
 
 def test_worksheet_accuracy_can_fail(one_thread):
     """An untrained model does not pass the worksheet check (the check is not vacuous)."""
-    from core.model import GPT, GPTConfig
-    from core.vocab import VOCAB_SIZE
+    from core.learning.model import GPT, GPTConfig
+    from core.world.vocab import VOCAB_SIZE
 
     torch.manual_seed(0)
     assert worksheet_accuracy(GPT(GPTConfig(vocab_size=VOCAB_SIZE))) < 0.2
@@ -105,7 +105,7 @@ def test_demonstration_tensors_mask_prompt_environment_and_padding():
 
 def test_dropout_runs_repeat_too(base_path, one_thread):
     """With dropout on, the same seed still repeats the loss curve exactly, and it differs from no dropout."""
-    demos = PRESETS["mix"].demonstrations(0)
+    demos = PRESETS["mix_35_35"].mix.demonstrations(0)
     curves = []
     for dropout in (0.1, 0.1, 0.0):
         model, _ = checkpoint.load(base_path)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from core.families import Problem
-from core.transcript import Role, Segment, Transcript
-from core.vocab import BOS, CHARS, decode, encode
+from core.world.families import Problem
+from core.world.transcript import Role, Segment, Transcript
+from core.world.vocab import BOS, CHARS, decode, encode
 
 
 def counted(transcript: Transcript) -> str:

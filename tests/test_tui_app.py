@@ -8,7 +8,7 @@ from pathlib import Path
 
 from textual.widgets import Input
 
-from core.experiment import SHIPPED
+from core.learning.experiment import SHIPPED
 from tui.screens.help import HelpScreen
 from tui.screens.path_prompt import PathPrompt
 from tui_helpers import fake_app, type_text, wait_for

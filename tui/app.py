@@ -1,7 +1,7 @@
 """BreadthApp: the training panel, the score panel and the playground, wired to the engine process.
 
 The app never imports torch: checkpoints' metadata fills the screen at once, the engine process
-starts after the first frame, and everything it does arrives as events (`core.protocol`), read by
+starts after the first frame, and everything it does arrives as events (`core.frontends.protocol`), read by
 a thread worker and handled here on the UI thread.
 """
 
@@ -16,12 +16,15 @@ from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.widgets import Footer
 
-from core import protocol as p
-from core.checkpoint import CheckpointError, read_metadata
-from core.experiment import BASE
-from core.files import write_atomic
+from core.frontends import protocol as p
+from core.world.header import CheckpointError, read_metadata
+from core.world.mix import slug
+from core.world.paths import BASE, runs_dir
+from core.world.presets import DEFAULT_PRESET
+from core.world.records import RunMeta
+from core.world.files import write_atomic
 
-from .catalog import ModelEntry, runs_dir, shipped_entries
+from .catalog import ModelEntry, shipped_entries
 from .engine import EngineGone, EngineProcess
 from .messages import EngineDied, EngineEvent
 from .screens.help import HelpScreen
@@ -85,7 +88,8 @@ class BreadthApp(App):
         self.playground.border_title = "playground"
         for entry in shipped_entries():
             self.entries[entry.key] = entry
-        self.current = "shipped:mix" if "shipped:mix" in self.entries else next(iter(self.entries), None)
+        default = f"shipped:{DEFAULT_PRESET}"
+        self.current = default if default in self.entries else next(iter(self.entries), None)
         self._refresh_models()
         self.playground.query_one("#sum").focus()
         if self.auto_start:
@@ -137,9 +141,9 @@ class BreadthApp(App):
             self.engine_status("engine ready")
             if "error" not in play.query_one("#sum-message").classes:
                 play.say("")
-        elif isinstance(ev, p.Step) and ev.job == self.training:
+        elif isinstance(ev, p.Step) and ev.id == self.training:
             train.step(ev.step, ev.steps, ev.loss, ev.elapsed)
-        elif isinstance(ev, p.Evaluating) and ev.job == self.training:
+        elif isinstance(ev, p.Evaluating) and ev.id == self.training:
             train.show("evaluating on held-out sums...")
         elif isinstance(ev, p.Trained):
             self._trained(ev)
@@ -150,9 +154,9 @@ class BreadthApp(App):
         elif isinstance(ev, p.Loaded):
             self.loaded.add(ev.key)
         elif isinstance(ev, p.Char):
-            play.char(ev.probe, ev.role, ev.char)
+            play.char(ev.id, ev.role, ev.char)
         elif isinstance(ev, p.Played):
-            play.finish(ev.probe, ev.solved, ev.failure, ev.answer)
+            play.finish(ev.id, ev.solved, ev.failure, ev.answer)
         elif isinstance(ev, p.Failed):
             self._failed(ev)
 
@@ -184,25 +188,24 @@ class BreadthApp(App):
 
     def _failed(self, ev: p.Failed) -> None:
         if ev.what == "train":
-            if ev.job == self.training:
+            if ev.id == self.training:
                 self._abort_training(f"training failed: {ev.message}")
         elif ev.what == "play":
-            self.playground.fail(ev.job, ev.message)
+            self.playground.fail(ev.id, ev.message)
         else:
             self.notify(f"{ev.what} failed: {ev.message}", severity="error")
 
     def _trained(self, ev: p.Trained) -> None:
-        if ev.job == self.training:
+        if ev.id == self.training:
             self.training = None
             self.train_panel.set_training(False)
-        meta = ev.meta
-        entry = ModelEntry(ev.key, "", ev.path, meta, "trained")
-        entry.title = f"{entry.mix_label} #{ev.job}"  # '#n': the n-th run of this session
+        run = RunMeta.from_dict(ev.meta)
+        entry = ModelEntry(ev.key, f"{run.mix_label} #{ev.id}", ev.path, run, "trained")  # '#n': n-th run here
         self.entries[ev.key] = entry
         self.loaded.add(ev.key)
         self.current = ev.key
         self._refresh_models(reference=False)
-        self.train_panel.show(f"done in {meta.get('train_seconds', 0):.1f}s and saved")
+        self.train_panel.show(f"done in {run.train_seconds:.1f}s and saved")
         self.notify(f"Trained and saved: {ev.path}", timeout=6)
 
     # actions
@@ -292,8 +295,7 @@ class BreadthApp(App):
         if entry is None:
             self.notify("no model to save", severity="warning")
             return
-        mix = entry.meta.get("mix", "model").replace(",", "+").replace("=", "")
-        default = f"breadth-{mix}-s{entry.seed}.safetensors"
+        default = f"breadth-{slug(entry.run.mix or 'model')}-s{entry.seed}.safetensors"
 
         def check(path: str) -> str | None:
             target = Path(path).expanduser()
@@ -316,7 +318,7 @@ class BreadthApp(App):
 
     def action_load(self) -> None:
         """Load a checkpoint from a path and switch to it."""
-        found: dict[str, dict] = {}
+        found: dict[str, RunMeta] = {}
 
         def check(path: str) -> str | None:
             try:
@@ -351,7 +353,7 @@ class BreadthApp(App):
         scores.show_model(entry)
         scores.set_runs(list(self.entries.values()), self.current)
         if reference and entry is not None:
-            self.train_panel.query_one(LossPlot).set_reference(entry.meta.get("losses") or [], entry.title)
+            self.train_panel.query_one(LossPlot).set_reference(list(entry.run.losses), entry.title)
 
     async def action_quit(self) -> None:
         self._quitting = True

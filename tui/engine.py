@@ -1,6 +1,6 @@
 """The engine process as seen from the UI: start it, send commands, read events, notice its death.
 
-The engine (`python -m core.session`) runs in a child process so that importing torch and training
+The engine (`python -m core.frontends.session`) runs in a child process so that importing torch and training
 never hold the UI's GIL, and a crash there cannot take the UI down. Messages are JSON lines on its
 stdin and stdout; its stderr goes to a log file, since the UI owns the terminal. End of file on its
 stdout means it died, so a dead engine never hangs the app.
@@ -13,7 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from core import protocol as p
+from core.frontends import protocol as p
 
 LOG_LIMIT = 1_000_000  # bytes of engine log kept across starts
 
@@ -46,7 +46,7 @@ class EngineProcess:
             except OSError:
                 self.log_path = None  # an unwritable home must not stop the engine: run without a log
         try:
-            self._proc = subprocess.Popen([sys.executable, "-m", "core.session"], stdin=subprocess.PIPE,
+            self._proc = subprocess.Popen([sys.executable, "-m", "core.frontends.session"], stdin=subprocess.PIPE,
                                           stdout=subprocess.PIPE, stderr=log, env=env, text=True, bufsize=1,
                                           start_new_session=True)  # Ctrl-C in the terminal reaches only the UI
         finally:

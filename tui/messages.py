@@ -6,7 +6,7 @@ from textual.message import Message
 
 
 class EngineEvent(Message):
-    """An event from the engine process (one of the `core.protocol` event types)."""
+    """An event from the engine process (one of the `core.frontends.protocol` event types)."""
 
     def __init__(self, event: object) -> None:
         super().__init__()

@@ -17,11 +17,10 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.widgets import Input, Static
 
-from core.families import Problem
-from core.probe import SumError, parse_sum
+from core.world.families import Problem
+from core.world.probe import SumError, parse_sum
+from core.world.transcript import Role, visible
 
-ROLE_STYLE = {"prompt": "bold", "action": "bold cyan", "environment": "bold black on yellow"}
-ROLE_NAME = {"prompt": "prompt", "action": "model", "environment": "calculator"}
 PACES = [("instant", 0.0), ("fast", 60.0), ("normal", 20.0), ("slow", 6.0)]  # (name, characters per second)
 TICK_HZ = 30
 
@@ -29,8 +28,8 @@ TICK_HZ = 30
 def legend() -> Text:
     """`prompt  model  calculator`, each in its colour."""
     parts: list = []
-    for role in ("prompt", "action", "environment"):
-        parts += [(f" {ROLE_NAME[role]} ", ROLE_STYLE[role]), " "]
+    for role in Role:
+        parts += [(f" {role.writer} ", role.style), " "]
     return Text.assemble(*parts)
 
 
@@ -59,7 +58,7 @@ class ProbeView(Static):
         st = self.state
         line = Text("› ", style="dim")
         for role, char in st.shown:
-            line.append("⏎" if char == "\n" else char, ROLE_STYLE.get(role, ""))  # keep one line per probe
+            line.append(visible(char), _style(role))  # keep one line per probe
         if not st.shown and st.verdict is None:
             line.append(f"{st.problem.prompt} waiting for the model...", "dim italic")
         if st.verdict is not None and not st.pending:
@@ -186,3 +185,11 @@ class Playground(Vertical):
                 st.shown.append(st.pending.popleft())
             if n:
                 view.render_state()
+
+
+def _style(role: str) -> str:
+    """The style of a role sent by the engine (plain for a value this program does not know)."""
+    try:
+        return Role(role).style
+    except ValueError:
+        return ""

@@ -7,6 +7,8 @@ one mix has been trained on several seeds with the same settings, a line gives i
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
@@ -14,13 +16,12 @@ from textual.containers import Vertical
 from textual.message import Message
 from textual.widgets import DataTable, Static
 
-from core.families import FAMILIES
-from core.stats import mean_sd, wilson
+from core.world.families import FAMILIES
+from core.world.records import HeldOutScore
+from core.world.stats import mean_sd, wilson
 
 from ..catalog import ModelEntry
 
-SHORT = {"two_digit": "2-digit", "three_digit": "3-digit"}
-COLUMN = {"two_digit": "2d", "three_digit": "3d"}
 BAR = 10  # bar width in cells
 
 
@@ -34,34 +35,29 @@ def score_bar(solved: int, total: int) -> Text:
                          f" {solved:>2}/{total:<2} {100 * rate:3.0f}% ", (f"{100 * lo:.0f}-{100 * hi:.0f}", "dim"))
 
 
-def pct(scores: dict, family: str) -> str:
-    s = scores.get(family)
-    return f"{100 * s['solved'] / s['total']:.0f}%" if s and s.get("total") else "-"
-
-
 def across_seeds(entries: list[ModelEntry]) -> Text:
     """One line per mix and settings run on two or more seeds: each family's mean ± sd (%) over those seeds.
 
     `2d 35+3d 35 ×3: 2d 81±17 3d 97±3` reads: three seeds of that mix, two-digit 81% ± 17, three-digit 97% ± 3.
     """
-    groups: dict[tuple, dict[str, ModelEntry]] = {}
+    groups: dict[tuple, dict[int, ModelEntry]] = {}
     for e in entries:
-        settings = {k: v for k, v in (e.meta.get("settings") or {}).items() if k != "seed"}
-        if e.scores and "seed" in e.meta:
-            key = (e.meta.get("mix"), tuple(sorted(settings.items())), e.meta.get("held_out"))
-            groups.setdefault(key, {})[str(e.meta["seed"])] = e  # one run per seed
+        run = e.run
+        if run.scores and run.seed is not None and run.settings is not None:
+            key = (run.mix, replace(run.settings, seed=0), run.held_out)  # the same settings but the seed
+            groups.setdefault(key, {})[run.seed] = e  # one run per seed
     lines = []
     for runs in groups.values():
         if len(runs) < 2:
             continue
         some = next(iter(runs.values()))
         parts = []
-        for name in FAMILIES:
-            rates = [100 * r.scores[name]["solved"] / r.scores[name]["total"] for r in runs.values()
-                     if r.scores.get(name, {}).get("total")]
+        for family in FAMILIES.values():
+            rates = [100 * r.scores[family.name].rate for r in runs.values()
+                     if family.name in r.scores and r.scores[family.name].total]
             if rates:
                 m, sd = mean_sd(rates)
-                parts.append(f"{COLUMN.get(name, name)} {m:.0f}±{sd:.0f}")
+                parts.append(f"{family.short} {m:.0f}±{sd:.0f}")
         lines.append(Text.assemble((f"{some.mix_label} ×{len(runs)}: ", "bold"), " ".join(parts)))
     return Text("\n").join(lines)
 
@@ -82,8 +78,8 @@ class ScorePanel(Vertical):
         table = DataTable(id="runs", cursor_type="row", zebra_stripes=True)
         table.add_column("model", key="model")
         table.add_column("seed", key="seed")
-        for name in FAMILIES:
-            table.add_column(COLUMN.get(name, name), key=name)
+        for family in FAMILIES.values():
+            table.add_column(family.short, key=family.name)
         yield table
         yield Static("", id="across-seeds")
 
@@ -97,13 +93,13 @@ class ScorePanel(Vertical):
         self.query_one("#current-model", Static).update(
             Text.assemble(("▶ ", "bold"), (entry.title, "bold"), seed, (f"  {note}" if note else "", "dim")))
         lines = []
-        for name in FAMILIES:
-            s = entry.scores.get(name)
-            label = Text(f"{SHORT.get(name, name):<8}", style="bold")
-            lines.append(label + (score_bar(s["solved"], s["total"]) if s else Text("not evaluated", style="dim")))
-            if s and s.get("failures"):  # why the rest failed: the procedure, not the arithmetic
-                kinds = ", ".join(f"{kind} {n}" for kind, n in s["failures"].items())
-                lines.append(Text(f"        {kinds}", style="dim", no_wrap=True, overflow="ellipsis"))
+        for family in FAMILIES.values():
+            s = entry.scores.get(family.name)
+            label = Text(f"{family.short:<4}", style="bold")
+            lines.append(label + (score_bar(s.solved, s.total) if s else Text("not evaluated", style="dim")))
+            if s and s.failures:  # why the rest failed: the procedure, not the arithmetic
+                kinds = ", ".join(f"{kind} {n}" for kind, n in s.failures.items())
+                lines.append(Text(f"    {kinds}", style="dim", no_wrap=True, overflow="ellipsis"))
         self.query_one("#family-scores", Static).update(Text("\n").join(lines))
 
     def set_runs(self, entries: list[ModelEntry], current: str | None) -> None:
@@ -111,7 +107,7 @@ class ScorePanel(Vertical):
         table = self.query_one("#runs", DataTable)
         table.clear()
         for e in entries:
-            table.add_row(e.title, e.seed, *(pct(e.scores, name) for name in FAMILIES), key=e.key)
+            table.add_row(e.title, e.seed, *(_percent(e.scores.get(name)) for name in FAMILIES), key=e.key)
         keys = [e.key for e in entries]
         if current in keys:
             table.move_cursor(row=keys.index(current))
@@ -124,3 +120,7 @@ class ScorePanel(Vertical):
     def choose(self, event: DataTable.RowSelected) -> None:
         """Enter or a click on a row switches to that model."""
         self.post_message(self.ModelChosen(event.row_key.value))
+
+
+def _percent(score: HeldOutScore | None) -> str:
+    return score.percent() if score else "-"

@@ -9,16 +9,16 @@ from textual.message import Message
 from textual.markup import escape
 from textual.widgets import Button, Collapsible, Input, Label, Select
 
-from core.evaluate import HELD_OUT
-from core.families import DEMO_POOL, FAMILIES, MAX_HELD_OUT
-from core.mix import PRESET_LABELS, PRESETS, Mix, MixError
-from core.settings import FinetuneSettings
+from core.world.families import DEMO_POOL, FAMILIES
+from core.world.mix import Mix, MixError
+from core.world.presets import DEFAULT_PRESET, PRESETS, preset_of
+from core.world.settings import HELD_OUT, FinetuneSettings, held_out_from_text
 
 from .loss_plot import LossPlot
 
-SHORT = {"two_digit": "2d", "three_digit": "3d"}
 CUSTOM = "custom"
 DEFAULTS = FinetuneSettings()
+SETTING_FIELDS = {"steps": "steps", "seed": "seed", "lr": "lr", "dropout": "dropout", "batch_size": "batch"}
 
 
 class TrainPanel(Vertical):
@@ -27,7 +27,7 @@ class TrainPanel(Vertical):
     class TrainRequested(Message):
         """The user asked to train with this mix and these settings."""
 
-        def __init__(self, mix: Mix, settings: FinetuneSettings, held_out: int = HELD_OUT) -> None:
+        def __init__(self, mix: Mix, settings: FinetuneSettings, held_out: int | None = HELD_OUT) -> None:
             super().__init__()
             self.mix = mix
             self.settings = settings
@@ -40,21 +40,22 @@ class TrainPanel(Vertical):
     status_is_error = False
 
     def compose(self) -> ComposeResult:
-        options = [(PRESET_LABELS[name], name) for name in PRESETS] + [("custom counts", CUSTOM)]
+        options = [(preset.label, preset.name) for preset in PRESETS.values()] + [("custom counts", CUSTOM)]
         with Horizontal(classes="row"):
-            yield Select(options, value="mix", allow_blank=False, compact=True, id="preset")
+            yield Select(options, value=DEFAULT_PRESET, allow_blank=False, compact=True, id="preset")
             yield Button("Train ^t", id="train", variant="success", compact=True)
             yield Button("Stop ^x", id="stop", variant="error", compact=True, disabled=True)
         with Horizontal(classes="row"):
-            for name in FAMILIES:
-                yield Label(f"{SHORT.get(name, name)} ", classes="lbl")
-                yield Input(str(dict(PRESETS["mix"].counts).get(name, 0)), type="integer", max_length=3,
-                            compact=True, id=f"count-{name}", classes="num")
+            default = dict(PRESETS[DEFAULT_PRESET].mix.counts)
+            for family in FAMILIES.values():
+                yield Label(f"{family.short} ", classes="lbl")
+                yield Input(str(default.get(family.name, 0)), type="integer", max_length=3,
+                            compact=True, id=f"count-{family.name}", classes="num")
         with Horizontal(classes="row"):
             yield Label("steps ", classes="lbl")
             yield Input(str(DEFAULTS.steps), type="integer", max_length=5, compact=True, id="steps", classes="num")
             yield Label("seed ", classes="lbl")
-            yield Input(str(DEFAULTS.seed), type="integer", max_length=6, compact=True, id="seed", classes="num")
+            yield Input(str(DEFAULTS.seed), type="integer", max_length=10, compact=True, id="seed", classes="num")
         with Collapsible(title="advanced", id="advanced"):
             with Horizontal(classes="row"):
                 yield Label("lr ", classes="lbl")
@@ -77,7 +78,7 @@ class TrainPanel(Vertical):
     def fill_preset(self, event: Select.Changed) -> None:
         """Choosing a preset fills in its counts."""
         if event.value in PRESETS:
-            counts = dict(PRESETS[event.value].counts)
+            counts = dict(PRESETS[event.value].mix.counts)
             for name in FAMILIES:
                 self.query_one(f"#count-{name}", Input).value = str(counts.get(name, 0))
 
@@ -90,7 +91,8 @@ class TrainPanel(Vertical):
             mix = self._mix()
         except (MixError, ValueError):
             mix = None
-        match = next((name for name, preset in PRESETS.items() if preset == mix), CUSTOM)
+        preset = preset_of(mix) if mix is not None else None
+        match = preset.name if preset else CUSTOM
         select = self.query_one("#preset", Select)
         if select.value != match:
             with select.prevent(Select.Changed):
@@ -98,29 +100,29 @@ class TrainPanel(Vertical):
 
     def _mix(self) -> Mix:
         counts = {}
-        for name in FAMILIES:
-            text = self.query_one(f"#count-{name}", Input).value.strip() or "0"
+        for family in FAMILIES.values():
+            text = self.query_one(f"#count-{family.name}", Input).value.strip() or "0"
             if not text.isdigit():
-                raise MixError(f"{SHORT.get(name, name)} count must be a whole number from 0 to {DEMO_POOL}")
-            counts[name] = int(text)
+                raise MixError(f"{family.short} count must be a whole number from 0 to {DEMO_POOL}")
+            counts[family.name] = int(text)
         return Mix.of(**counts)
 
-    def request(self) -> tuple[Mix, FinetuneSettings]:
-        """The mix and settings in the form; raises ValueError with one line if any is bad."""
+    def request(self) -> tuple[Mix, FinetuneSettings, int | None]:
+        """The mix, settings and held-out size in the form; ValueError with one line if any is bad.
+
+        The settings are checked by FinetuneSettings itself, as on the command line and in the engine.
+        """
         mix = self._mix()
-        steps = _number(self, "steps", int, 1, 100_000)
-        seed = _number(self, "seed", int, 0, 10**6)
-        lr = _number(self, "lr", float, 1e-6, 1.0)
-        dropout = _number(self, "dropout", float, 0.0, 0.9)
-        batch = _number(self, "batch", int, 1, 2 * DEMO_POOL)
-        return mix, FinetuneSettings(steps=steps, seed=seed, lr=lr, dropout=dropout, batch_size=batch)
+        texts = {name: self.query_one(f"#{field_id}", Input).value for name, field_id in SETTING_FIELDS.items()}
+        settings = FinetuneSettings.from_text(**texts)
+        held_out = held_out_from_text(self.query_one("#held-out", Input).value)
+        return mix, settings, held_out
 
     @on(Button.Pressed, "#train")
     def ask_train(self) -> None:
         """Validate the form and ask the app to train."""
         try:
-            mix, settings = self.request()
-            held_out = _number(self, "held-out", int, 1, MAX_HELD_OUT)
+            mix, settings, held_out = self.request()
         except ValueError as e:
             self.show_error(str(e))
             return
@@ -157,16 +159,3 @@ class TrainPanel(Vertical):
         """Show a one-line error inline, in red."""
         self.status, self.status_is_error = text, True
         self.border_subtitle = f"[b $error]{escape(text)}[/]"
-
-
-def _number(panel: TrainPanel, field_id: str, kind: type, low: float, high: float):
-    text = panel.query_one(f"#{field_id}", Input).value.strip()
-    name = {"batch": "batch size", "held-out": "held-out sums"}.get(field_id, field_id)
-    try:
-        value = kind(text)
-    except ValueError:
-        raise ValueError(f"{name}: expected a {'whole ' if kind is int else ''}number, got {text!r}") from None
-    if not low <= value <= high:
-        raise ValueError(f"{name}: between {low:g} and {high:g}, not {value:g}")
-    return value
-

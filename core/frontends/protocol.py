@@ -1,14 +1,18 @@
 """Commands to the engine session and the events it answers with: small dataclasses, one JSON line each.
 
-The UI process writes commands to the engine process's stdin (`core.session`), which answers with
+The UI process writes commands to the engine process's stdin (`core.frontends.session`), which answers with
 events on its stdout. Messages cross as JSON, never pickle, so neither side can be made to run code
-by what it reads. Both sides import this module; it needs neither torch nor Textual.
+by what it reads. Both sides import this module; it needs neither torch nor Textual. A command
+that starts work (Train, Play) carries an `id` chosen by the UI, and every event about that work
+carries the same `id`: one field name for every request.
 """
 
 from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass, field, fields
+
+from ..world.settings import HELD_OUT
 
 
 # commands: UI -> engine
@@ -25,26 +29,26 @@ class Load:
 class Train:
     """Fine-tune the base on `mix`, evaluate, save under `out_dir` and load the result."""
 
-    job: int
+    id: int  # the training job
     mix: str  # `family=count,...`
     settings: dict  # FinetuneSettings fields
     base: str  # pre-trained checkpoint
     out_dir: str  # where the finished model is saved
-    held_out: int = 30  # held-out sums per family for the automatic evaluation
+    held_out: int | None = HELD_OUT  # held-out sums per family for the automatic evaluation (None: all)
 
 
 @dataclass(frozen=True)
 class Stop:
-    """Stop fine-tuning job `job`; the partly trained model is dropped."""
+    """Stop fine-tuning job `id`; the partly trained model is dropped."""
 
-    job: int
+    id: int
 
 
 @dataclass(frozen=True)
 class Play:
     """Play the sum `text` with the model loaded as `key`, streaming each character."""
 
-    probe: int
+    id: int  # the probe
     key: str
     text: str
 
@@ -74,9 +78,9 @@ class Loaded:
 
 @dataclass(frozen=True)
 class Step:
-    """One fine-tuning step of job `job`."""
+    """One fine-tuning step of job `id`."""
 
-    job: int
+    id: int
     step: int
     steps: int
     loss: float
@@ -85,16 +89,16 @@ class Step:
 
 @dataclass(frozen=True)
 class Evaluating:
-    """Fine-tuning of `job` finished; the held-out evaluation is running."""
+    """Fine-tuning of job `id` finished; the held-out evaluation is running."""
 
-    job: int
+    id: int
 
 
 @dataclass(frozen=True)
 class Trained:
-    """Job `job` is trained, evaluated, saved at `path` and loaded under `key`."""
+    """Job `id` is trained, evaluated, saved at `path` and loaded under `key`."""
 
-    job: int
+    id: int
     key: str
     path: str
     meta: dict  # the checkpoint's metadata: mix, seed, settings, scores, losses
@@ -102,30 +106,30 @@ class Trained:
 
 @dataclass(frozen=True)
 class Stopped:
-    """Job `job` stopped on request after `steps` steps; nothing was kept."""
+    """Job `id` stopped on request after `steps` steps; nothing was kept."""
 
-    job: int
+    id: int
     steps: int
 
 
 @dataclass(frozen=True)
 class Char:
-    """One character of probe `probe`'s episode, and who wrote it (a core.transcript.Role value)."""
+    """One character of probe `id`'s episode, and who wrote it (a `core.world.transcript.Role` value)."""
 
-    probe: int
+    id: int
     role: str
     char: str
 
 
 @dataclass(frozen=True)
 class Played:
-    """Probe `probe` ended: the verdict against the true sum."""
+    """Probe `id` ended: the verdict against the true sum."""
 
-    probe: int
+    id: int
     answer: int  # the true sum
     family: str  # the family holding the sum, '' if none
     solved: bool
-    failure: str | None  # a core.verdict.Failure value when not solved
+    failure: str | None  # a core.world.verdict.Failure value when not solved
     segments: list = field(default_factory=list)  # [(role, text), ...] of the whole episode
 
 
@@ -135,7 +139,7 @@ class Failed:
 
     what: str  # "load", "train", "play"
     message: str
-    job: int | None = None  # the training job or probe it concerns
+    id: int | None = None  # the training job or probe it concerns
 
 
 _TYPES = {cls.__name__: cls for cls in (Load, Train, Stop, Play, Quit, Ready, Loaded, Step, Evaluating, Trained,

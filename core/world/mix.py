@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .families import DEMO_POOL, FAMILIES, Problem
+from .families import DEMO_POOL, FAMILIES, Problem, short_label
 
 
 class MixError(ValueError):
@@ -58,14 +58,28 @@ class Mix:
         """The mix in the form `parse` reads."""
         return ",".join(f"{name}={n}" for name, n in self.counts)
 
+    def short(self) -> str:
+        """A label that fits a narrow column, e.g. `2d 35+3d 35`."""
+        return "+".join(f"{short_label(name)} {n}" for name, n in self.counts)
+
+    def slug(self) -> str:
+        """The mix as a file-name part, e.g. `two_digit35+three_digit35`."""
+        return slug(self.spec())
+
+
     def demonstrations(self, seed: int) -> list[Problem]:
         """Every demonstration problem of the mix for `seed`, family by family."""
         return [p for name, n in self.counts for p in FAMILIES[name].demonstrations(seed, n)]
 
 
-PRESETS = {  # the plate's three training mixes
-    "two_digit": Mix.of(two_digit=70),
-    "three_digit": Mix.of(three_digit=70),
-    "mix": Mix.of(two_digit=35, three_digit=35),
-}
-PRESET_LABELS = {"two_digit": "two-digit 70", "three_digit": "three-digit 70", "mix": "mix 35+35"}
+def slug(spec: str) -> str:
+    """A mix spec (`two_digit=35,three_digit=35`) as a file-name part (`two_digit35+three_digit35`)."""
+    return "".join(c for c in spec.replace(",", "+").replace("=", "") if c.isalnum() or c in "_+-") or "model"
+
+
+def short_spec(spec: str) -> str:
+    """A mix spec as `Mix.short` shows it, or the spec itself if it does not parse."""
+    try:
+        return Mix.parse(spec).short()
+    except MixError:
+        return spec

@@ -3,17 +3,19 @@
 All episodes of a batch advance in lockstep. At each position an episode either takes a forced
 character (its prompt, or a tool result the environment queued) or the model's greedy choice from
 the previous position. A policy only has to map the characters just fed to the next choices, so a
-scripted fake can stand in for the model, and the real one decodes with a KV cache (one position
-per step, not the whole sequence).
+scripted fake can stand in for the model; the real one (`core.learning.policy.GreedyPolicy`) decodes
+with a KV cache, one position per step. `complete` feeds prompts to a policy and reads its
+continuations, for text that is not an episode (the pre-training worksheets).
 """
 
 from __future__ import annotations
 
-from typing import Callable, Protocol
+from collections.abc import Callable
+from typing import Protocol
 
 from .episode import MAX_LENGTH, Episode
 from .transcript import Role
-from .vocab import BOS, CHARS, PAD, PAD_ID, encode
+from .vocab import BOS, PAD
 
 
 class Policy(Protocol):
@@ -53,22 +55,27 @@ def rollout(policy: Policy, prompts: list[str], max_length: int = MAX_LENGTH, on
     return episodes
 
 
-class GreedyPolicy:
-    """The model as a policy: argmax of its next-character logits, decoded with a KV cache."""
+def complete(policy: Policy, prompts: list[str], stop: str, max_new: int) -> list[str | None]:
+    """Each prompt's continuation chosen by `policy`, without `stop`; None if `stop` did not come in `max_new`.
 
-    def __init__(self, model, batch: int):
-        import torch
-
-        from .model import KVCache
-
-        self._torch = torch
-        self.model = model.eval()
-        self.cache = KVCache(model.config, batch)
-
-    def step(self, chars: list[str]) -> list[str]:
-        torch = self._torch
-        ids = torch.tensor([[encode(c)[0] if c != PAD else PAD_ID] for c in chars])  # (B, 1)
-        with torch.no_grad():
-            logits, _ = self.model(ids, cache=self.cache)  # (B, 1, vocab)
-        logits[:, -1, PAD_ID] = float("-inf")  # the model never chooses padding
-        return [CHARS[i] for i in logits[:, -1].argmax(-1).tolist()]
+    The prompts (all of one length) are fed in lockstep; a row that has stopped is fed padding.
+    """
+    if len({len(p) for p in prompts}) > 1:
+        raise ValueError("complete() feeds prompts in lockstep: give prompts of one length")
+    width = len(prompts[0]) if prompts else 0
+    choices: list[str] = []
+    for pos in range(width):
+        choices = policy.step([p[pos] for p in prompts])
+    out = [[] for _ in prompts]
+    done = [False] * len(prompts)
+    for new in range(max_new):
+        for i, c in enumerate(choices):
+            if not done[i]:
+                if c == stop:
+                    done[i] = True
+                else:
+                    out[i].append(c)
+        if all(done) or new == max_new - 1:
+            break
+        choices = policy.step([PAD if d else c for d, c in zip(done, choices)])
+    return ["".join(o) if d else None for o, d in zip(out, done)]

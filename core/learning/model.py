@@ -14,15 +14,16 @@ import torch
 import torch.nn as nn
 from torch.nn import functional as F
 
-from .vocab import VOCAB_SIZE
+from ..world.episode import MAX_LENGTH
+from ..world.vocab import VOCAB_SIZE
 
 
 @dataclass
 class GPTConfig:
     """Shape of the model."""
 
-    vocab_size: int = VOCAB_SIZE  # characters in the vocabulary (core.vocab)
-    block_size: int = 32  # longest sequence (context) in tokens
+    vocab_size: int = VOCAB_SIZE  # characters in the vocabulary (core.world.vocab)
+    block_size: int = MAX_LENGTH  # longest sequence (context) in tokens: an episode's limit
     n_layer: int = 3  # transformer blocks
     n_head: int = 4  # attention heads per block
     n_embd: int = 96  # residual stream width
@@ -133,6 +134,15 @@ class GPT(nn.Module):
             nn.init.normal_(module.weight, mean=0.0, std=0.02)
         if isinstance(module, nn.Linear) and module.bias is not None:
             nn.init.zeros_(module.bias)
+
+    def set_dropout(self, p: float) -> None:
+        """Set every dropout probability in the model (and in its config, so checkpoints record it)."""
+        self.config.dropout = p
+        for m in self.modules():
+            if isinstance(m, nn.Dropout):
+                m.p = p
+            elif isinstance(m, CausalSelfAttention):
+                m.dropout = p  # the attention's own dropout, passed to scaled_dot_product_attention
 
     def num_params(self) -> int:
         """Trainable parameters (the tied head counted once)."""

@@ -433,7 +433,7 @@ def report_stop(data: dict, console) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the three measurements, print them, optionally write them as JSON; 1 on any failure."""
-    parser = argparse.ArgumentParser(prog="python -m tui.bench", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m bench.tui_bench", description=__doc__)
     parser.add_argument("--runs", type=int, default=5, help="first-frame runs (default 5)")
     parser.add_argument("--samples", type=int, default=150, help="keys per latency measurement (default 150)")
     parser.add_argument("--json", metavar="PATH", help="also write every number to PATH")

@@ -1,7 +1,7 @@
 """The engine session: loads models, fine-tunes, evaluates and plays sums for the UI, in its own process.
 
-Run as `python -m core.session`: `serve` reads JSON commands from stdin and writes JSON events to
-stdout (see `core.protocol`). While a model trains, each step also drains the commands that have
+Run as `python -m core.frontends.session`: `serve` reads JSON commands from stdin and writes JSON events to
+stdout (see `core.frontends.protocol`). While a model trains, each step also drains the commands that have
 arrived, so Stop lands within a step and sums can be played on the loaded models during training.
 Every failure becomes a `Failed` event; the loop only ends on Quit or when stdin closes.
 """
@@ -13,19 +13,42 @@ import queue
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
+from typing import Protocol
 
+from ..world.mix import Mix
+from ..world.probe import parse_sum
+from ..world.records import OnStep, RunMeta
+from ..world.rollout import Policy
+from ..world.scoring import play
+from ..world.settings import FinetuneSettings, held_out_count
 from . import protocol as p
+
+
+class Models(Protocol):
+    """What the session needs of models: the torch side (`core.learning.experiment.TorchModels`) or a scripted one."""
+
+    def load(self, path: str) -> tuple[object, dict]: ...  # the model at `path` and its metadata as stored
+
+    def policy(self, model: object, batch: int) -> Policy: ...  # a policy playing `model` for `batch` rows
+
+    def context(self, model: object) -> int: ...  # the model's context in characters
+
+    def finetune(self, mix: Mix, settings: FinetuneSettings, base: str, held_out: int | None,
+                 on_step: OnStep) -> tuple[object, RunMeta]: ...  # the trained model and its record
+
+    def save(self, model: object, run: RunMeta, path: str) -> dict: ...  # save; the metadata as stored
 
 
 class Session:
     """Models in memory by key, and the handling of each command."""
 
-    def __init__(self, emit: Callable[[object], None], inbox=None):
+    def __init__(self, emit: Callable[[object], None], models: Models, inbox=None):
         self.emit = emit
+        self.models = models
         self.inbox = inbox  # the command queue, polled during training (None: nothing to poll)
-        self.models: dict[str, object] = {}  # key -> GPT
+        self.loaded: dict[str, object] = {}  # key -> model
         self.training: int | None = None  # job being trained
         self._stop: set[int] = set()
         self.deferred: list[object] = []  # commands that must wait for training to end
@@ -40,59 +63,47 @@ class Session:
             elif isinstance(cmd, p.Train):
                 self._train(cmd)
             elif isinstance(cmd, p.Stop):
-                self._stop.add(cmd.job)
+                self._stop.add(cmd.id)
         except Exception as e:  # noqa: BLE001 -- the engine reports, the UI decides
-            what = type(cmd).__name__.lower()
-            job = getattr(cmd, "job", getattr(cmd, "probe", None))
-            self.emit(p.Failed(what, _one_line(e), job))
+            self.emit(p.Failed(type(cmd).__name__.lower(), _one_line(e), getattr(cmd, "id", None)))
 
     def _load(self, cmd: p.Load) -> None:
-        from .checkpoint import load
-
-        model, meta = load(cmd.path)
-        self.models[cmd.key] = model
+        model, meta = self.models.load(cmd.path)
+        self.loaded[cmd.key] = model
         self.emit(p.Loaded(cmd.key, cmd.path, meta))
 
     def _play(self, cmd: p.Play) -> None:
-        from .evaluate import play
-        from .probe import parse_sum
-
         problem = parse_sum(cmd.text)
-        if cmd.key not in self.models:
+        if cmd.key not in self.loaded:
             raise KeyError(f"model {cmd.key!r} is not loaded")
-        emit = self.emit
-        (scored,) = play(self.models[cmd.key], [problem],
-                         on_char=lambda i, role, c: emit(p.Char(cmd.probe, role.value, c)))
+        model, emit = self.loaded[cmd.key], self.emit
+        (scored,) = play(lambda batch: self.models.policy(model, batch), [problem],
+                         on_char=lambda i, role, c: emit(p.Char(cmd.id, role.value, c)),
+                         max_length=self.models.context(model))
         v = scored.verdict
-        self.emit(p.Played(cmd.probe, problem.answer, problem.family, v.solved,
-                           v.failure.value if v.failure else None,
+        self.emit(p.Played(cmd.id, problem.answer, problem.family, v.solved, v.failure.value if v.failure else None,
                            [(s.role.value, s.text) for s in scored.episode.transcript.segments]))
 
     def _train(self, cmd: p.Train) -> None:
-        from . import checkpoint
-        from .experiment import finetune_run
-        from .mix import Mix
-        from .settings import FinetuneSettings
-
         if self.training is not None:
             raise RuntimeError(f"already training job {self.training}")
-        mix, settings = Mix.parse(cmd.mix), FinetuneSettings(**cmd.settings)
-        self.training = cmd.job
+        mix, settings = Mix.parse(cmd.mix), FinetuneSettings.from_dict(cmd.settings)
+        held_out = held_out_count(cmd.held_out)
+        self.training = cmd.id
         try:
-            model, record = finetune_run(mix, settings, cmd.base, cmd.held_out,
-                                         on_step=lambda s: self._on_step(cmd.job, s))
+            model, record = self.models.finetune(mix, settings, cmd.base, held_out,
+                                                 lambda s: self._on_step(cmd.id, s))
         finally:
             self.training = None
         if not record.completed:
-            self.emit(p.Stopped(cmd.job, len(record.losses)))
+            self.emit(p.Stopped(cmd.id, len(record.losses)))
             return
-        name = f"{time.strftime('%Y%m%d-%H%M%S')}-{mix.spec().replace(',', '+').replace('=', '')}-s{settings.seed}"
+        name = f"{time.strftime('%Y%m%d-%H%M%S')}-{mix.slug()}-s{settings.seed}"
         path = Path(cmd.out_dir) / f"{name}.safetensors"
-        meta = record.checkpoint_meta(cmd.base)
-        checkpoint.save(model, meta, path)
-        key = f"run:{cmd.job}"
-        self.models[key] = model
-        self.emit(p.Trained(cmd.job, key, str(path), checkpoint.read_metadata(path)))
+        meta = self.models.save(model, record, str(path))
+        key = f"run:{cmd.id}"
+        self.loaded[key] = model
+        self.emit(p.Trained(cmd.id, key, str(path), meta))
 
     def _on_step(self, job: int, stats) -> bool:
         self.emit(p.Step(job, stats.step, stats.steps, stats.loss, stats.elapsed))
@@ -124,8 +135,12 @@ def _one_line(e: BaseException) -> str:
     return text[0] if text else type(e).__name__
 
 
-def serve(stdin=None, stdout=None) -> None:
-    """The engine process's main loop: JSON commands on stdin, JSON events on stdout, until Quit or EOF."""
+def serve(stdin=None, stdout=None, models: Models | None = None) -> None:
+    """The engine process's main loop: JSON commands on stdin, JSON events on stdout, until Quit or EOF.
+
+    `models` defaults to the torch side, imported here (after the reader thread has started) so that
+    the time to Ready is the time torch takes.
+    """
     start = time.perf_counter()
     stdin, stdout = stdin or sys.stdin, stdout or sys.stdout
     lock = threading.Lock()
@@ -147,10 +162,11 @@ def serve(stdin=None, stdout=None) -> None:
         commands.put(p.Quit())  # the UI closed our stdin: it is gone
 
     threading.Thread(target=read_stdin, daemon=True, name="stdin").start()
-    from .train import use_one_thread  # imports torch
+    if models is None:
+        from ..learning.experiment import TorchModels  # imports torch
 
-    use_one_thread()
-    session = Session(emit, commands)
+        models = TorchModels()
+    session = Session(emit, models, commands)
     emit(p.Ready(time.perf_counter() - start))
     while True:
         cmd = session.deferred.pop(0) if session.deferred else commands.get()

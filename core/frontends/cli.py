@@ -37,60 +37,33 @@ def _positive_int(text: str) -> int:
     return n
 
 
-def _seed(text: str) -> int:
-    try:
-        n = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"a seed is a whole number, not {text!r}") from None
-    if n < 0:
-        raise argparse.ArgumentTypeError(f"a seed is not negative, got {n}")
-    return n
-
-
-def _rate(text: str) -> float:
-    try:
-        x = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not 0 <= x < 1:
-        raise argparse.ArgumentTypeError(f"expected a value in [0, 1), got {x}")
-    return x
-
-
-def _lr(text: str) -> float:
-    try:
-        x = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not 0 < x <= 1:
-        raise argparse.ArgumentTypeError(f"a learning rate in (0, 1], got {x}")
-    return x
-
-
-def _held_out(text: str) -> int | None:
-    if text == "all":
-        return None
-    return _positive_int(text)
-
-
-def _seeds(text: str) -> list[int]:
-    seeds = [_seed(s.strip()) for s in text.split(",") if s.strip()]
+def _seeds(text: str) -> list[str]:
+    seeds = [s.strip() for s in text.split(",") if s.strip()]
     if not seeds:
         raise argparse.ArgumentTypeError("expected seeds such as 0,1,2")
     return seeds
 
 
 def _settings_flags(s: argparse.ArgumentParser, ft) -> None:
-    """The fine-tuning hyper-parameter flags shared by `train` and `plate`."""
-    s.add_argument("--steps", type=_positive_int, default=ft.steps, help=f"optimiser steps (default {ft.steps})")
-    s.add_argument("--lr", type=_lr, default=ft.lr, help=f"AdamW learning rate (default {ft.lr})")
-    s.add_argument("--dropout", type=_rate, default=ft.dropout, help=f"dropout (default {ft.dropout})")
-    s.add_argument("--batch-size", type=_positive_int, default=ft.batch_size,
-                   help=f"demonstrations per step (default {ft.batch_size})")
+    """The fine-tuning hyper-parameter flags shared by `train` and `plate`; checked by FinetuneSettings."""
+    s.add_argument("--steps", help=f"optimiser steps (default {ft.steps})")
+    s.add_argument("--lr", help=f"AdamW learning rate (default {ft.lr})")
+    s.add_argument("--dropout", help=f"dropout (default {ft.dropout})")
+    s.add_argument("--batch-size", help=f"demonstrations per step (default {ft.batch_size})")
+    s.add_argument("--weight-decay", help=f"AdamW weight decay (default {ft.weight_decay})")
+
+
+def finetune_settings(args, seed: str | None = None):
+    """The FinetuneSettings the flags ask for (defaults for those not given); SettingsError if one is bad."""
+    from ..world.settings import FinetuneSettings
+
+    given = {"steps": args.steps, "lr": args.lr, "dropout": args.dropout, "batch_size": args.batch_size,
+             "weight_decay": args.weight_decay, "seed": seed}
+    return FinetuneSettings.from_text(**{k: v for k, v in given.items() if v is not None})
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from .settings import FinetuneSettings, PretrainSettings
+    from ..world.settings import HELD_OUT, FinetuneSettings, PretrainSettings
 
     ft, pt = FinetuneSettings(), PretrainSettings()
     p = _Parser(prog="breadth", description="Fine-tune a tiny character model to call a calculator, "
@@ -101,16 +74,16 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("pretrain", help="pre-train the base model on single-digit worksheets",
                        description="Pre-train the base model on single-digit addition worksheets and "
                        "check it on all 100 worksheet sums.")
-    s.add_argument("--steps", type=_positive_int, default=pt.steps, help=f"optimiser steps (default {pt.steps})")
-    s.add_argument("--seed", type=_seed, default=pt.seed, help="seed (default 0)")
-    s.add_argument("--out", type=Path, default=None, help="where to write it (default: the shipped base)")
+    s.add_argument("--steps", help=f"optimiser steps (default {pt.steps})")
+    s.add_argument("--seed", help=f"seed (default {pt.seed})")
+    s.add_argument("--out", type=Path, default=None, help="where to write it (default: base.safetensors in the "
+                   "user's breadth folder)")
 
     s = sub.add_parser("train", help="fine-tune the base on a mix of task families",
                        description="Fine-tune the base model on demonstrations from a mix of task "
                        "families (loss on the model's own actions only), then score held-out sums.")
     s.add_argument("--mix", required=True, help="demonstrations per family, e.g. two_digit=35,three_digit=35")
-    s.add_argument("--seed", type=_seed, default=ft.seed, help="seeds demonstrations, held-out sets and "
-                   "training (default 0)")
+    s.add_argument("--seed", help=f"seeds demonstrations, held-out sets and training (default {ft.seed})")
     _settings_flags(s, ft)
     s.add_argument("--base", type=Path, default=None, help="pre-trained checkpoint (default: the shipped base)")
     s.add_argument("--out", type=Path, required=True, help="checkpoint to write")
@@ -119,9 +92,10 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Greedy rollouts, with the calculator in the loop, on each family's "
                        "held-out sums; prints solved/total and the failure kinds.")
     s.add_argument("checkpoint", type=Path)
-    s.add_argument("--held-out", type=_held_out, default=30, help="sums per family: a number or 'all' (default 30)")
-    s.add_argument("--seed", type=_seed, default=None, help="held-out sets of this seed (default: the "
-                   "checkpoint's training seed)")
+    s.add_argument("--held-out", default=str(HELD_OUT),
+                   help=f"sums per family: a number or 'all' (default {HELD_OUT})")
+    s.add_argument("--seed", default=None, help="held-out sets of this seed (default: the checkpoint's training "
+                   "seed)")
     s.add_argument("--json", type=Path, default=None, help="also write the scores and episodes here")
 
     s = sub.add_parser("play", help="play one sum and show who wrote what",
@@ -135,7 +109,8 @@ def build_parser() -> argparse.ArgumentParser:
                        "score them, print the table beside the plate's numbers and write every run to JSON.")
     s.add_argument("--seeds", type=_seeds, default=[0, 1, 2], help="comma-separated seeds (default 0,1,2)")
     _settings_flags(s, ft)
-    s.add_argument("--held-out", type=_held_out, default=30, help="sums per family: a number or 'all' (default 30)")
+    s.add_argument("--held-out", default=str(HELD_OUT),
+                   help=f"sums per family: a number or 'all' (default {HELD_OUT})")
     s.add_argument("--workers", type=_positive_int, default=2, help="parallel processes (default 2)")
     s.add_argument("--json", type=Path, default=None, help="write every run here")
     return p
@@ -143,9 +118,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of `breadth`."""
-    from .checkpoint import CheckpointError
-    from .mix import MixError
-    from .probe import SumError
+    from ..world.header import CheckpointError
+    from ..world.mix import MixError
+    from ..world.probe import SumError
+    from ..world.settings import SettingsError
 
     err = Console(stderr=True, highlight=False)
     try:
@@ -153,7 +129,7 @@ def main(argv: list[str] | None = None) -> int:
         from . import commands
 
         return getattr(commands, HANDLERS.get(args.command, args.command))(args) or 0
-    except (UsageError, CheckpointError, MixError) as e:
+    except (UsageError, CheckpointError, MixError, SettingsError) as e:
         err.print(f"error: {e}", markup=False, soft_wrap=True)
         return USAGE_ERROR
     except OSError as e:  # an unwritable --out or --json, a full disk: one line, not a traceback

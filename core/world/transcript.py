@@ -13,12 +13,34 @@ from enum import Enum
 from .vocab import BOS, encode
 
 
+NEWLINE_GLYPH = "⏎"  # how a newline the model writes is shown, so an episode stays on one line
+
+
 class Role(str, Enum):
-    """Who wrote a segment."""
+    """Who wrote a segment, with the name and colour every front end shows it in."""
 
     PROMPT = "prompt"  # the task as posed
     ACTION = "action"  # the model's own tokens: calls and the final answer
     ENVIRONMENT = "environment"  # what the calculator appended
+
+    @property
+    def writer(self) -> str:
+        """Who wrote it, for people: `prompt`, `model` or `calculator`."""
+        return _WRITER[self]
+
+    @property
+    def style(self) -> str:
+        """Its rich style: prompt bold, the model's tokens cyan, the calculator's results on yellow."""
+        return _STYLE[self]
+
+
+_WRITER = {Role.PROMPT: "prompt", Role.ACTION: "model", Role.ENVIRONMENT: "calculator"}
+_STYLE = {Role.PROMPT: "bold", Role.ACTION: "bold cyan", Role.ENVIRONMENT: "bold black on yellow"}
+
+
+def visible(text: str) -> str:
+    """Text as shown on one line: a newline becomes NEWLINE_GLYPH."""
+    return text.replace("\n", NEWLINE_GLYPH)
 
 
 @dataclass(frozen=True)

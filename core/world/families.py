@@ -11,16 +11,16 @@ from __future__ import annotations
 
 import itertools
 import random
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from functools import lru_cache
-from typing import Callable
+from functools import cached_property
 
 from .calculator import calculate
+from .settings import HELD_OUT
 from .transcript import Role, Transcript
 from .vocab import CALL_OPEN, CLOSE
 
 DEMO_POOL = 200  # demonstrations of a family come from the first DEMO_POOL of its seeded order
-MAX_HELD_OUT = 200  # the largest held-out set the app offers (the CLI takes any number, or all)
 
 
 @dataclass(frozen=True)
@@ -58,21 +58,55 @@ class Problem:
         return t
 
 
-@dataclass(frozen=True)
 class Family:
-    """A named task family: a finite, ordered space of operand tuples."""
+    """A task family: a finite, ordered space of operand tuples, its labels, and its seeded orders.
 
-    name: str
-    description: str
-    space: Callable[[], list[tuple[int, ...]]]  # every problem of the family, in a fixed order
+    The family owns its data: the space is built once and kept on the instance, and nothing here
+    looks the family up by name, so a family works whether or not it is registered.
+    """
+
+    def __init__(self, name: str, short: str, label: str, description: str,
+                 space: Callable[[], Iterable[tuple[int, ...]]]) -> None:
+        self.name = name  # registry key and the name in mixes, e.g. `two_digit`
+        self.short = short  # a column header, e.g. `2d`
+        self.label = label  # for people, e.g. `two-digit`
+        self.description = description
+        self._make_space = space  # every problem of the family, in a fixed order
+        self._orders: dict[int, tuple[tuple[int, ...], ...]] = {}  # seed -> shuffled space (a few seeds)
+
+    def __repr__(self) -> str:
+        return f"Family({self.name!r})"
+
+    @cached_property
+    def space(self) -> tuple[tuple[int, ...], ...]:
+        """Every operand tuple of the family, in its fixed order (built once)."""
+        return tuple(tuple(ops) for ops in self._make_space())
+
+    @cached_property
+    def _members(self) -> frozenset[tuple[int, ...]]:
+        return frozenset(self.space)
+
+    def contains(self, operands: tuple[int, ...]) -> bool:
+        """True if these operands are a sum of this family."""
+        return tuple(operands) in self._members
 
     def size(self) -> int:
         """How many distinct sums the family holds."""
-        return len(_order(self.name, -1))
+        return len(self.space)
+
+    def order(self, seed: int) -> tuple[tuple[int, ...], ...]:
+        """The space shuffled by `seed` (the last few seeds' orders are kept)."""
+        if seed not in self._orders:
+            if len(self._orders) >= _ORDERS_KEPT:
+                self._orders.pop(next(iter(self._orders)))
+            space = list(self.space)
+            random.Random(f"{self.name}/{seed}").shuffle(space)
+            self._orders[seed] = tuple(space)
+        return self._orders[seed]
 
     def problem(self, seed: int, index: int) -> Problem:
         """The index-th problem of the family's order for `seed`."""
-        return Problem(_order(self.name, seed)[index], self.name)
+        return Problem(self.order(seed)[index], self.name)
 
     def demonstrations(self, seed: int, count: int) -> list[Problem]:
         """The first `count` problems of the seeded order (count at most DEMO_POOL)."""
@@ -80,12 +114,14 @@ class Family:
             raise ValueError(f"{self.name}: between 0 and {DEMO_POOL} demonstrations, not {count}")
         return [self.problem(seed, i) for i in range(count)]
 
-    def held_out(self, seed: int, count: int | None = 30) -> list[Problem]:
+    def held_out(self, seed: int, count: int | None = HELD_OUT) -> list[Problem]:
         """`count` held-out problems (None: every problem outside the demonstration pool)."""
         n = self.size() - DEMO_POOL
         count = n if count is None else min(count, n)
         return [self.problem(seed, DEMO_POOL + i) for i in range(count)]
 
+
+_ORDERS_KEPT = 16  # seeded orders cached per family
 
 FAMILIES: dict[str, Family] = {}
 
@@ -98,20 +134,22 @@ def register(family: Family) -> Family:
     return family
 
 
-@lru_cache(maxsize=64)
-def _order(name: str, seed: int) -> tuple[tuple[int, ...], ...]:
-    """The family's space shuffled by `seed` (seed -1: unshuffled)."""
-    space = list(FAMILIES[name].space())
-    if seed >= 0:
-        random.Random(f"{name}/{seed}").shuffle(space)
-    return tuple(space)
+def family_of(operands: tuple[int, ...]) -> str:
+    """The name of the registered family holding these operands, or '' for a sum outside all of them."""
+    return next((f.name for f in FAMILIES.values() if f.contains(operands)), "")
+
+
+def short_label(name: str) -> str:
+    """A family's short label (`2d`) by name; the name itself for a family not registered."""
+    family = FAMILIES.get(name)
+    return family.short if family else name
 
 
 register(Family(
-    "two_digit", "a+b with a, b in 10..99: one call",
-    lambda: list(itertools.product(range(10, 100), repeat=2)),
+    "two_digit", "2d", "two-digit", "a+b with a, b in 10..99: one call",
+    lambda: itertools.product(range(10, 100), repeat=2),
 ))
 register(Family(
-    "three_digit", "a+b+c with single digits: two calls",
-    lambda: list(itertools.product(range(10), repeat=3)),
+    "three_digit", "3d", "three-digit", "a+b+c with single digits: two calls",
+    lambda: itertools.product(range(10), repeat=3),
 ))

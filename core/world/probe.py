@@ -11,7 +11,7 @@ import re
 
 from .calculator import MAX_OPERAND_DIGITS, parse_call
 from .episode import MAX_LENGTH
-from .families import FAMILIES, Problem
+from .families import Problem, family_of
 
 MAX_OPERANDS = 4  # a+b+c+d: three calls
 _SUM = re.compile(r"[0-9]+(?:\+[0-9]+)+")
@@ -47,20 +47,3 @@ def parse_sum(text: str) -> Problem:
         raise SumError(f"solving it takes {needed} characters, more than the model's {MAX_LENGTH}-character "
                        "context; try fewer or shorter numbers")
     return problem
-
-
-def family_of(operands: tuple[int, ...]) -> str:
-    """The registered family whose space holds these operands, or '' for a sum outside all of them."""
-    for name in FAMILIES:
-        if operands in _spaces(name):
-            return name
-    return ""
-
-
-_SPACE_CACHE: dict[str, frozenset] = {}
-
-
-def _spaces(name: str) -> frozenset:
-    if name not in _SPACE_CACHE:
-        _SPACE_CACHE[name] = frozenset(FAMILIES[name].space())
-    return _SPACE_CACHE[name]

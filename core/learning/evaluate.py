@@ -1,0 +1,30 @@
+"""Held-out evaluation of a model: greedy rollouts of each family's held-out sums, scored per family."""
+
+from __future__ import annotations
+
+from ..world.families import FAMILIES
+from ..world.records import HeldOutScore
+from ..world.rollout import complete
+from ..world.scoring import Scored, play, tally
+from ..world.settings import HELD_OUT
+from ..world.vocab import BOS
+from ..world.worksheets import worksheet_sums
+from .model import GPT
+from .policy import GreedyPolicy, greedy
+
+
+def evaluate(model: GPT, seed: int, held_out: int | None = HELD_OUT, families: list[str] | None = None,
+             ) -> tuple[dict[str, HeldOutScore], list[Scored]]:
+    """Per-family held-out scores for `seed` (held_out None: every held-out sum) and every episode."""
+    names = list(FAMILIES) if families is None else families
+    problems = [p for name in names for p in FAMILIES[name].held_out(seed, held_out)]
+    scored = play(greedy(model), problems, max_length=model.config.block_size)
+    return tally(scored, names), scored
+
+
+def worksheet_accuracy(model: GPT) -> float:
+    """Share of the 100 single-digit worksheet sums the model completes correctly, greedily."""
+    sums = worksheet_sums()
+    prompts = [f"{BOS}{a}+{b}=" for a, b in sums]  # all of one length
+    answers = complete(GreedyPolicy(model, len(sums)), prompts, stop=BOS, max_new=3)  # two digits and a newline
+    return sum(ans == str(a + b) for ans, (a, b) in zip(answers, sums)) / len(sums)

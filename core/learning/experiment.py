@@ -1,0 +1,66 @@
+"""One fine-tuning run end to end: load the base, fine-tune on a mix, score held-out sums, record it.
+
+The command line, the plate and the app's engine process all run fine-tunes through `finetune_run`,
+so every number they show comes from the same code and lands in the same record (`RunMeta`).
+`TorchModels` is what the engine session uses for models: load, play greedily, fine-tune, save.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+from ..world.mix import Mix
+from ..world.paths import BASE
+from ..world.records import OnStep, RunMeta
+from ..world.rollout import Policy
+from ..world.settings import HELD_OUT, FinetuneSettings
+from . import checkpoint
+from .evaluate import evaluate
+from .model import GPT
+from .policy import GreedyPolicy
+from .train import finetune, use_one_thread
+
+
+def finetune_run(mix: Mix, settings: FinetuneSettings, base: str | os.PathLike = BASE,
+                 held_out: int | None = HELD_OUT, on_step: OnStep | None = None) -> tuple[GPT, RunMeta]:
+    """Fine-tune the base on `mix` and evaluate; returns the model and its record."""
+    use_one_thread()
+    model, _ = checkpoint.load(base)
+    start = time.perf_counter()
+    losses = finetune(model, mix.demonstrations(settings.seed), settings, on_step)
+    trained = time.perf_counter()
+    scores, _ = evaluate(model, settings.seed, held_out)
+    record = RunMeta("finetune", settings, mix.spec(), settings.seed, held_out, scores, tuple(losses),
+                     trained - start, time.perf_counter() - trained, len(losses) == settings.steps, str(base))
+    return model, record
+
+
+class TorchModels:
+    """The engine session's models: checkpoints loaded with torch, played greedily, fine-tuned, saved."""
+
+    def __init__(self) -> None:
+        use_one_thread()
+
+    def load(self, path: str) -> tuple[GPT, dict]:
+        """The model at `path` and its metadata as stored."""
+        model, header = checkpoint.load(path)
+        return model, header.meta
+
+    def policy(self, model: GPT, batch: int) -> Policy:
+        """A greedy policy of `model` for `batch` rows."""
+        return GreedyPolicy(model, batch)
+
+    def context(self, model: GPT) -> int:
+        """The model's context in characters."""
+        return model.config.block_size
+
+    def finetune(self, mix: Mix, settings: FinetuneSettings, base: str, held_out: int | None,
+                 on_step: OnStep) -> tuple[GPT, RunMeta]:
+        """Fine-tune from `base` and evaluate (see `finetune_run`)."""
+        return finetune_run(mix, settings, base, held_out, on_step)
+
+    def save(self, model: GPT, run: RunMeta, path: str) -> dict:
+        """Save atomically; returns the metadata as stored."""
+        checkpoint.save(model, run, path)
+        return checkpoint.read_header(path).meta

@@ -1,0 +1,115 @@
+"""The training loop: one loop for pre-training and fine-tuning, which differ only in their batches.
+
+`run` knows nothing of any UI or data: it asks `batches(step)` for inputs and targets, sets the
+learning rate from `schedule(step)`, and reports each step to `on_step(StepStats) -> bool`, which
+returns False to stop. Fine-tuning draws demonstrations (loss on the model's own actions only);
+pre-training draws windows of a worksheet stream. One torch thread, a seeded generator for batches
+and a seeded global RNG for dropout make a run repeat exactly.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+
+import torch
+
+from ..world.families import Problem
+from ..world.records import OnStep, StepStats
+from ..world.settings import FinetuneSettings, PretrainSettings
+from ..world.vocab import encode
+from ..world.worksheets import worksheet_stream
+from .model import GPT
+
+Batch = tuple[torch.Tensor, torch.Tensor]  # inputs (B, T), targets (B, T) with -1 where no loss
+
+
+def use_one_thread() -> None:
+    """One torch thread per process: faster on a busy 2-core machine, and bit-for-bit repeatable."""
+    torch.set_num_threads(1)
+
+
+def run(model: GPT, batches: Callable[[int], Batch], steps: int, opt: torch.optim.Optimizer,
+        schedule: Callable[[int], float] | None = None, on_step: OnStep | None = None) -> list[float]:
+    """Take up to `steps` optimiser steps on `batches(step)`; returns the loss of every step taken."""
+    model.train()
+    losses: list[float] = []
+    start = time.perf_counter()
+    try:
+        for step in range(1, steps + 1):
+            if schedule is not None:
+                for group in opt.param_groups:
+                    group["lr"] = schedule(step)
+            x, y = batches(step)
+            _, loss = model(x, y)
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            opt.step()
+            losses.append(loss.item())
+            stats = StepStats(step, steps, losses[-1], time.perf_counter() - start)
+            if on_step is not None and on_step(stats) is False:
+                break
+    finally:
+        model.eval()
+    return losses
+
+
+def demonstration_tensors(problems: list[Problem]) -> Batch:
+    """Inputs and targets (N, T) of the demonstrations, padded; -1 targets off the model's actions."""
+    pairs = [p.demonstration().training_pair() for p in problems]
+    T = max(len(x) for x, _ in pairs)
+    inputs = torch.zeros(len(pairs), T, dtype=torch.long)  # padding id 0
+    targets = torch.full((len(pairs), T), -1, dtype=torch.long)  # -1: no loss on padding
+    for i, (x, y) in enumerate(pairs):
+        inputs[i, : len(x)] = torch.tensor(x)
+        targets[i, : len(y)] = torch.tensor(y)  # already -1 on prompt and environment targets
+    return inputs, targets
+
+
+def _adamw(model: GPT, lr: float, weight_decay: float) -> torch.optim.AdamW:
+    return torch.optim.AdamW(model.parameters(), lr=lr, betas=(0.9, 0.99), weight_decay=weight_decay)
+
+
+def finetune(model: GPT, problems: list[Problem], settings: FinetuneSettings, on_step: OnStep | None = None,
+             ) -> list[float]:
+    """Fine-tune `model` in place on the problems' demonstrations; returns the loss of every step taken."""
+    torch.manual_seed(settings.seed)  # dropout masks
+    gen = torch.Generator().manual_seed(settings.seed)  # batch order
+    model.set_dropout(settings.dropout)
+    inputs, targets = demonstration_tensors(problems)
+    batch = min(settings.batch_size, len(problems))
+
+    def demonstrations(step: int) -> Batch:
+        rows = torch.randperm(len(problems), generator=gen)[:batch]
+        x, y = inputs[rows], targets[rows]
+        width = int((y != -1).nonzero()[:, 1].max()) + 1  # trim padding columns
+        return x[:, :width], y[:, :width]
+
+    opt = _adamw(model, settings.lr, settings.weight_decay)
+    return run(model, demonstrations, settings.steps, opt, on_step=on_step)
+
+
+def pretrain(settings: PretrainSettings, model: GPT, on_step: OnStep | None = None) -> list[float]:
+    """Pre-train `model` in place on random windows of a worksheet stream; returns the losses."""
+    torch.manual_seed(settings.seed)
+    gen = torch.Generator().manual_seed(settings.seed)
+    T = model.config.block_size
+    data = torch.tensor(encode(worksheet_stream(settings.seed, 20_000)))
+
+    def windows(step: int) -> Batch:
+        ix = torch.randint(len(data) - T - 1, (settings.batch_size,), generator=gen)
+        x = torch.stack([data[i : i + T] for i in ix])  # (B, T)
+        y = torch.stack([data[i + 1 : i + T + 1] for i in ix])  # (B, T): every next character counts
+        return x, y
+
+    opt = _adamw(model, settings.lr, 0.0)
+    return run(model, windows, settings.steps, opt, lambda step: _warmup_cosine(step, settings), on_step)
+
+
+def _warmup_cosine(step: int, s: PretrainSettings) -> float:
+    if step <= s.warmup:
+        return s.lr * step / s.warmup
+    progress = (step - s.warmup) / max(1, s.steps - s.warmup)
+    return s.lr * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * progress)))
+

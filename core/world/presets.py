@@ -1,0 +1,40 @@
+"""The plate's three training mixes as Preset records: name, label, mix, published numbers, shipped model."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .mix import Mix
+from .paths import shipped_checkpoint
+
+
+@dataclass(frozen=True)
+class Preset:
+    """One of the plate's mixes, with everything known about it in one place."""
+
+    name: str  # command-line name and the shipped checkpoint's file name, e.g. `mix_35_35`
+    label: str  # for people, e.g. `mix 35+35`
+    mix: Mix
+    plate: dict[str, int] = field(compare=False)  # the plate's published held-out success, % per family
+
+    @property
+    def shipped(self) -> Path:
+        """The shipped model: this mix fine-tuned from the shipped base, seed 0, default settings."""
+        return shipped_checkpoint(self.name)
+
+
+PRESETS: dict[str, Preset] = {
+    p.name: p
+    for p in (
+        Preset("two_digit_70", "two-digit 70", Mix.of(two_digit=70), {"two_digit": 100, "three_digit": 0}),
+        Preset("three_digit_70", "three-digit 70", Mix.of(three_digit=70), {"two_digit": 0, "three_digit": 93}),
+        Preset("mix_35_35", "mix 35+35", Mix.of(two_digit=35, three_digit=35), {"two_digit": 30, "three_digit": 83}),
+    )
+}
+DEFAULT_PRESET = "mix_35_35"  # the app opens with this preset's shipped model
+
+
+def preset_of(mix: Mix) -> Preset | None:
+    """The preset with exactly this mix, if any."""
+    return next((p for p in PRESETS.values() if p.mix == mix), None)

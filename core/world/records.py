@@ -1,0 +1,177 @@
+"""Typed records of what a run did and scored, read from JSON in one place.
+
+Checkpoint metadata and the engine's events carry these as JSON; `HeldOutScore.from_dict` and
+`RunMeta.from_dict` are the only readers, and they refuse data of the wrong shape with one line
+(`MetadataError`), so no other module indexes a metadata dict by string or computes a rate.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from .mix import short_spec
+from .settings import FinetuneSettings, PretrainSettings, SettingsError, held_out_count
+
+
+@dataclass(frozen=True)
+class StepStats:
+    """What one optimiser step reports."""
+
+    step: int  # 1-based step just taken
+    steps: int  # steps planned
+    loss: float  # training loss of this step's batch
+    elapsed: float  # seconds since training started
+
+
+OnStep = Callable[[StepStats], bool]  # return False to stop
+
+
+class MetadataError(ValueError):
+    """Run metadata of an unexpected shape; the message is one line for people."""
+
+
+@dataclass(frozen=True)
+class HeldOutScore:
+    """A family's held-out result: solved of total, and how many unsolved episodes failed each way."""
+
+    family: str
+    solved: int
+    total: int
+    failures: dict[str, int] = field(default_factory=dict)  # failure kind (a Failure value) -> count
+
+    @property
+    def rate(self) -> float:
+        """Share solved, 0..1 (0 when nothing was scored)."""
+        return self.solved / self.total if self.total else 0.0
+
+    def percent(self) -> str:
+        """`90%`, or `-` when nothing was scored."""
+        return f"{100 * self.rate:.0f}%" if self.total else "-"
+
+    def to_dict(self) -> dict:
+        """JSON form, failures most frequent first."""
+        kinds = dict(sorted(self.failures.items(), key=lambda kv: -kv[1]))
+        return {"solved": self.solved, "total": self.total, "failures": kinds}
+
+    @classmethod
+    def from_dict(cls, family: str, data: object) -> HeldOutScore:
+        """The score stored as `data` for `family`; MetadataError if it has the wrong shape."""
+        if not isinstance(data, dict):
+            raise MetadataError(f"score of {family} must be a mapping, not {type(data).__name__}")
+        solved, total = _count(data.get("solved"), f"{family} solved"), _count(data.get("total"), f"{family} total")
+        if solved > total:
+            raise MetadataError(f"{family}: solved {solved} is more than total {total}")
+        failures = data.get("failures", {})
+        if not isinstance(failures, dict):
+            raise MetadataError(f"failures of {family} must be a mapping")
+        return cls(family, solved, total, {str(k): _count(v, f"{family} failure count") for k, v in failures.items()})
+
+
+@dataclass(frozen=True)
+class RunMeta:
+    """What a checkpoint says about its model: how it was made and, for a fine-tune, how it scored."""
+
+    kind: str  # "finetune" or "pretrain"
+    settings: FinetuneSettings | PretrainSettings | None = None
+    mix: str | None = None  # a fine-tune's mix in `family=count,...` form
+    seed: int | None = None  # a fine-tune's seed (also in its settings)
+    held_out: int | None = None  # held-out sums per family it was scored on (None: all)
+    scores: dict[str, HeldOutScore] = field(default_factory=dict)  # family -> held-out score
+    losses: tuple[float, ...] = ()  # training loss per step
+    train_seconds: float = 0.0
+    eval_seconds: float = 0.0
+    completed: bool = True  # False if stopped before the planned steps
+    base: str | None = None  # the checkpoint a fine-tune started from
+    worksheet_accuracy: float | None = None  # a pre-trained model's share of worksheet sums right
+
+    @property
+    def mix_label(self) -> str:
+        """`2d 35+3d 35`, `pre-trained only`, or `?` for a model of unknown origin."""
+        if self.mix:
+            return short_spec(self.mix)
+        return "pre-trained only" if self.kind == "pretrain" else "?"
+
+    @property
+    def seed_text(self) -> str:
+        """The seed as a table shows it (`-` when there is none)."""
+        return "-" if self.seed is None else str(self.seed)
+
+    def to_dict(self) -> dict:
+        """JSON form (the inverse of `from_dict`)."""
+        out: dict = {"kind": self.kind}
+        if self.settings is not None:
+            out["settings"] = self.settings.to_dict()
+        if self.kind == "finetune":
+            out |= {"mix": self.mix, "seed": self.seed, "held_out": self.held_out,
+                    "scores": {name: s.to_dict() for name, s in self.scores.items()},
+                    "eval_seconds": round(self.eval_seconds, 3), "completed": self.completed,
+                    "steps_taken": len(self.losses), "base": self.base}
+        if self.worksheet_accuracy is not None:
+            out["worksheet_accuracy"] = self.worksheet_accuracy
+        out |= {"train_seconds": round(self.train_seconds, 3), "losses": [round(x, 5) for x in self.losses]}
+        return out
+
+    @classmethod
+    def from_dict(cls, data: object) -> RunMeta:
+        """The record stored as `data`; MetadataError naming the first field of the wrong shape."""
+        if not isinstance(data, dict):
+            raise MetadataError(f"metadata must be a mapping, not {type(data).__name__}")
+        kind = data.get("kind", "finetune")
+        if kind not in ("finetune", "pretrain"):
+            raise MetadataError(f"kind must be 'finetune' or 'pretrain', not {kind!r}")
+        settings = None
+        if data.get("settings") is not None:
+            try:
+                kept = data["settings"]
+                kind_cls = PretrainSettings if kind == "pretrain" else FinetuneSettings
+                settings = kind_cls.from_dict(kept)
+            except SettingsError as e:
+                raise MetadataError(f"settings: {e}") from None
+        mix = data.get("mix")
+        if mix is not None and not isinstance(mix, str):
+            raise MetadataError(f"mix must be text such as two_digit=70, not {type(mix).__name__}")
+        seed = data.get("seed")
+        if seed is not None:
+            seed = _count(seed, "seed")
+        try:
+            held_out = held_out_count(data.get("held_out"))
+        except SettingsError as e:
+            raise MetadataError(str(e)) from None
+        scores = data.get("scores") or {}
+        if not isinstance(scores, dict):
+            raise MetadataError(f"scores must be a mapping, not {type(scores).__name__}")
+        losses = data.get("losses") or []
+        if not isinstance(losses, list) or not all(_is_number(x) for x in losses):
+            raise MetadataError("losses must be a list of numbers")
+        base = data.get("base")
+        if base is not None and not isinstance(base, str):
+            raise MetadataError(f"base must be a path, not {type(base).__name__}")
+        accuracy = data.get("worksheet_accuracy")
+        if accuracy is not None and not (_is_number(accuracy) and 0 <= accuracy <= 1):
+            raise MetadataError(f"worksheet_accuracy must be a number from 0 to 1, not {accuracy!r}")
+        completed = data.get("completed", True)
+        if not isinstance(completed, bool):
+            raise MetadataError(f"completed must be true or false, not {completed!r}")
+        return cls(kind, settings, mix, seed, held_out,
+                   {str(name): HeldOutScore.from_dict(str(name), s) for name, s in scores.items()},
+                   tuple(float(x) for x in losses), _seconds(data, "train_seconds"), _seconds(data, "eval_seconds"),
+                   completed, base, accuracy)
+
+
+def _is_number(x: object) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+
+
+def _count(x: object, what: str) -> int:
+    if not isinstance(x, int) or isinstance(x, bool) or x < 0:
+        raise MetadataError(f"{what} must be a whole number from 0, not {x!r}")
+    return x
+
+
+def _seconds(data: dict, key: str) -> float:
+    x = data.get(key, 0.0)
+    if not _is_number(x) or x < 0:
+        raise MetadataError(f"{key} must be a number of seconds, not {x!r}")
+    return float(x)

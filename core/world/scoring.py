@@ -1,0 +1,59 @@
+"""Playing problems with any policy and scoring them per family: the evaluation, without torch.
+
+`play` rolls problems out in batches with the calculator in the loop and judges each episode;
+`tally` turns the verdicts into one HeldOutScore per family. The greedy model policy plugs in
+from `core.learning`; scripted policies plug in the same way in tests and in the app's test engine.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from .episode import MAX_LENGTH, Episode
+from .families import Problem
+from .records import HeldOutScore
+from .rollout import Policy, rollout
+from .transcript import Role
+from .verdict import Verdict, judge
+
+MakePolicy = Callable[[int], Policy]  # batch size -> a fresh policy for that many rows
+OnChar = Callable[[int, Role, str], None]  # (problem index, who wrote it, character)
+
+
+@dataclass
+class Scored:
+    """One evaluated episode: the problem, what happened, and the verdict."""
+
+    problem: Problem
+    episode: Episode
+    verdict: Verdict
+
+
+def play(make_policy: MakePolicy, problems: list[Problem], batch: int = 256, on_char: OnChar | None = None,
+         max_length: int = MAX_LENGTH) -> list[Scored]:
+    """Roll out every problem with the calculator in the loop, `batch` at a time, and judge each episode."""
+    out: list[Scored] = []
+    for start in range(0, len(problems), batch):
+        chunk = problems[start : start + batch]
+        hook = None if on_char is None else (lambda i, role, c, s=start: on_char(s + i, role, c))
+        episodes = rollout(make_policy(len(chunk)), [p.prompt for p in chunk], max_length, on_char=hook)
+        out += [Scored(p, ep, judge(ep, p)) for p, ep in zip(chunk, episodes)]
+    return out
+
+
+def tally(scored: list[Scored], families: list[str]) -> dict[str, HeldOutScore]:
+    """Per family: how many episodes were solved, of how many, and the failure kinds of the rest."""
+    solved: Counter = Counter()
+    total: Counter = Counter()
+    failures: dict[str, Counter] = {name: Counter() for name in families}
+    for s in scored:
+        name = s.problem.family
+        total[name] += 1
+        if s.verdict.solved:
+            solved[name] += 1
+        else:
+            failures.setdefault(name, Counter())[s.verdict.failure.value] += 1
+    return {name: HeldOutScore(name, solved[name], total[name], dict(failures[name].most_common()))
+            for name in families}

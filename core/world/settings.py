@@ -1,0 +1,138 @@
+"""Training and evaluation settings as dataclasses that check their own limits, importable without torch.
+
+Every front end (the command line, the app's form, the engine session) builds settings through these
+classes, so a value is accepted or refused the same way everywhere, with the same one-line message.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, fields
+from typing import ClassVar
+
+HELD_OUT = 30  # held-out sums per family, as on the plate
+MAX_SEED = 2**32 - 1  # seeds are whole numbers from 0 to this
+
+
+class SettingsError(ValueError):
+    """A setting outside its limits or of the wrong kind; the message is one line for people."""
+
+
+def _check_number(name: str, value: object, kind: type, low: float, high: float, open_low: bool = False) -> None:
+    """Refuse `value` unless it is a `kind` (bool never counts) within [low, high] (or (low, high])."""
+    words = name.replace("_", " ")
+    ok_kind = isinstance(value, int) if kind is int else isinstance(value, (int, float))
+    if isinstance(value, bool) or not ok_kind:
+        what = "a whole number" if kind is int else "a number"
+        raise SettingsError(f"{words} must be {what}, not {value!r}")
+    inside = (low < value if open_low else low <= value) and value <= high
+    if not inside or (isinstance(value, float) and not math.isfinite(value)):
+        lo = "above" if open_low else "from"
+        raise SettingsError(f"{words} must be {lo} {low:g} to {high:g}, not {value!r}")
+
+
+def _from_text(name: str, text: str, kind: type):
+    """`text` read as `kind` (int or float), or SettingsError naming the setting."""
+    text = text.strip()
+    try:
+        return kind(text)
+    except ValueError:
+        what = "a whole number" if kind is int else "a number"
+        raise SettingsError(f"{name.replace('_', ' ')} must be {what}, not {text!r}") from None
+
+
+class _Checked:
+    """Limits per field, checked on construction; `from_text` and `from_dict` build from outside data."""
+
+    LIMITS: ClassVar[dict[str, tuple[type, float, float, bool]]] = {}  # field -> (kind, low, high, low open)
+
+    def __post_init__(self) -> None:
+        for name, (kind, low, high, open_low) in self.LIMITS.items():
+            _check_number(name, getattr(self, name), kind, low, high, open_low)
+        self._check_together()
+
+    def _check_together(self) -> None:
+        """Checks that involve several fields (none by default)."""
+
+    def to_dict(self) -> dict:
+        """The fields as plain JSON values."""
+        return asdict(self)
+
+    @classmethod
+    def from_text(cls, **texts: str):
+        """Settings from text fields as typed by a person (unnamed fields keep their defaults)."""
+        return cls(**{name: _from_text(name, text, cls.LIMITS[name][0]) for name, text in texts.items()})
+
+    @classmethod
+    def from_dict(cls, data: object):
+        """Settings from JSON data (a checkpoint's metadata, a protocol command); unknown keys are refused."""
+        if not isinstance(data, dict):
+            raise SettingsError(f"settings must be a mapping, not {type(data).__name__}")
+        names = {f.name for f in fields(cls)}
+        unknown = sorted(str(k) for k in data if k not in names)
+        if unknown:
+            raise SettingsError(f"unknown setting {unknown[0]!r}; known: {', '.join(sorted(names))}")
+        return cls(**data)
+
+
+@dataclass(frozen=True)
+class FinetuneSettings(_Checked):
+    """Fine-tuning hyper-parameters; the defaults reproduce the plate."""
+
+    steps: int = 400  # optimiser steps
+    lr: float = 2e-3  # constant AdamW learning rate
+    batch_size: int = 8  # demonstrations per step, drawn without replacement each step
+    dropout: float = 0.0  # dropout while fine-tuning
+    weight_decay: float = 0.0  # AdamW weight decay
+    seed: int = 0  # seeds the demonstrations, the held-out sets, batch order and dropout
+
+    LIMITS: ClassVar = {
+        "steps": (int, 1, 100_000, False),
+        "lr": (float, 0.0, 1.0, True),
+        "batch_size": (int, 1, 1000, False),
+        "dropout": (float, 0.0, 0.9, False),
+        "weight_decay": (float, 0.0, 1.0, False),
+        "seed": (int, 0, MAX_SEED, False),
+    }
+
+
+@dataclass(frozen=True)
+class PretrainSettings(_Checked):
+    """Pre-training hyper-parameters."""
+
+    steps: int = 600  # optimiser steps
+    lr: float = 2e-3  # peak learning rate
+    warmup: int = 50  # linear warm-up steps, then cosine decay to lr/10
+    batch_size: int = 64  # windows per step
+    seed: int = 0  # seeds the worksheets, initial weights and batch order
+
+    LIMITS: ClassVar = {
+        "steps": (int, 1, 100_000, False),
+        "lr": (float, 0.0, 1.0, True),
+        "warmup": (int, 0, 100_000, False),
+        "batch_size": (int, 1, 4096, False),
+        "seed": (int, 0, MAX_SEED, False),
+    }
+
+    def _check_together(self) -> None:
+        if self.warmup > self.steps:
+            raise SettingsError(f"warmup ({self.warmup}) must not exceed steps ({self.steps})")
+
+
+MAX_HELD_OUT = 100_000  # far above any family's size: `min(count, held-out pool)` is what is played
+
+
+def held_out_count(value: object) -> int | None:
+    """A held-out size checked: a whole number from 1 to MAX_HELD_OUT, or None for every held-out sum."""
+    if value is None:
+        return None
+    _check_number("held_out", value, int, 1, MAX_HELD_OUT)
+    return value  # type: ignore[return-value]
+
+
+def held_out_from_text(text: str) -> int | None:
+    """A held-out size typed by a person: a number, or `all`."""
+    text = text.strip()
+    if text == "all":
+        return None
+    return held_out_count(_from_text("held_out", text, int))

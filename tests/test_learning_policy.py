@@ -1,0 +1,63 @@
+"""The greedy policy: the model's argmax next character, never padding, each row decoded as if alone."""
+
+from __future__ import annotations
+
+import torch
+
+from core.learning.model import GPTConfig
+from core.learning.policy import GreedyPolicy
+from core.world.episode import MAX_LENGTH
+from core.world.families import Problem
+from core.world.rollout import complete, rollout
+from core.world.vocab import BOS, CHARS, PAD
+
+TWO = Problem((23, 45), "two_digit")
+THREE = Problem((3, 4, 5), "three_digit")
+
+
+class PadLovingModel:
+    """Stands in for the model: always scores padding highest, then `7`, and counts the positions it is fed."""
+
+    def __init__(self):
+        self.config = GPTConfig(vocab_size=len(CHARS), block_size=MAX_LENGTH, n_layer=1, n_head=1, n_embd=4)
+        self.fed = 0
+
+    def eval(self):
+        return self
+
+    def __call__(self, ids, cache=None):
+        self.fed += ids.shape[1]
+        logits = torch.zeros(ids.shape[0], ids.shape[1], len(CHARS))  # (B, T, vocab)
+        logits[..., 0] = 10.0
+        logits[..., CHARS.index("7")] = 5.0
+        return logits, None
+
+
+def test_greedy_policy_never_chooses_padding(one_thread):
+    """The greedy policy takes the best character other than padding, one position per step."""
+    model = PadLovingModel()
+    policy = GreedyPolicy(model, 2)
+    assert policy.step([BOS, BOS]) == ["7", "7"]
+    assert policy.step(["1", PAD]) == ["7", "7"]
+    assert model.fed == 2
+
+
+def test_greedy_batch_matches_rows_played_alone(base_model):
+    """The real model decodes each row of a mixed-length batch exactly as it would alone (padding leaks nowhere)."""
+    prompts = [TWO.prompt, THREE.prompt, "1+2=", "99+99+9="]
+    batch = rollout(GreedyPolicy(base_model, len(prompts)), prompts)
+    for p, ep in zip(prompts, batch):
+        (alone,) = rollout(GreedyPolicy(base_model, 1), [p])
+        assert ep.transcript == alone.transcript and ep.end is alone.end
+    assert all(ep.done for ep in batch)
+
+
+def test_complete_reads_each_row_up_to_its_stop(base_model):
+    """The base completes every worksheet prompt it is fed with the sum and a newline (its pre-training)."""
+    prompts = [f"{BOS}{a}+{b}=" for a, b in [(3, 4), (9, 9), (0, 0)]]
+    assert complete(GreedyPolicy(base_model, 3), prompts, stop=BOS, max_new=3) == ["7", "18", "0"]
+
+
+def test_complete_gives_none_when_the_stop_never_comes(one_thread):
+    """A row whose policy never writes the stop character within max_new gives None, not a partial answer."""
+    assert complete(GreedyPolicy(PadLovingModel(), 1), [BOS + "1+1="], stop=BOS, max_new=3) == [None]
