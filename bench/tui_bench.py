@@ -41,7 +41,7 @@ def _ppid(pid: int) -> int | None:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
         return None
-    return int(stat[stat.rindex(")") + 2:].split()[1])
+    return int(stat[stat.rindex(")") + 2 :].split()[1])
 
 
 def _alive(pid: int) -> bool:
@@ -150,8 +150,13 @@ class Tmux:
     def __call__(self, *args: str, timeout: float = 5.0) -> str:
         """Run one tmux command on our server; its stdout."""
         try:
-            done = subprocess.run([self.exe, "-L", self.socket, "-f", "/dev/null", *args], capture_output=True,
-                                  text=True, timeout=timeout, env=self.env)
+            done = subprocess.run(
+                [self.exe, "-L", self.socket, "-f", "/dev/null", *args],
+                capture_output=True,
+                text=True,
+                timeout=timeout,
+                env=self.env,
+            )
         except subprocess.TimeoutExpired:
             raise BenchError(f"tmux {args[0]} did not answer within {timeout:g}s") from None
         if done.returncode != 0:
@@ -186,8 +191,21 @@ def first_frame(tmux: Tmux, run: int) -> tuple[float, list[str]]:
     app_cmd = shlex.quote(str(Path(sys.prefix) / "bin" / "breadth-tui"))
     name = f"ff{run}"
     t0 = time.perf_counter()
-    tmux("new-session", "-d", "-x", "80", "-y", "24", "-s", name, "-c", str(ROOT),
-         "-e", f"BREADTH_RUNS={tmux.env['BREADTH_RUNS']}", app_cmd)
+    tmux(
+        "new-session",
+        "-d",
+        "-x",
+        "80",
+        "-y",
+        "24",
+        "-s",
+        name,
+        "-c",
+        str(ROOT),
+        "-e",
+        f"BREADTH_RUNS={tmux.env['BREADTH_RUNS']}",
+        app_cmd,
+    )
     pane = int(tmux("display-message", "-p", "-t", name, "#{pane_pid}").strip())
     elapsed = None
     deadline = t0 + FIRST_FRAME_TIMEOUT
@@ -284,28 +302,49 @@ async def in_app(samples: int, interval: float) -> dict:
         box.focus()
         await pilot.pause(0.2)
 
-        result["idle"] = {"latencies_s": await key_latencies(app, box, samples, interval),
-                          "training": app.training is not None}
+        result["idle"] = {
+            "latencies_s": await key_latencies(app, box, samples, interval),
+            "training": app.training is not None,
+        }
 
         app.train_panel.query_one("#steps", Input).value = str(STEPS)
         await pilot.press("ctrl+t")
-        await _wait(pilot, lambda: len(plot.live) >= 5 or app.train_panel.status_is_error, ENGINE_TIMEOUT,
-                    "five loss points")
+        await _wait(
+            pilot, lambda: len(plot.live) >= 5 or app.train_panel.status_is_error, ENGINE_TIMEOUT, "five loss points"
+        )
         if app.train_panel.status_is_error:
             raise BenchError(f"training did not start: {app.train_panel.status}")
-        start = {"t": time.perf_counter(), "redraws": plot.redraws, "points": len(plot.live),
-                 "training": app.training is not None}
+        start = {
+            "t": time.perf_counter(),
+            "redraws": plot.redraws,
+            "points": len(plot.live),
+            "training": app.training is not None,
+        }
         busy = await key_latencies(app, box, samples, interval)
-        end = {"t": time.perf_counter(), "redraws": plot.redraws, "points": len(plot.live),
-               "training": app.training is not None}
+        end = {
+            "t": time.perf_counter(),
+            "redraws": plot.redraws,
+            "points": len(plot.live),
+            "training": app.training is not None,
+        }
         window = end["t"] - start["t"]
-        result["training"] = {"latencies_s": busy, "steps": STEPS, "step_at_start": start["points"],
-                              "step_at_end": end["points"], "training_at_start": start["training"],
-                              "training_at_end": end["training"]}
-        result["redraw"] = {"window_s": window, "redraws_start": start["redraws"], "redraws_end": end["redraws"],
-                            "points_start": start["points"], "points_end": end["points"],
-                            "redraws_per_s": (end["redraws"] - start["redraws"]) / window,
-                            "steps_per_s": (end["points"] - start["points"]) / window}
+        result["training"] = {
+            "latencies_s": busy,
+            "steps": STEPS,
+            "step_at_start": start["points"],
+            "step_at_end": end["points"],
+            "training_at_start": start["training"],
+            "training_at_end": end["training"],
+        }
+        result["redraw"] = {
+            "window_s": window,
+            "redraws_start": start["redraws"],
+            "redraws_end": end["redraws"],
+            "points_start": start["points"],
+            "points_end": end["points"],
+            "redraws_per_s": (end["redraws"] - start["redraws"]) / window,
+            "steps_per_s": (end["points"] - start["points"]) / window,
+        }
 
         await _wait(pilot, lambda: app.training is None, TRAIN_TIMEOUT, "the training run to end")
         if app.train_panel.status_is_error:
@@ -319,8 +358,12 @@ async def in_app(samples: int, interval: float) -> dict:
             plot.draw()
             plot.render()
             costs.append(time.perf_counter() - t)
-        result["render"] = {"points": len(plot.live), "reference_points": len(plot.reference),
-                            "size": [plot.size.width, plot.size.height], "costs_s": costs}
+        result["render"] = {
+            "points": len(plot.live),
+            "reference_points": len(plot.reference),
+            "size": [plot.size.width, plot.size.height],
+            "costs_s": costs,
+        }
         stops = []
         for _ in range(STOP_RUNS):  # Stop: from the key to the app having handled the engine's Stopped event
             app.train_panel.query_one("#steps", Input).value = "50000"
@@ -368,16 +411,23 @@ def report(data: dict, console) -> None:
     for col in ("what", "runs", "min s", "median s", "max s"):
         t.add_column(col, justify="left" if col == "what" else "right")
     times = ff["times_s"]
-    t.add_row("breadth-tui first frame", str(len(times)), f"{min(times):.3f}", f"{statistics.median(times):.3f}",
-              f"{max(times):.3f}")
+    t.add_row(
+        "breadth-tui first frame",
+        str(len(times)),
+        f"{min(times):.3f}",
+        f"{statistics.median(times):.3f}",
+        f"{max(times):.3f}",
+    )
     for label, key in (("python -c pass", "python_s"), ("python -c 'import torch'", "import_torch_s")):
         t.add_row(label, "1", "", f"{ff[key]:.3f}", "")
     console.print(t)
-    note(f"First frame: wall time from just before `tmux new-session -d -x 80 -y 24 .../breadth-tui` (on a private "
-         f"tmux server started beforehand) until `tmux capture-pane -p`, polled every {POLL * 1000:.0f} ms, shows "
-         f"{' and '.join(repr(x) for x in SHOWN)}; the app and its engine are killed after each run. Imports: "
-         "wall time of one `python -c ...` with the same interpreter. The app loads torch only in its engine "
-         "process, after the first frame.")
+    note(
+        f"First frame: wall time from just before `tmux new-session -d -x 80 -y 24 .../breadth-tui` (on a private "
+        f"tmux server started beforehand) until `tmux capture-pane -p`, polled every {POLL * 1000:.0f} ms, shows "
+        f"{' and '.join(repr(x) for x in SHOWN)}; the app and its engine are killed after each run. Imports: "
+        "wall time of one `python -c ...` with the same interpreter. The app loads torch only in its engine "
+        "process, after the first frame."
+    )
 
     ia = data["in_app"]
     tr = ia["training"]
@@ -385,18 +435,25 @@ def report(data: dict, console) -> None:
     for col in ("state", "samples", "p50", "p95", "max", "during sampling"):
         t.add_column(col, justify="left" if col in ("state", "during sampling") else "right")
     idle = ia["idle"]["latencies_s"]
-    t.add_row("idle (engine ready)", str(len(idle)), ms(pct(idle, 50)), ms(pct(idle, 95)), ms(max(idle)),
-              "no job")
+    t.add_row("idle (engine ready)", str(len(idle)), ms(pct(idle, 50)), ms(pct(idle, 95)), ms(max(idle)), "no job")
     busy = tr["latencies_s"]
     running = "still training" if tr["training_at_end"] else "training ENDED before the last sample"
-    t.add_row(f"training {tr['steps']} steps", str(len(busy)), ms(pct(busy, 50)), ms(pct(busy, 95)),
-              ms(max(busy)), f"step {tr['step_at_start']} -> {tr['step_at_end']}; {running}")
+    t.add_row(
+        f"training {tr['steps']} steps",
+        str(len(busy)),
+        ms(pct(busy, 50)),
+        ms(pct(busy, 95)),
+        ms(max(busy)),
+        f"step {tr['step_at_start']} -> {tr['step_at_end']}; {running}",
+    )
     console.print(t)
-    note("In BreadthApp().run_test(size=(100, 32)) with the real engine process: post events.Key('1', '1') to the "
-         "app (the driver's route: priority bindings, then the focused widget) and spin on asyncio.sleep(0) until "
-         "the focused #sum Input's value has changed (handled, not yet painted); one key every "
-         f"{data['interval_s'] * 1000:.0f} ms, the Input cleared every 30 keys. 'Training' starts once the loss "
-         f"plot has 5 points of a {tr['steps']}-step run (ctrl+t).")
+    note(
+        "In BreadthApp().run_test(size=(100, 32)) with the real engine process: post events.Key('1', '1') to the "
+        "app (the driver's route: priority bindings, then the focused widget) and spin on asyncio.sleep(0) until "
+        "the focused #sum Input's value has changed (handled, not yet painted); one key every "
+        f"{data['interval_s'] * 1000:.0f} ms, the Input cleared every 30 keys. 'Training' starts once the loss "
+        f"plot has 5 points of a {tr['steps']}-step run (ctrl+t)."
+    )
 
     rd, rc = ia["redraw"], ia["render"]
     t = Table(title="3. Loss plot during training", title_justify="left")
@@ -409,10 +466,12 @@ def report(data: dict, console) -> None:
     costs = rc["costs_s"]
     t.add_row("one draw()+render()", "", "", f"median {ms(statistics.median(costs))} ms, max {ms(max(costs))} ms")
     console.print(t)
-    note(f"Counts at the start and end of the key-sampling window of table 2 ({rd['window_s']:.2f} s wall clock); "
-         "LossPlot.redraws counts calls to its render(). Cost: LossPlot.draw() followed by render() called "
-         f"directly after the run, 10 times, with {rc['points']} live + {rc['reference_points']} reference points "
-         f"at {rc['size'][0]}x{rc['size'][1]} cells. The run: {ia['train_status'].split('; saved')[0]}.")
+    note(
+        f"Counts at the start and end of the key-sampling window of table 2 ({rd['window_s']:.2f} s wall clock); "
+        "LossPlot.redraws counts calls to its render(). Cost: LossPlot.draw() followed by render() called "
+        f"directly after the run, 10 times, with {rc['points']} live + {rc['reference_points']} reference points "
+        f"at {rc['size'][0]}x{rc['size'][1]} cells. The run: {ia['train_status'].split('; saved')[0]}."
+    )
 
 
 def report_stop(data: dict, console) -> None:
@@ -425,9 +484,12 @@ def report_stop(data: dict, console) -> None:
         t.add_column(col, justify="right")
     t.add_row(str(len(stops)), ms(min(stops)), ms(statistics.median(stops)), ms(max(stops)))
     console.print(t)
-    console.print("From Pilot's ctrl+x (a run of 50000 steps that has drawn 5 loss points) until the app has handled "
-                  "the engine's Stopped event and unlocked Train; includes Pilot's own waits.", style="dim",
-                  highlight=False)
+    console.print(
+        "From Pilot's ctrl+x (a run of 50000 steps that has drawn 5 loss points) until the app has handled "
+        "the engine's Stopped event and unlocked Train; includes Pilot's own waits.",
+        style="dim",
+        highlight=False,
+    )
     console.print()
 
 
@@ -449,8 +511,13 @@ def main(argv: list[str] | None = None) -> int:
     os.environ["BREADTH_RUNS"] = marker  # trained models and the engine log go here, not under ~
     env = dict(os.environ)
     tmux = None
-    data: dict = {"runs": args.runs, "samples": args.samples, "interval_s": 0.020, "cpus": os.cpu_count(),
-                  "load_before": os.getloadavg()}
+    data: dict = {
+        "runs": args.runs,
+        "samples": args.samples,
+        "interval_s": 0.020,
+        "cpus": os.cpu_count(),
+        "load_before": os.getloadavg(),
+    }
     code = 0
     try:
         tmux = Tmux(env)
@@ -463,13 +530,17 @@ def main(argv: list[str] | None = None) -> int:
             time.sleep(0.3)  # let the killed processes' memory go before the next run
         tmux.stop()
         tmux = None
-        data["first_frame"] = {"times_s": times, "killed_per_run": killed,
-                               "python_s": bare_import("pass", env), "import_torch_s": bare_import("import torch", env)}
+        data["first_frame"] = {
+            "times_s": times,
+            "killed_per_run": killed,
+            "python_s": bare_import("pass", env),
+            "import_torch_s": bare_import("import torch", env),
+        }
         data["in_app"] = asyncio.run(asyncio.wait_for(in_app(args.samples, data["interval_s"]), TRAIN_TIMEOUT + 90))
     except BenchError as e:
         print(f"bench failed: {e}", file=sys.stderr)
         code = 1
-    except asyncio.TimeoutError:
+    except TimeoutError:
         print("bench failed: the in-app measurement did not finish in time", file=sys.stderr)
         code = 1
     except KeyboardInterrupt:

@@ -24,7 +24,6 @@ from core.world.files import write_atomic
 from core.world.header import KEY, read_header
 from core.world.records import RunMeta, StepStats
 from core.world.scoring import play, tally
-from core.world.transcript import Role
 from core.world.vocab import BOS, PAD
 from tui.engine import EngineGone
 
@@ -72,7 +71,7 @@ def _episode_text(prompt: str, script) -> str:
     return episode.transcript.text
 
 
-STEP_SECONDS = 0.01  # a scripted training step: slow enough to press Stop, fast enough for tests
+STEP_SECONDS = 0.05  # a scripted training step: the app stays idle enough between steps for Pilot to click
 
 
 class ScriptedModels:
@@ -101,18 +100,37 @@ class ScriptedModels:
             time.sleep(STEP_SECONDS)
             losses.append(2.5 * math.exp(-step / 40) + 0.01)
             if on_step(StepStats(step, settings.steps, losses[-1], time.monotonic() - start)) is False:
-                return None, RunMeta("finetune", settings, mix.spec(), settings.seed, held_out, losses=tuple(losses),
-                                     completed=False, base=base)
+                return None, RunMeta(
+                    "finetune",
+                    settings,
+                    mix.spec(),
+                    settings.seed,
+                    held_out,
+                    losses=tuple(losses),
+                    completed=False,
+                    base=base,
+                )
         problems = [p for f in FAMILIES.values() for p in f.held_out(settings.seed, held_out)]
         scores = tally(play(lambda batch: ScriptedPolicy(self.script, batch), problems), list(FAMILIES))
-        return base, RunMeta("finetune", settings, mix.spec(), settings.seed, held_out, scores, tuple(losses),
-                             time.monotonic() - start, 0.0, True, base)
+        return base, RunMeta(
+            "finetune",
+            settings,
+            mix.spec(),
+            settings.seed,
+            held_out,
+            scores,
+            tuple(losses),
+            time.monotonic() - start,
+            0.0,
+            True,
+            base,
+        )
 
     def save(self, model, run, path):
         """A real checkpoint: the base's weights (the script has none) with this run's metadata."""
         header = read_header(model)
         tensors = load_file(model)
-        meta = {**header.meta, **run.to_dict()}
+        meta = {k: header.meta[k] for k in ("format", "version", "vocab", "model", "params")} | run.to_dict()
         write_atomic(path, save(tensors, metadata={KEY: json.dumps(meta)}))
         return read_header(path).meta
 
@@ -160,8 +178,9 @@ class FakeEngine:
 
     def start(self) -> None:
         self._alive = True
-        threading.Thread(target=serve, args=(self._stdin, _Out(self), ScriptedModels(self.script)),
-                         daemon=True, name="fake-engine").start()
+        threading.Thread(
+            target=serve, args=(self._stdin, _Out(self), ScriptedModels(self.script)), daemon=True, name="fake-engine"
+        ).start()
 
     def alive(self) -> bool:
         return self._alive

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from core.world.header import read_metadata
 from core.frontends.cli import USAGE_ERROR, main
+from core.world.header import read_metadata
 
 BREADTH = Path(sys.executable).parent / "breadth"
 
@@ -33,8 +33,13 @@ def test_console_script_is_installed():
 
 def test_console_script_bad_sum_is_one_line(base_path):
     """`breadth play BASE abc` exits 2 with exactly one line on stderr, nothing on stdout and no traceback."""
-    out = subprocess.run([str(BREADTH), "play", str(base_path), "abc"], capture_output=True, text=True, timeout=120,
-                         env={**os.environ, "COLUMNS": "40"})  # a narrow terminal must not wrap the line
+    out = subprocess.run(
+        [str(BREADTH), "play", str(base_path), "abc"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "COLUMNS": "40"},
+    )  # a narrow terminal must not wrap the line
     assert out.returncode == 2
     assert "Traceback" not in out.stderr
     assert len(out.stderr.splitlines()) == 1, out.stderr
@@ -74,8 +79,14 @@ def test_missing_checkpoint(capsys, tmp_path, command):
     assert str(path) in line and "no such checkpoint" in line
 
 
-@pytest.mark.parametrize("command", [["play", "{ckpt}", "23+45"], ["eval", "{ckpt}"],
-                                     ["train", "--mix", "two_digit=8", "--base", "{ckpt}", "--out", "{out}"]])
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["play", "{ckpt}", "23+45"],
+        ["eval", "{ckpt}"],
+        ["train", "--mix", "two_digit=8", "--base", "{ckpt}", "--out", "{out}"],
+    ],
+)
 def test_corrupt_checkpoint(capsys, tmp_path, garbage, command):
     """A file of garbage given as a checkpoint or a base is reported in one line naming it."""
     out = tmp_path / "out.safetensors"
@@ -84,9 +95,18 @@ def test_corrupt_checkpoint(capsys, tmp_path, garbage, command):
     assert not out.exists()
 
 
-@pytest.mark.parametrize("mix", [
-    "nope=70", "two_digit=35,two_digit=35", "two_digit=500", "two_digit=0", "", "two_digit=\u00b2", "two_digit",
-])
+@pytest.mark.parametrize(
+    "mix",
+    [
+        "nope=70",
+        "two_digit=35,two_digit=35",
+        "two_digit=500",
+        "two_digit=0",
+        "",
+        "two_digit=\u00b2",
+        "two_digit",
+    ],
+)
 def test_train_bad_mix(capsys, tmp_path, mix):
     """A bad --mix is refused in one line before anything is trained or written."""
     out = tmp_path / "X.safetensors"
@@ -94,19 +114,22 @@ def test_train_bad_mix(capsys, tmp_path, mix):
     assert not out.exists()
 
 
-@pytest.mark.parametrize("argv", [
-    ["eval", "{base}", "--held-out", "zero"],
-    ["eval", "{base}", "--held-out", "0"],
-    ["eval", "{base}", "--seed", "-1"],
-    ["train", "--mix", "two_digit=8", "--out", "{out}", "--lr", "0"],
-    ["train", "--mix", "two_digit=8", "--out", "{out}", "--dropout", "1"],
-    ["train", "--mix", "two_digit=8", "--out", "{out}", "--steps", "many"],
-    ["train", "--mix", "two_digit=8"],
-    ["plate", "--seeds", ","],
-    ["frobnicate"],
-    [],
-    ["play", "{base}"],
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["eval", "{base}", "--held-out", "zero"],
+        ["eval", "{base}", "--held-out", "0"],
+        ["eval", "{base}", "--seed", "-1"],
+        ["train", "--mix", "two_digit=8", "--out", "{out}", "--lr", "0"],
+        ["train", "--mix", "two_digit=8", "--out", "{out}", "--dropout", "1"],
+        ["train", "--mix", "two_digit=8", "--out", "{out}", "--steps", "many"],
+        ["train", "--mix", "two_digit=8"],
+        ["plate", "--seeds", ","],
+        ["frobnicate"],
+        [],
+        ["play", "{base}"],
+    ],
+)
 def test_bad_flags(capsys, tmp_path, base_path, argv):
     """A bad or missing flag, value or command is reported in one line with status 2."""
     out = tmp_path / "out.safetensors"
@@ -141,6 +164,7 @@ def test_play_outside_both_families(capsys, base_path):
     assert "(true sum 127; outside both families)" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_train_then_eval(capsys, tmp_path, base_path):
     """`train --mix two_digit=8 --steps 5` writes a checkpoint that `eval --json` scores per family."""
     ckpt, report = tmp_path / "ft.safetensors", tmp_path / "out.json"
@@ -157,7 +181,7 @@ def test_train_then_eval(capsys, tmp_path, base_path):
     data = json.loads(report.read_text())
     assert data["seed"] == 0 and data["held_out"] == 5
     assert set(data["scores"]) == {"two_digit", "three_digit"}
-    for name, score in data["scores"].items():
+    for score in data["scores"].values():
         assert score["total"] == 5
         assert 0 <= score["solved"] <= 5
         assert sum(score["failures"].values()) == 5 - score["solved"]
@@ -170,6 +194,7 @@ def test_train_then_eval(capsys, tmp_path, base_path):
     assert sum(e["solved"] for e in data["episodes"]) == sum(s["solved"] for s in data["scores"].values())
 
 
+@pytest.mark.slow
 def test_plate_runs_every_mix_and_seed_with_the_settings_given(capsys, tmp_path, base_path):
     """`breadth plate` fine-tunes the three presets per seed with the flags' settings and records each run."""
     out = tmp_path / "plate.json"
@@ -179,7 +204,8 @@ def test_plate_runs_every_mix_and_seed_with_the_settings_given(capsys, tmp_path,
     assert data["settings"]["batch_size"] == 5 and data["settings"]["steps"] == 3
     runs = data["runs"]
     assert sorted((r["preset"], r["seed"]) for r in runs) == sorted(
-        (p, s) for p in ("two_digit_70", "three_digit_70", "mix_35_35") for s in (0, 1))
+        (p, s) for p in ("two_digit_70", "three_digit_70", "mix_35_35") for s in (0, 1)
+    )
     for r in runs:
         assert r["settings"]["batch_size"] == 5 and r["settings"]["seed"] == r["seed"]
         assert r["steps_taken"] == 3

@@ -13,10 +13,20 @@ import core.world.calculator
 from core.world.calculator import MALFORMED, MAX_OPERAND_DIGITS, Call, calculate, parse_call
 
 
-@pytest.mark.parametrize("body, result", [
-    ("23+45", "68|"), ("7-9", "-2|"), ("3+4", "7|"), ("7+5", "12|"), ("0+0", "0|"),
-    ("999+999", "1998|"), ("100-1", "99|"), ("007+1", "8|"), ("5-5", "0|"),
-])
+@pytest.mark.parametrize(
+    "body, result",
+    [
+        ("23+45", "68|"),
+        ("7-9", "-2|"),
+        ("3+4", "7|"),
+        ("7+5", "12|"),
+        ("0+0", "0|"),
+        ("999+999", "1998|"),
+        ("100-1", "99|"),
+        ("007+1", "8|"),
+        ("5-5", "0|"),
+    ],
+)
 def test_good_calls(body, result):
     """A well-formed binary call gets its exact result followed by `|`."""
     assert calculate(body) == result
@@ -27,34 +37,37 @@ def test_malformed_marker_is_question_bar():
     assert MALFORMED == "?|"
 
 
-@pytest.mark.parametrize("body", [
-    "3+4+5",  # three operands: the calculator is binary on purpose
-    "",
-    "+",
-    "-",
-    "3+",
-    "+3",
-    "1234+1",  # operand over three digits
-    "1+1234",
-    "a+b",
-    "3*4",  # in the vocabulary, but not an operation the calculator does
-    "\u0663+4",  # Arabic-Indic three
-    "3+\uff14",  # fullwidth four
-    "\u00b2+1",  # superscript two (isdigit() is True)
-    " 3+4",
-    "3 + 4",
-    "3+4 ",
-    "3+4\n",
-    "B3+4",
-    "3+4|",
-    "3+-4",
-    "-3+4",
-    "3--4",
-    "?",
-    "\x00",
-    "1" * 10_000 + "+1",
-    "1+" * 5_000 + "1",
-])
+@pytest.mark.parametrize(
+    "body",
+    [
+        "3+4+5",  # three operands: the calculator is binary on purpose
+        "",
+        "+",
+        "-",
+        "3+",
+        "+3",
+        "1234+1",  # operand over three digits
+        "1+1234",
+        "a+b",
+        "3*4",  # in the vocabulary, but not an operation the calculator does
+        "\u0663+4",  # Arabic-Indic three
+        "3+\uff14",  # fullwidth four
+        "\u00b2+1",  # superscript two (isdigit() is True)
+        " 3+4",
+        "3 + 4",
+        "3+4 ",
+        "3+4\n",
+        "B3+4",
+        "3+4|",
+        "3+-4",
+        "-3+4",
+        "3--4",
+        "?",
+        "\x00",
+        "1" * 10_000 + "+1",
+        "1+" * 5_000 + "1",
+    ],
+)
 def test_malformed_calls(body):
     """Anything but exactly `a+b` or `a-b` on 1-3 ASCII digits gets `?|`."""
     assert calculate(body) == "?|"
@@ -80,7 +93,7 @@ def _oracle(body: str) -> str:
     ops = [i for i, c in enumerate(body) if c in "+-"]
     if len(ops) != 1:
         return "?|"
-    left, right = body[:ops[0]], body[ops[0] + 1:]
+    left, right = body[: ops[0]], body[ops[0] + 1 :]
     ok = all(0 < len(s) <= MAX_OPERAND_DIGITS and all(c in "0123456789" for c in s) for s in (left, right))
     if not ok:
         return "?|"

@@ -89,8 +89,12 @@ THREE = Problem((3, 4, 5), "three_digit")
 def test_two_digit_segments_in_order():
     """For 23+45 the demonstrator's actions give prompt, call, tool result `68|`, answer, in that order."""
     ep = play_one(TWO, "B23+45|68|")
-    assert ep.transcript.segments == [Segment(Role.PROMPT, "23+45="), Segment(Role.ACTION, "B23+45|"),
-                                      Segment(Role.ENVIRONMENT, "68|"), Segment(Role.ACTION, "68|")]
+    assert ep.transcript.segments == [
+        Segment(Role.PROMPT, "23+45="),
+        Segment(Role.ACTION, "B23+45|"),
+        Segment(Role.ENVIRONMENT, "68|"),
+        Segment(Role.ACTION, "68|"),
+    ]
     assert ep.end is End.ANSWERED and ep.answer == "68"
     assert ep.calls == [ToolCall("23+45", "68|")]
 
@@ -99,8 +103,13 @@ def test_three_digit_segments_in_order():
     """For 3+4+5 two calls come out as prompt/action/environment/action/environment/action."""
     ep = play_one(THREE, "B3+4|B7+5|12|")
     assert [(s.role.value, s.text) for s in ep.transcript.segments] == [
-        ("prompt", "3+4+5="), ("action", "B3+4|"), ("environment", "7|"),
-        ("action", "B7+5|"), ("environment", "12|"), ("action", "12|")]
+        ("prompt", "3+4+5="),
+        ("action", "B3+4|"),
+        ("environment", "7|"),
+        ("action", "B7+5|"),
+        ("environment", "12|"),
+        ("action", "12|"),
+    ]
     assert ep.calls == [ToolCall("3+4", "7|"), ToolCall("7+5", "12|")]
     assert ep.answer == "12"
 
@@ -120,14 +129,14 @@ def test_environment_result_follows_the_closing_bar_at_once():
     text = "".join(c for _, c in heard)
     close = text.index("B23+45|") + len("B23+45|") - 1
     assert heard[close] == (Role.ACTION, "|")
-    assert heard[close + 1: close + 4] == [(Role.ENVIRONMENT, "6"), (Role.ENVIRONMENT, "8"), (Role.ENVIRONMENT, "|")]
+    assert heard[close + 1 : close + 4] == [(Role.ENVIRONMENT, "6"), (Role.ENVIRONMENT, "8"), (Role.ENVIRONMENT, "|")]
     assert heard[close + 4] == (Role.ACTION, "6")
 
 
 def test_on_char_hears_every_character_with_its_role():
     """on_char reports each character as it enters the transcript, with the role that wrote it."""
     episodes, heard = play([TWO.prompt, THREE.prompt], ["B23+45|68|", "B3+4|B7+5|12|"])
-    for ep, h in zip(episodes, heard):
+    for ep, h in zip(episodes, heard, strict=True):
         assert "".join(c for _, c in h) == ep.transcript.text
         assert [r for r, _ in h] == ep.transcript.roles()
 
@@ -144,7 +153,11 @@ def test_three_operand_call_gets_the_error_marker():
     ep = play_one(THREE, "B3+4+5|12|")
     assert ep.calls == [ToolCall("3+4+5", "?|")]
     assert [(s.role, s.text) for s in ep.transcript.segments] == [
-        (Role.PROMPT, "3+4+5="), (Role.ACTION, "B3+4+5|"), (Role.ENVIRONMENT, "?|"), (Role.ACTION, "12|")]
+        (Role.PROMPT, "3+4+5="),
+        (Role.ACTION, "B3+4+5|"),
+        (Role.ENVIRONMENT, "?|"),
+        (Role.ACTION, "12|"),
+    ]
     assert ep.answer == "12"
 
 
@@ -194,11 +207,11 @@ def test_rows_of_different_prompt_lengths_play_as_if_alone():
     scripts = [actions_of(p) for p in problems]
     scripts[2] = "B1+2|3"  # never closes: runs to the end while the others finish
     episodes, _ = play([p.prompt for p in problems], scripts)
-    for p, s, ep in zip(problems, scripts, episodes):
+    for p, s, ep in zip(problems, scripts, episodes, strict=True):
         alone = play_one(p, s)
         assert ep.transcript == alone.transcript and ep.end is alone.end and ep.calls == alone.calls
     assert [ep.end for ep in episodes] == [End.ANSWERED, End.ANSWERED, End.TOO_LONG, End.ANSWERED, End.ANSWERED]
-    assert all(judge(ep, p).solved for ep, p in zip(episodes, problems) if ep.end is End.ANSWERED)
+    assert all(judge(ep, p).solved for ep, p in zip(episodes, problems, strict=True) if ep.end is End.ANSWERED)
 
 
 def test_policy_sees_start_token_first_and_padding_after_the_end():
@@ -252,7 +265,7 @@ def test_rollout_never_raises_on_random_choices():
         episodes = rollout(RandomPolicy(seed), prompts)
         assert all(ep.done for ep in episodes)
         assert all(len(ep.transcript.text) <= MAX_LENGTH - 1 for ep in episodes)
-        assert all(ep.transcript.text.startswith(p) for ep, p in zip(episodes, prompts))
+        assert all(ep.transcript.text.startswith(p) for ep, p in zip(episodes, prompts, strict=True))
 
 
 def test_acting_after_the_end_changes_nothing():
@@ -265,19 +278,22 @@ def test_acting_after_the_end_changes_nothing():
     assert (ep.transcript.text, ep.calls, ep.end) == before
 
 
-@pytest.mark.parametrize("problem, script, failure", [
-    (TWO, "67|", Failure.NO_CALL),
-    (TWO, "B23+45+|69|", Failure.MALFORMED_CALL),
-    (THREE, "B3+4+5|9|", Failure.MALFORMED_CALL),
-    (THREE, "B3+4|7|", Failure.WRONG_CALL_COUNT),  # a two-digit procedure on a three-digit sum
-    (TWO, "B2+3|B5+4|B9+5|14|", Failure.WRONG_CALL_COUNT),  # a three-digit procedure on a two-digit sum
-    (TWO, "B23+54|77|", Failure.WRONG_OPERANDS),
-    (THREE, "B3+5|B8+4|13|", Failure.WRONG_OPERANDS),
-    (TWO, "B23+45|86|", Failure.ANSWER_DIFFERS),
-    (THREE, "B3+4|B7+5|7|", Failure.ANSWER_DIFFERS),
-    (TWO, "B23+45|68", Failure.UNFINISHED),
-    (TWO, "B|B|B|B|B|", Failure.WRONG_CALL_COUNT),
-])
+@pytest.mark.parametrize(
+    "problem, script, failure",
+    [
+        (TWO, "67|", Failure.NO_CALL),
+        (TWO, "B23+45+|69|", Failure.MALFORMED_CALL),
+        (THREE, "B3+4+5|9|", Failure.MALFORMED_CALL),
+        (THREE, "B3+4|7|", Failure.WRONG_CALL_COUNT),  # a two-digit procedure on a three-digit sum
+        (TWO, "B2+3|B5+4|B9+5|14|", Failure.WRONG_CALL_COUNT),  # a three-digit procedure on a two-digit sum
+        (TWO, "B23+54|77|", Failure.WRONG_OPERANDS),
+        (THREE, "B3+5|B8+4|13|", Failure.WRONG_OPERANDS),
+        (TWO, "B23+45|86|", Failure.ANSWER_DIFFERS),
+        (THREE, "B3+4|B7+5|7|", Failure.ANSWER_DIFFERS),
+        (TWO, "B23+45|68", Failure.UNFINISHED),
+        (TWO, "B|B|B|B|B|", Failure.WRONG_CALL_COUNT),
+    ],
+)
 def test_verdict_names_the_failure(problem, script, failure):
     """Each scripted way of getting a sum wrong gets its own failure kind."""
     verdict = judge(play_one(problem, script), problem)

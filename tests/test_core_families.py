@@ -136,25 +136,28 @@ def test_mix_parse_round_trips_and_orders_by_registry():
     assert Mix.parse("two_digit=5,three_digit=0").counts == (("two_digit", 5),)
 
 
-@pytest.mark.parametrize("text", [
-    "nope=70",  # unknown family
-    "two_digit=35,nope=35",
-    "two_digit",  # no count
-    "two_digit=",
-    "two_digit=abc",
-    "two_digit=-3",
-    "two_digit=3.5",
-    "two_digit=500",  # more than the demonstration pool
-    "two_digit=0",  # no demonstrations at all
-    "two_digit=0,three_digit=0",
-    "two_digit=35,two_digit=35",  # duplicate
-    "two_digit=35, two_digit =1",
-    "",  # empty
-    " , ,",
-    "=35",
-    "two_digit=\u00b2",  # superscript two: isdigit() but not a number
-    "two_digit=\u0663\u0665",  # Arabic-Indic digits
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "nope=70",  # unknown family
+        "two_digit=35,nope=35",
+        "two_digit",  # no count
+        "two_digit=",
+        "two_digit=abc",
+        "two_digit=-3",
+        "two_digit=3.5",
+        "two_digit=500",  # more than the demonstration pool
+        "two_digit=0",  # no demonstrations at all
+        "two_digit=0,three_digit=0",
+        "two_digit=35,two_digit=35",  # duplicate
+        "two_digit=35, two_digit =1",
+        "",  # empty
+        " , ,",
+        "=35",
+        "two_digit=\u00b2",  # superscript two: isdigit() but not a number
+        "two_digit=\u0663\u0665",  # Arabic-Indic digits
+    ],
+)
 def test_mix_parse_errors(text):
     """A malformed mix raises MixError (never another exception) with a one-line message."""
     with pytest.raises(MixError) as info:
@@ -162,15 +165,18 @@ def test_mix_parse_errors(text):
     assert "\n" not in str(info.value) and str(info.value)
 
 
-@pytest.mark.parametrize("text, operands", [
-    ("23+45", (23, 45)),
-    ("3+4+5", (3, 4, 5)),
-    ("123+4", (123, 4)),
-    (" 23 + 45 = ", (23, 45)),
-    ("23+45=", (23, 45)),
-    ("1+1+1+1", (1, 1, 1, 1)),
-    ("999+999", (999, 999)),
-])
+@pytest.mark.parametrize(
+    "text, operands",
+    [
+        ("23+45", (23, 45)),
+        ("3+4+5", (3, 4, 5)),
+        ("123+4", (123, 4)),
+        (" 23 + 45 = ", (23, 45)),
+        ("23+45=", (23, 45)),
+        ("1+1+1+1", (1, 1, 1, 1)),
+        ("999+999", (999, 999)),
+    ],
+)
 def test_parse_sum_accepts(text, operands):
     """A typed sum of up to four numbers of up to three digits becomes a Problem; spaces and a final `=` are fine."""
     assert parse_sum(text).operands == operands
@@ -184,11 +190,31 @@ def test_parse_sum_names_the_family():
     assert parse_sum("3+4").family == ""  # single digits: neither family
 
 
-@pytest.mark.parametrize("text", [
-    "abc", "", "   ", "=", "2++3", "+3", "3+", "23", "23-4", "3*4", "23+45==",
-    "1" * 21, "1+1+1+1+1", "1234+1", "\u0663+4", "2\t+3", "1+2=3",
-    "1+2+3+4", "99+99+99", "999+999+9",  # the episode would not fit the context / the calculator
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "abc",
+        "",
+        "   ",
+        "=",
+        "2++3",
+        "+3",
+        "3+",
+        "23",
+        "23-4",
+        "3*4",
+        "23+45==",
+        "1" * 21,
+        "1+1+1+1+1",
+        "1234+1",
+        "\u0663+4",
+        "2\t+3",
+        "1+2=3",
+        "1+2+3+4",
+        "99+99+99",
+        "999+999+9",  # the episode would not fit the context / the calculator
+    ],
+)
 def test_parse_sum_refuses(text):
     """Anything that is not numbers joined by single `+` signs, within the limits, raises SumError in one line."""
     with pytest.raises(SumError) as info:

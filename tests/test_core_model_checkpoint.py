@@ -13,9 +13,9 @@ import torch
 from safetensors.torch import save_file
 
 from core.learning import checkpoint
+from core.learning.model import GPT, GPTConfig, KVCache
 from core.world.header import CheckpointError, read_header
 from core.world.records import HeldOutScore, RunMeta
-from core.learning.model import GPT, GPTConfig, KVCache
 from core.world.vocab import VOCAB_SIZE
 
 TINY = dict(vocab_size=VOCAB_SIZE, block_size=16, n_layer=2, n_head=2, n_embd=16)
@@ -34,7 +34,7 @@ def test_kv_cache_one_position_at_a_time_matches_full_forward(tiny):
     with torch.no_grad():
         full, _ = tiny(idx)
         cache = KVCache(tiny.config, 3)
-        steps = [tiny(idx[:, t: t + 1], cache=cache)[0] for t in range(16)]
+        steps = [tiny(idx[:, t : t + 1], cache=cache)[0] for t in range(16)]
     assert cache.pos == 16
     torch.testing.assert_close(torch.cat(steps, dim=1), full, rtol=1e-5, atol=1e-5)
 
@@ -45,7 +45,7 @@ def test_kv_cache_prefill_then_steps_matches_full_forward(tiny):
     with torch.no_grad():
         full, _ = tiny(idx)
         cache = KVCache(tiny.config, 2)
-        parts = [tiny(idx[:, :5], cache=cache)[0]] + [tiny(idx[:, t: t + 1], cache=cache)[0] for t in range(5, 12)]
+        parts = [tiny(idx[:, :5], cache=cache)[0]] + [tiny(idx[:, t : t + 1], cache=cache)[0] for t in range(5, 12)]
     torch.testing.assert_close(torch.cat(parts, dim=1), full, rtol=1e-5, atol=1e-5)
 
 
@@ -106,10 +106,17 @@ def test_base_checkpoint_metadata(base_path):
 
 def test_read_metadata_needs_no_torch(base_path):
     """read_metadata runs in a fresh interpreter without ever importing torch."""
-    code = ("import sys, core.world.header as h; m = h.read_header(sys.argv[1]).meta; "
-            "assert 'torch' not in sys.modules, 'torch was imported'; print(m['params'])")
-    out = subprocess.run([sys.executable, "-c", code, str(base_path)], capture_output=True, text=True,
-                         cwd=Path(__file__).resolve().parent.parent, timeout=60)
+    code = (
+        "import sys, core.world.header as h; m = h.read_header(sys.argv[1]).meta; "
+        "assert 'torch' not in sys.modules, 'torch was imported'; print(m['params'])"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(base_path)],
+        capture_output=True,
+        text=True,
+        cwd=Path(__file__).resolve().parent.parent,
+        timeout=60,
+    )
     assert out.returncode == 0, out.stderr
     assert int(out.stdout) == read_header(base_path).meta["params"] > 300_000
 
@@ -149,13 +156,16 @@ def test_truncated_base(base_path, tmp_path, keep):
     _assert_one_line(info, path)
 
 
-@pytest.mark.parametrize("data", [
-    b"this is not a checkpoint at all, just some text\n" * 20,
-    bytes(range(256)) * 8,
-    b"\x02\x00\x00\x00\x00\x00\x00\x00{}",  # a valid, empty safetensors header
-    b"\x04\x00\x00\x00\x00\x00\x00\x00[1] ",  # a header that is JSON but not an object
-    b"\x04\x00\x00\x00\x00\x00\x00\x00\xff\xfe\xfd\xfc",  # a header that is not text
-])
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"this is not a checkpoint at all, just some text\n" * 20,
+        bytes(range(256)) * 8,
+        b"\x02\x00\x00\x00\x00\x00\x00\x00{}",  # a valid, empty safetensors header
+        b"\x04\x00\x00\x00\x00\x00\x00\x00[1] ",  # a header that is JSON but not an object
+        b"\x04\x00\x00\x00\x00\x00\x00\x00\xff\xfe\xfd\xfc",  # a header that is not text
+    ],
+)
 def test_garbage_file(tmp_path, data):
     """A file of garbage raises a one-line CheckpointError, from read_metadata and from load."""
     path = tmp_path / "garbage.safetensors"
@@ -171,8 +181,16 @@ def _tensors(model: GPT) -> dict:
     return {k: v.contiguous() for k, v in model.state_dict().items() if k != "head.weight"}
 
 
-@pytest.mark.parametrize("metadata", [None, {"other": "x"}, {"breadth": "not json"}, {"breadth": "[1, 2]"},
-                                      {"breadth": json.dumps({"format": "something-else"})}])
+@pytest.mark.parametrize(
+    "metadata",
+    [
+        None,
+        {"other": "x"},
+        {"breadth": "not json"},
+        {"breadth": "[1, 2]"},
+        {"breadth": json.dumps({"format": "something-else"})},
+    ],
+)
 def test_safetensors_without_breadth_metadata(tiny, tmp_path, metadata):
     """A safetensors file without (valid) breadth metadata raises a one-line CheckpointError."""
     path = tmp_path / "plain.safetensors"
@@ -182,11 +200,14 @@ def test_safetensors_without_breadth_metadata(tiny, tmp_path, metadata):
     _assert_one_line(info, path)
 
 
-@pytest.mark.parametrize("change, needle", [
-    ({"version": 99}, "version"),
-    ({"vocab": "0123456789"}, "vocabulary"),
-    ({"model": None}, "configuration"),
-])
+@pytest.mark.parametrize(
+    "change, needle",
+    [
+        ({"version": 99}, "version"),
+        ({"vocab": "0123456789"}, "vocabulary"),
+        ({"model": None}, "configuration"),
+    ],
+)
 def test_metadata_for_another_program(tiny, tmp_path, change, needle):
     """A breadth checkpoint of another version, vocabulary or without a model config is refused in one line."""
     path = checkpoint.save(tiny, RunMeta("finetune"), tmp_path / "m.safetensors")
@@ -197,20 +218,23 @@ def test_metadata_for_another_program(tiny, tmp_path, change, needle):
     assert needle in _assert_one_line(info, path)
 
 
-@pytest.mark.parametrize("change", [
-    {"n_layer": 1},  # fewer blocks than stored
-    {"n_layer": 3},  # more blocks than stored
-    {"n_embd": 32, "n_head": 4},  # other widths
-    {"block_size": 8},  # other position table
-    {"n_head": 3},  # width not divisible by heads
-    {"n_head": 0},
-    {"vocab_size": -1},
-    {"dropout": 2.0},
-    {"n_embd": "16"},
-    {"colour": "blue"},  # a field the model does not have
-    {"vocab_size": 20},  # tensors could match, but decoding would index past the vocabulary
-    {"block_size": 10**7},  # refused before allocating a huge position table
-])
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"n_layer": 1},  # fewer blocks than stored
+        {"n_layer": 3},  # more blocks than stored
+        {"n_embd": 32, "n_head": 4},  # other widths
+        {"block_size": 8},  # other position table
+        {"n_head": 3},  # width not divisible by heads
+        {"n_head": 0},
+        {"vocab_size": -1},
+        {"dropout": 2.0},
+        {"n_embd": "16"},
+        {"colour": "blue"},  # a field the model does not have
+        {"vocab_size": 20},  # tensors could match, but decoding would index past the vocabulary
+        {"block_size": 10**7},  # refused before allocating a huge position table
+    ],
+)
 def test_metadata_config_mismatching_the_tensors(tiny, tmp_path, change):
     """A checkpoint whose metadata describes another model than its tensors raises a one-line CheckpointError."""
     path = checkpoint.save(tiny, RunMeta("finetune"), tmp_path / "m.safetensors")

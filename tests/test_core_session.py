@@ -33,10 +33,21 @@ def session(one_thread):
 
 def test_protocol_round_trips_every_message_and_refuses_garbage():
     """Each command and event survives a JSON line; anything else is a ProtocolError, never an exception."""
-    messages = [p.Load("k", "/x"), p.Train(1, "two_digit=3", {"steps": 2}, "/b", "/o", 5), p.Stop(1),
-                p.Play(2, "k", "3+4"), p.Quit(), p.Ready(1.5), p.Step(1, 2, 3, 0.5, 0.1), p.Evaluating(1),
-                p.Trained(1, "k", "/p", {"a": 1}), p.Stopped(1, 4), p.Char(2, "action", "B"),
-                p.Played(2, 7, "", True, None, [["prompt", "3+4="]]), p.Failed("train", "boom", 1)]
+    messages = [
+        p.Load("k", "/x"),
+        p.Train(1, "two_digit=3", {"steps": 2}, "/b", "/o", 5),
+        p.Stop(1),
+        p.Play(2, "k", "3+4"),
+        p.Quit(),
+        p.Ready(1.5),
+        p.Step(1, 2, 3, 0.5, 0.1),
+        p.Evaluating(1),
+        p.Trained(1, "k", "/p", {"a": 1}),
+        p.Stopped(1, 4),
+        p.Char(2, "action", "B"),
+        p.Played(2, 7, "", True, None, [["prompt", "3+4="]]),
+        p.Failed("train", "boom", 1),
+    ]
     for m in messages:
         line = p.encode(m)
         assert "\n" not in line
@@ -76,11 +87,15 @@ def test_failures_become_failed_events_not_crashes(session, tmp_path):
     assert s.training is None
 
 
+@pytest.mark.slow
 def test_train_streams_steps_saves_loads_and_reports_scores(session, tmp_path, base_path):
     """Train sends every step, saves the model under out_dir, loads it, and reports its held-out scores."""
     s, events = session
-    s.handle(p.Train(4, "two_digit=4,three_digit=4", {"steps": 6, "batch_size": 4}, str(base_path),
-                     str(tmp_path), held_out=3))
+    s.handle(
+        p.Train(
+            4, "two_digit=4,three_digit=4", {"steps": 6, "batch_size": 4}, str(base_path), str(tmp_path), held_out=3
+        )
+    )
     got = _events(events)
     assert [e.step for e in got["Step"]] == [1, 2, 3, 4, 5, 6]
     (trained,) = got["Trained"]
@@ -102,8 +117,9 @@ def test_stop_in_the_inbox_ends_training_at_the_next_step_and_keeps_nothing(sess
 
 def test_serve_speaks_json_lines_and_ends_on_quit(one_thread):
     """The process loop answers Ready, handles commands from stdin and stops at Quit."""
-    stdin = io.StringIO("\n".join(p.encode(c) for c in [p.Load("m", str(TWO)),
-                                                         p.Play(1, "m", "23+45"), p.Quit()]) + "\n")
+    stdin = io.StringIO(
+        "\n".join(p.encode(c) for c in [p.Load("m", str(TWO)), p.Play(1, "m", "23+45"), p.Quit()]) + "\n"
+    )
     stdout = io.StringIO()
     serve(stdin, stdout)
     events = [json.loads(line) for line in stdout.getvalue().splitlines()]

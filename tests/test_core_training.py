@@ -6,10 +6,10 @@ import torch
 
 from core.learning import checkpoint
 from core.learning.evaluate import evaluate, worksheet_accuracy
+from core.learning.train import StepStats, demonstration_tensors, finetune
 from core.world.families import Problem
 from core.world.presets import PRESETS
 from core.world.settings import FinetuneSettings
-from core.learning.train import StepStats, demonstration_tensors, finetune
 from core.world.transcript import Role
 from core.world.vocab import CHARS, PAD_ID
 

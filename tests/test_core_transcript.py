@@ -18,14 +18,18 @@ def counted(transcript: Transcript) -> str:
 def counted_after(transcript: Transcript) -> list[tuple[str, str]]:
     """(input character, target character) for every counted prediction."""
     inputs, targets = transcript.training_pair()
-    return [(CHARS[x], CHARS[t]) for x, t in zip(inputs, targets) if t != -1]
+    return [(CHARS[x], CHARS[t]) for x, t in zip(inputs, targets, strict=True) if t != -1]
 
 
 def test_two_digit_demonstration_text():
     """A two-digit demonstration reads prompt, call, tool result, answer, as on the plate."""
     t = Problem((23, 45), "two_digit").demonstration()
     assert [(s.role, s.text) for s in t.segments] == [
-        (Role.PROMPT, "23+45="), (Role.ACTION, "B23+45|"), (Role.ENVIRONMENT, "68|"), (Role.ACTION, "68|")]
+        (Role.PROMPT, "23+45="),
+        (Role.ACTION, "B23+45|"),
+        (Role.ENVIRONMENT, "68|"),
+        (Role.ACTION, "68|"),
+    ]
 
 
 def test_two_digit_mask_counts_only_actions():
@@ -54,7 +58,9 @@ def test_prediction_after_environment_close_counts():
     # inputs that are the tool result's closing `|`: after `7|` comes `B`, after `12|` comes `1`
     inputs, targets = t.training_pair()
     roles = [Role.PROMPT] + t.roles()  # role of every input position (start token is prompt)
-    env_closes = [i for i, (x, r) in enumerate(zip(inputs, roles)) if r is Role.ENVIRONMENT and CHARS[x] == "|"]
+    env_closes = [
+        i for i, (x, r) in enumerate(zip(inputs, roles[:-1], strict=True)) if r is Role.ENVIRONMENT and CHARS[x] == "|"
+    ]
     assert len(env_closes) == 2
     assert [CHARS[targets[i]] for i in env_closes] == ["B", "1"]
     assert ("|", "B") in pairs and ("|", "1") in pairs
@@ -67,7 +73,7 @@ def test_no_prediction_of_prompt_or_environment_counts():
         _, targets = t.training_pair()
         roles = t.roles()  # role of each target: target i is text character i
         assert len(targets) == len(roles)
-        for target, role, char in zip(targets, roles, t.text):
+        for target, role, char in zip(targets, roles, t.text, strict=True):
             if role is Role.ACTION:
                 assert CHARS[target] == char
             else:
@@ -82,7 +88,7 @@ def test_render_starts_with_start_token_and_matches_text():
     assert decode(ids) == BOS + t.text
     assert is_action[0] is False
     assert len(is_action) == len(ids)
-    assert "".join(c for c, a in zip(BOS + t.text, is_action) if a) == "B23+45|68|"
+    assert "".join(c for c, a in zip(BOS + t.text, is_action, strict=True) if a) == "B23+45|68|"
 
 
 def test_training_pair_is_shifted_by_one():
@@ -92,7 +98,7 @@ def test_training_pair_is_shifted_by_one():
     inputs, targets = t.training_pair()
     assert inputs == ids[:-1]
     assert len(targets) == len(ids) - 1
-    assert all(tg == -1 or tg == i for tg, i in zip(targets, ids[1:]))
+    assert all(tg == -1 or tg == i for tg, i in zip(targets, ids[1:], strict=True))
 
 
 def test_add_merges_adjacent_text_of_one_role():
@@ -104,8 +110,12 @@ def test_add_merges_adjacent_text_of_one_role():
     t.add(Role.ACTION, "2|")
     t.add(Role.ENVIRONMENT, "2|")
     t.add(Role.ACTION, "2")
-    assert t.segments == [Segment(Role.PROMPT, "23="), Segment(Role.ACTION, "B2|"),
-                          Segment(Role.ENVIRONMENT, "2|"), Segment(Role.ACTION, "2")]
+    assert t.segments == [
+        Segment(Role.PROMPT, "23="),
+        Segment(Role.ACTION, "B2|"),
+        Segment(Role.ENVIRONMENT, "2|"),
+        Segment(Role.ACTION, "2"),
+    ]
 
 
 def test_add_ignores_empty_text():
@@ -136,7 +146,7 @@ def test_roles_align_with_text(operands):
     roles = t.roles()
     assert len(roles) == len(t.text)
     rebuilt = Transcript()
-    for role, char in zip(roles, t.text):
+    for role, char in zip(roles, t.text, strict=True):
         rebuilt.add(role, char)
     assert rebuilt == t
 

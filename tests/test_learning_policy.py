@@ -46,7 +46,7 @@ def test_greedy_batch_matches_rows_played_alone(base_model):
     """The real model decodes each row of a mixed-length batch exactly as it would alone (padding leaks nowhere)."""
     prompts = [TWO.prompt, THREE.prompt, "1+2=", "99+99+9="]
     batch = rollout(GreedyPolicy(base_model, len(prompts)), prompts)
-    for p, ep in zip(prompts, batch):
+    for p, ep in zip(prompts, batch, strict=True):
         (alone,) = rollout(GreedyPolicy(base_model, 1), [p])
         assert ep.transcript == alone.transcript and ep.end is alone.end
     assert all(ep.done for ep in batch)

@@ -7,11 +7,11 @@ import sys
 from pathlib import Path
 
 from textual.widgets import Input
+from tui_helpers import fake_app, type_text, wait_for
 
-from core.learning.experiment import SHIPPED
+from core.world.presets import PRESETS
 from tui.screens.help import HelpScreen
 from tui.screens.path_prompt import PathPrompt
-from tui_helpers import fake_app, type_text, wait_for
 
 FIRST_FRAME_PROBE = """
 import sys, asyncio
@@ -45,10 +45,10 @@ async def test_start_shows_three_panels_with_the_shipped_mix_loaded():
             region = panel.region
             assert region.width > 0 and region.height > 0
             assert region.right <= 80 and region.bottom <= 24
-        assert app.current == "shipped:mix"
+        assert app.current == "shipped:mix_35_35"
         shown = str(app.score_panel.query_one("#family-scores").render())
-        for name, s in app.entries["shipped:mix"].scores.items():
-            assert f"{s['solved']}/{s['total']}" in shown, f"{name} score not shown"
+        for name, s in app.entries["shipped:mix_35_35"].scores.items():
+            assert f"{s.solved}/{s.total}" in shown, f"{name} score not shown"
 
 
 async def test_layout_survives_resizing_between_small_and_large_terminals():
@@ -99,7 +99,7 @@ async def test_choosing_a_row_in_the_runs_table_switches_model():
         table.move_cursor(row=0)
         await pilot.press("enter")
         await pilot.pause()
-        assert app.current == "shipped:two_digit"
+        assert app.current == "shipped:two_digit_70"
 
 
 async def test_presets_fill_counts_and_hand_edits_switch_to_custom():
@@ -107,7 +107,7 @@ async def test_presets_fill_counts_and_hand_edits_switch_to_custom():
     app = fake_app()
     async with app.run_test(size=(80, 24)) as pilot:
         select = app.train_panel.query_one("#preset")
-        select.value = "two_digit"
+        select.value = "two_digit_70"
         await pilot.pause()
         two = app.train_panel.query_one("#count-two_digit", Input)
         three = app.train_panel.query_one("#count-three_digit", Input)
@@ -115,16 +115,22 @@ async def test_presets_fill_counts_and_hand_edits_switch_to_custom():
         three.value = "5"
         await pilot.pause()
         assert select.value == "custom"
-        mix, settings = app.train_panel.request()
+        mix, settings, _ = app.train_panel.request()
         assert dict(mix.counts) == {"two_digit": 70, "three_digit": 5} and settings.steps == 400
 
 
 async def test_bad_training_settings_are_refused_inline():
-    """A count over the pool, zero demonstrations or a non-numeric learning rate give one red line; no job starts."""
+    """A count over the pool, zero demonstrations or a setting FinetuneSettings refuses give one red line; no job."""
     app = fake_app()
     async with app.run_test(size=(80, 24)) as pilot:
         panel = app.train_panel
-        for field, value in [("count-two_digit", "999"), ("lr", "fast"), ("steps", "0"), ("held-out", "5000")]:
+        for field, value in [
+            ("count-two_digit", "999"),
+            ("lr", "fast"),
+            ("steps", "0"),
+            ("held-out", "0"),
+            ("dropout", "0.95"),
+        ]:
             original = panel.query_one(f"#{field}", Input).value
             panel.query_one(f"#{field}", Input).value = value
             await pilot.press("ctrl+t")
@@ -154,7 +160,7 @@ async def test_save_copies_the_current_checkpoint_and_refuses_to_overwrite(tmp_p
             await pilot.pause()
             if attempt == 0:
                 assert not isinstance(app.screen, PathPrompt)
-                assert target.read_bytes() == Path(SHIPPED["mix"]).read_bytes()
+                assert target.read_bytes() == Path(PRESETS["mix_35_35"].shipped).read_bytes()
             else:
                 assert isinstance(app.screen, PathPrompt)
                 assert "exists" in str(app.screen.query_one("#path-message").render())
@@ -166,7 +172,7 @@ async def test_load_refuses_a_bad_file_inline_and_adds_a_good_one(tmp_path):
     bad = tmp_path / "bad.safetensors"
     bad.write_bytes(b"not a checkpoint at all")
     good = tmp_path / "good.safetensors"
-    good.write_bytes(Path(SHIPPED["two_digit"]).read_bytes())
+    good.write_bytes(Path(PRESETS["two_digit_70"].shipped).read_bytes())
     app = fake_app()
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.press("ctrl+l")
@@ -213,7 +219,7 @@ async def test_the_mouse_works_too():
         await pilot.click("#runs", offset=(5, 2))  # a second click on the cursor row selects it
         await pilot.pause()
         assert app.current == list(app.entries)[table.cursor_row]
-        assert app.current == "shipped:three_digit"
+        assert app.current == "shipped:three_digit_70"
 
 
 async def test_a_wedged_engine_is_killed_after_the_stop_grace_and_replaced(monkeypatch):
@@ -233,14 +239,19 @@ async def test_a_wedged_engine_is_killed_after_the_stop_grace_and_replaced(monke
 
 def test_runs_of_one_mix_on_several_seeds_get_a_mean_and_spread():
     """Two seeds of the same mix and settings give a mean ± sd line; other settings or one seed give none."""
+    from core.world.records import RunMeta
     from tui.catalog import ModelEntry
     from tui.widgets.score_panel import across_seeds
 
     def entry(seed, two, three, lr=0.002):
-        meta = {"mix": "two_digit=35,three_digit=35", "seed": seed, "held_out": 30,
-                "settings": {"seed": seed, "lr": lr, "steps": 400},
-                "scores": {"two_digit": {"solved": two, "total": 30}, "three_digit": {"solved": three, "total": 30}}}
-        return ModelEntry(f"k{seed}{lr}", "t", "/p", meta, "trained")
+        meta = {
+            "mix": "two_digit=35,three_digit=35",
+            "seed": seed,
+            "held_out": 30,
+            "settings": {"seed": seed, "lr": lr, "steps": 400},
+            "scores": {"two_digit": {"solved": two, "total": 30}, "three_digit": {"solved": three, "total": 30}},
+        }
+        return ModelEntry(f"k{seed}{lr}", "t", "/p", RunMeta.from_dict(meta), "trained")
 
     assert across_seeds([entry(0, 20, 28)]).plain == ""
     assert across_seeds([entry(0, 20, 28), entry(1, 30, 30, lr=0.001)]).plain == ""

@@ -8,10 +8,12 @@ from pathlib import Path
 
 import pytest
 from textual.widgets import Button, Input
+from tui_helpers import type_text, wait_for
+
+pytestmark = pytest.mark.slow  # the real engine process: torch, training
 
 from tui.app import BreadthApp
 from tui.widgets.loss_plot import LossPlot
-from tui_helpers import type_text, wait_for
 
 
 @pytest.fixture
@@ -41,13 +43,13 @@ async def test_train_streams_loss_then_scores_and_saves_the_model(runs):
         await wait_for(pilot, lambda: app.training is None, timeout=60, what="training to end")
         assert len(plot.live) == 40
         entry = app.entries[app.current]
-        assert entry.origin == "trained" and entry.meta["mix"] == "two_digit=8,three_digit=8"
-        assert entry.meta["steps_taken"] == 40
+        assert entry.origin == "trained" and entry.run.mix == "two_digit=8,three_digit=8"
+        assert len(entry.run.losses) == 40
         assert set(entry.scores) == {"two_digit", "three_digit"}
-        assert all(s["total"] == 12 for s in entry.scores.values())  # the held-out size asked for
+        assert all(s.total == 12 for s in entry.scores.values())  # the held-out size asked for
         assert Path(entry.path).parent == runs and Path(entry.path).is_file()
         assert len(app.score_panel.query_one("#runs").rows) == 4  # three shipped + this run
-        assert str(entry.scores["two_digit"]["solved"]) in str(app.score_panel.query_one("#family-scores").render())
+        assert str(entry.scores["two_digit"].solved) in str(app.score_panel.query_one("#family-scores").render())
         assert not app.train_panel.status_is_error
 
 
@@ -89,15 +91,18 @@ async def test_a_killed_engine_is_restarted_and_the_app_recovers(runs):
         await wait_for(pilot, lambda: len(plot.live) >= 3, what="training to start")
         first = app.engine
         os.kill(first.pid, signal.SIGKILL)
-        await wait_for(pilot, lambda: app.engine is not first and app.engine_ready, timeout=30,
-                       what="a new engine")
+        await wait_for(pilot, lambda: app.engine is not first and app.engine_ready, timeout=30, what="a new engine")
         assert app.training is None
         assert app.train_panel.status_is_error and "engine stopped" in app.train_panel.status
         app.playground.pace = 0
         await type_text(pilot, "3+4+5")
         await pilot.press("enter")
-        await wait_for(pilot, lambda: app.playground.probes and not app.playground.busy(), timeout=30,
-                       what="the probe on the new engine")
+        await wait_for(
+            pilot,
+            lambda: app.playground.probes and not app.playground.busy(),
+            timeout=30,
+            what="the probe on the new engine",
+        )
         (view,) = app.playground.probes.values()
         assert "".join(c for _, c in view.state.shown).startswith("3+4+5=")
 
@@ -110,8 +115,9 @@ async def test_training_that_raises_shows_the_error_and_the_app_carries_on(runs,
     app = BreadthApp()
     async with app.run_test(size=(100, 32)) as pilot:
         await pilot.press("ctrl+t")
-        await wait_for(pilot, lambda: app.training is None and app.train_panel.status_is_error, timeout=30,
-                       what="the failure")
+        await wait_for(
+            pilot, lambda: app.training is None and app.train_panel.status_is_error, timeout=30, what="the failure"
+        )
         assert app.train_panel.status.startswith("training failed:")
         assert "\n" not in app.train_panel.status
         assert not app.train_panel.query_one("#train", Button).disabled

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from textual.widgets import Input
-
 from tui_helpers import fake_app, type_text, wait_for
 
 
@@ -47,8 +46,13 @@ async def test_segments_stream_in_order_with_their_roles():
     async with app.run_test(size=(80, 24)) as pilot:
         view = await _play_one(pilot, "3+4+5")
         assert _roles_and_text(view) == [
-            ("prompt", "3+4+5="), ("action", "B3+4|"), ("environment", "7|"),
-            ("action", "B7+5|"), ("environment", "12|"), ("action", "12|")]
+            ("prompt", "3+4+5="),
+            ("action", "B3+4|"),
+            ("environment", "7|"),
+            ("action", "B7+5|"),
+            ("environment", "12|"),
+            ("action", "12|"),
+        ]
         assert "correct" in view.state.verdict.plain
 
 
@@ -68,8 +72,11 @@ async def test_streaming_reveals_characters_gradually_at_a_slow_pace():
         app.playground.pace = 3  # slow: 6 characters a second
         await type_text(pilot, "23+45")
         await pilot.press("enter")
-        await wait_for(pilot, lambda: app.playground.probes and
-                       next(iter(app.playground.probes.values())).state.verdict is not None, what="the verdict")
+        await wait_for(
+            pilot,
+            lambda: app.playground.probes and next(iter(app.playground.probes.values())).state.verdict is not None,
+            what="the verdict",
+        )
         (view,) = app.playground.probes.values()
         assert view.state.pending, "all characters were shown at once at the slow pace"
         app.playground.pace = 0

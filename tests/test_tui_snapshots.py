@@ -14,6 +14,7 @@ from textual.widgets import Input
 
 sys.path.insert(0, str(Path(__file__).parent))
 from tui_helpers import fake_app  # noqa: E402
+
 from tui.widgets.loss_plot import LossPlot  # noqa: E402
 
 SIZE = (80, 24)
@@ -40,7 +41,7 @@ def test_snapshot_training(snap_compare):
     async def run_before(pilot) -> None:
         app = pilot.app
         _steady(app)
-        mix, settings = app.train_panel.request()
+        mix, settings, _ = app.train_panel.request()
         app.training = 1
         app.train_panel.started(mix, settings)
         for step in range(1, 201):
@@ -65,8 +66,9 @@ def test_snapshot_probe_shown(snap_compare):
         while app.playground.busy() or len(app.playground.probes) < 3:
             await pilot.pause(0.05)
 
-    assert snap_compare(fake_app(script=lambda ops: f"B{ops[0]}+{ops[1]}|{ops[0] + ops[1]}|"),
-                        terminal_size=SIZE, run_before=run_before)
+    assert snap_compare(
+        fake_app(script=lambda ops: f"B{ops[0]}+{ops[1]}|{ops[0] + ops[1]}|"), terminal_size=SIZE, run_before=run_before
+    )
 
 
 def test_snapshot_help(snap_compare):

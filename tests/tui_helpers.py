@@ -6,6 +6,7 @@ import asyncio
 import time
 
 from fake_engine import FakeEngine
+
 from tui.app import BreadthApp
 
 

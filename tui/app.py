@@ -17,12 +17,12 @@ from textual.containers import Horizontal
 from textual.widgets import Footer
 
 from core.frontends import protocol as p
+from core.world.files import write_atomic
 from core.world.header import CheckpointError, read_metadata
 from core.world.mix import slug
 from core.world.paths import BASE, runs_dir
 from core.world.presets import DEFAULT_PRESET
 from core.world.records import RunMeta
-from core.world.files import write_atomic
 
 from .catalog import ModelEntry, shipped_entries
 from .engine import EngineGone, EngineProcess
@@ -221,8 +221,11 @@ class BreadthApp(App):
         self.job += 1
         self.training = self.job
         self.train_panel.started(message.mix, message.settings)
-        self._ensure_engine().send(p.Train(self.job, message.mix.spec(), message.settings.to_dict(), str(BASE),
-                                           str(runs_dir()), message.held_out))
+        self._ensure_engine().send(
+            p.Train(
+                self.job, message.mix.spec(), message.settings.to_dict(), str(BASE), str(runs_dir()), message.held_out
+            )
+        )
 
     def action_stop(self) -> None:
         self.train_panel.ask_stop()
@@ -331,8 +334,7 @@ class BreadthApp(App):
             if path:
                 key = f"file:{Path(path).expanduser().resolve()}"
                 meta = found[path]
-                self.entries[key] = ModelEntry(key, Path(path).name[:18], str(Path(path).expanduser()), meta,
-                                               "loaded")
+                self.entries[key] = ModelEntry(key, Path(path).name[:18], str(Path(path).expanduser()), meta, "loaded")
                 self.loaded.discard(key)
                 self.switch_to(key)
 
@@ -365,4 +367,3 @@ class BreadthApp(App):
         self._quitting = True
         if self.engine is not None:
             self.engine.close()
-

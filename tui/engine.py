@@ -46,9 +46,16 @@ class EngineProcess:
             except OSError:
                 self.log_path = None  # an unwritable home must not stop the engine: run without a log
         try:
-            self._proc = subprocess.Popen([sys.executable, "-m", "core.frontends.session"], stdin=subprocess.PIPE,
-                                          stdout=subprocess.PIPE, stderr=log, env=env, text=True, bufsize=1,
-                                          start_new_session=True)  # Ctrl-C in the terminal reaches only the UI
+            self._proc = subprocess.Popen(
+                [sys.executable, "-m", "core.frontends.session"],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=log,
+                env=env,
+                text=True,
+                bufsize=1,
+                start_new_session=True,
+            )  # Ctrl-C in the terminal reaches only the UI
         finally:
             if log is not subprocess.DEVNULL:
                 log.close()

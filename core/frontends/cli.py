@@ -57,8 +57,14 @@ def finetune_settings(args, seed: str | None = None):
     """The FinetuneSettings the flags ask for (defaults for those not given); SettingsError if one is bad."""
     from ..world.settings import FinetuneSettings
 
-    given = {"steps": args.steps, "lr": args.lr, "dropout": args.dropout, "batch_size": args.batch_size,
-             "weight_decay": args.weight_decay, "seed": seed}
+    given = {
+        "steps": args.steps,
+        "lr": args.lr,
+        "dropout": args.dropout,
+        "batch_size": args.batch_size,
+        "weight_decay": args.weight_decay,
+        "seed": seed,
+    }
     return FinetuneSettings.from_text(**{k: v for k, v in given.items() if v is not None})
 
 
@@ -66,51 +72,69 @@ def build_parser() -> argparse.ArgumentParser:
     from ..world.settings import HELD_OUT, FinetuneSettings, PretrainSettings
 
     ft, pt = FinetuneSettings(), PretrainSettings()
-    p = _Parser(prog="breadth", description="Fine-tune a tiny character model to call a calculator, "
-                "and see which task families it learns.")
+    p = _Parser(
+        prog="breadth",
+        description="Fine-tune a tiny character model to call a calculator, and see which task families it learns.",
+    )
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
 
-    s = sub.add_parser("pretrain", help="pre-train the base model on single-digit worksheets",
-                       description="Pre-train the base model on single-digit addition worksheets and "
-                       "check it on all 100 worksheet sums.")
+    s = sub.add_parser(
+        "pretrain",
+        help="pre-train the base model on single-digit worksheets",
+        description="Pre-train the base model on single-digit addition worksheets and "
+        "check it on all 100 worksheet sums.",
+    )
     s.add_argument("--steps", help=f"optimiser steps (default {pt.steps})")
     s.add_argument("--seed", help=f"seed (default {pt.seed})")
-    s.add_argument("--out", type=Path, default=None, help="where to write it (default: base.safetensors in the "
-                   "user's breadth folder)")
+    s.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help="where to write it (default: base.safetensors in the user's breadth folder)",
+    )
 
-    s = sub.add_parser("train", help="fine-tune the base on a mix of task families",
-                       description="Fine-tune the base model on demonstrations from a mix of task "
-                       "families (loss on the model's own actions only), then score held-out sums.")
+    s = sub.add_parser(
+        "train",
+        help="fine-tune the base on a mix of task families",
+        description="Fine-tune the base model on demonstrations from a mix of task "
+        "families (loss on the model's own actions only), then score held-out sums.",
+    )
     s.add_argument("--mix", required=True, help="demonstrations per family, e.g. two_digit=35,three_digit=35")
     s.add_argument("--seed", help=f"seeds demonstrations, held-out sets and training (default {ft.seed})")
     _settings_flags(s, ft)
     s.add_argument("--base", type=Path, default=None, help="pre-trained checkpoint (default: the shipped base)")
     s.add_argument("--out", type=Path, required=True, help="checkpoint to write")
 
-    s = sub.add_parser("eval", help="score a checkpoint on held-out sums of every family",
-                       description="Greedy rollouts, with the calculator in the loop, on each family's "
-                       "held-out sums; prints solved/total and the failure kinds.")
+    s = sub.add_parser(
+        "eval",
+        help="score a checkpoint on held-out sums of every family",
+        description="Greedy rollouts, with the calculator in the loop, on each family's "
+        "held-out sums; prints solved/total and the failure kinds.",
+    )
     s.add_argument("checkpoint", type=Path)
-    s.add_argument("--held-out", default=str(HELD_OUT),
-                   help=f"sums per family: a number or 'all' (default {HELD_OUT})")
-    s.add_argument("--seed", default=None, help="held-out sets of this seed (default: the checkpoint's training "
-                   "seed)")
+    s.add_argument("--held-out", default=str(HELD_OUT), help=f"sums per family: a number or 'all' (default {HELD_OUT})")
+    s.add_argument("--seed", default=None, help="held-out sets of this seed (default: the checkpoint's training seed)")
     s.add_argument("--json", type=Path, default=None, help="also write the scores and episodes here")
 
-    s = sub.add_parser("play", help="play one sum and show who wrote what",
-                       description="Play one sum greedily with the calculator in the loop and print the "
-                       "episode, each segment marked by who wrote it, and the verdict.")
+    s = sub.add_parser(
+        "play",
+        help="play one sum and show who wrote what",
+        description="Play one sum greedily with the calculator in the loop and print the "
+        "episode, each segment marked by who wrote it, and the verdict.",
+    )
     s.add_argument("checkpoint", type=Path)
     s.add_argument("sum", help="a sum such as 23+45 or 3+4+5")
 
-    s = sub.add_parser("plate", help="reproduce the plate: three mixes on each seed",
-                       description="Fine-tune the plate's three mixes on each seed in parallel processes, "
-                       "score them, print the table beside the plate's numbers and write every run to JSON.")
+    s = sub.add_parser(
+        "plate",
+        help="reproduce the plate: three mixes on each seed",
+        description="Fine-tune the plate's three mixes on each seed in parallel processes, "
+        "score them, print the table beside the plate's numbers and write every run to JSON.",
+    )
     s.add_argument("--seeds", type=_seeds, default=[0, 1, 2], help="comma-separated seeds (default 0,1,2)")
     _settings_flags(s, ft)
-    s.add_argument("--held-out", default=str(HELD_OUT),
-                   help=f"sums per family: a number or 'all' (default {HELD_OUT})")
+    s.add_argument("--held-out", default=str(HELD_OUT), help=f"sums per family: a number or 'all' (default {HELD_OUT})")
     s.add_argument("--workers", type=_positive_int, default=2, help="parallel processes (default 2)")
     s.add_argument("--json", type=Path, default=None, help="write every run here")
     return p

@@ -26,9 +26,16 @@ console = Console(highlight=False)
 
 
 def _progress() -> Progress:
-    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                    TextColumn("loss {task.fields[loss]:.4f}"), TimeElapsedColumn(), TimeRemainingColumn(),
-                    console=console, transient=False)
+    return Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("loss {task.fields[loss]:.4f}"),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+        console=console,
+        transient=False,
+    )
 
 
 def _check_writable(path: Path) -> None:
@@ -60,10 +67,10 @@ def pretrain(args) -> int:
         losses = run_pretrain(settings, model, lambda s: bar.update(task, completed=s.step, loss=s.loss))
     seconds = time.perf_counter() - start
     acc = worksheet_accuracy(model)
-    checkpoint.save(model, RunMeta("pretrain", settings, losses=tuple(losses), train_seconds=seconds,
-                                   worksheet_accuracy=acc), out)
-    console.print(f"final loss {losses[-1]:.3f}, worksheet sums right: {acc:.0%} of 100, "
-                  f"{seconds:.1f} s; wrote {out}")
+    checkpoint.save(
+        model, RunMeta("pretrain", settings, losses=tuple(losses), train_seconds=seconds, worksheet_accuracy=acc), out
+    )
+    console.print(f"final loss {losses[-1]:.3f}, worksheet sums right: {acc:.0%} of 100, {seconds:.1f} s; wrote {out}")
     return 0
 
 
@@ -79,8 +86,9 @@ def train(args) -> int:
     read_header(base)  # fail fast on a bad base
     with _progress() as bar:
         task = bar.add_task(mix.label(), total=settings.steps, loss=float("nan"))
-        model, record = finetune_run(mix, settings, base,
-                                     on_step=lambda s: bar.update(task, completed=s.step, loss=s.loss))
+        model, record = finetune_run(
+            mix, settings, base, on_step=lambda s: bar.update(task, completed=s.step, loss=s.loss)
+        )
     checkpoint.save(model, record, args.out)
     console.print(scores_table(record.scores, f"{mix.label()}, seed {settings.seed}: held-out"))
     console.print(f"fine-tune {record.train_seconds:.1f} s, evaluation {record.eval_seconds:.2f} s; wrote {args.out}")
@@ -106,9 +114,16 @@ def evaluate(args) -> int:
     console.print(scores_table(scores, f"{args.checkpoint.name}: held-out sums of seed {seed}"))
     console.print(f"{sum(s.total for s in scores.values())} episodes in {seconds:.2f} s")
     if args.json:
-        write_json(args.json, {"checkpoint": str(args.checkpoint), "seed": seed, "held_out": held_out,
-                               "scores": {n: s.to_dict() for n, s in scores.items()},
-                               "episodes": [episode_json(s) for s in scored]})
+        write_json(
+            args.json,
+            {
+                "checkpoint": str(args.checkpoint),
+                "seed": seed,
+                "held_out": held_out,
+                "scores": {n: s.to_dict() for n, s in scores.items()},
+                "episodes": [episode_json(s) for s in scored],
+            },
+        )
         console.print(f"wrote {args.json}")
     return 0
 
@@ -145,12 +160,14 @@ def plate(args) -> int:
     jobs = [(name, seed) for seed in seeds for name in PRESETS]
     records: dict[tuple[str, int], RunMeta] = {}
     start = time.perf_counter()
-    bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                   console=console)
+    bar = Progress(
+        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console
+    )
     with bar, ProcessPoolExecutor(args.workers) as pool:
         task = bar.add_task(f"{len(jobs)} fine-tunes", total=len(jobs))
-        futures = {pool.submit(_plate_job, name, replace(settings, seed=seed), held_out): (name, seed)
-                   for name, seed in jobs}
+        futures = {
+            pool.submit(_plate_job, name, replace(settings, seed=seed), held_out): (name, seed) for name, seed in jobs
+        }
         for fut in as_completed(futures):
             records[futures[fut]] = fut.result()
             bar.advance(task)
@@ -158,11 +175,20 @@ def plate(args) -> int:
     console.print(plate_table(records, seeds, held_out))
     console.print(f"settings: {', '.join(f'{k} {v}' for k, v in settings.to_dict().items() if k != 'seed')}")
     secs = [r.train_seconds + r.eval_seconds for r in records.values()]
-    console.print(f"{len(jobs)} runs on {args.workers} processes in {wall:.1f} s; one run (fine-tune + "
-                  f"evaluation) took {min(secs):.1f}-{max(secs):.1f} s, mean {sum(secs) / len(secs):.1f} s")
+    console.print(
+        f"{len(jobs)} runs on {args.workers} processes in {wall:.1f} s; one run (fine-tune + "
+        f"evaluation) took {min(secs):.1f}-{max(secs):.1f} s, mean {sum(secs) / len(secs):.1f} s"
+    )
     if args.json:
-        write_json(args.json, {"settings": settings.to_dict(), "held_out": held_out, "wall_seconds": round(wall, 2),
-                               "runs": [{"preset": n, **_run_json(records[(n, s)])} for n, s in jobs]})
+        write_json(
+            args.json,
+            {
+                "settings": settings.to_dict(),
+                "held_out": held_out,
+                "wall_seconds": round(wall, 2),
+                "runs": [{"preset": n, **_run_json(records[(n, s)])} for n, s in jobs],
+            },
+        )
         console.print(f"wrote {args.json}")
     return 0
 

@@ -14,8 +14,8 @@ from dataclasses import asdict, dataclass, field, fields
 
 from ..world.settings import HELD_OUT
 
-
 # commands: UI -> engine
+
 
 @dataclass(frozen=True)
 class Load:
@@ -59,6 +59,7 @@ class Quit:
 
 
 # events: engine -> UI
+
 
 @dataclass(frozen=True)
 class Ready:
@@ -142,8 +143,10 @@ class Failed:
     id: int | None = None  # the training job or probe it concerns
 
 
-_TYPES = {cls.__name__: cls for cls in (Load, Train, Stop, Play, Quit, Ready, Loaded, Step, Evaluating, Trained,
-                                        Stopped, Char, Played, Failed)}
+_TYPES = {
+    cls.__name__: cls
+    for cls in (Load, Train, Stop, Play, Quit, Ready, Loaded, Step, Evaluating, Trained, Stopped, Char, Played, Failed)
+}
 
 
 class ProtocolError(ValueError):

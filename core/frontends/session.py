@@ -35,8 +35,9 @@ class Models(Protocol):
 
     def context(self, model: object) -> int: ...  # the model's context in characters
 
-    def finetune(self, mix: Mix, settings: FinetuneSettings, base: str, held_out: int | None,
-                 on_step: OnStep) -> tuple[object, RunMeta]: ...  # the trained model and its record
+    def finetune(
+        self, mix: Mix, settings: FinetuneSettings, base: str, held_out: int | None, on_step: OnStep
+    ) -> tuple[object, RunMeta]: ...  # the trained model and its record
 
     def save(self, model: object, run: RunMeta, path: str) -> dict: ...  # save; the metadata as stored
 
@@ -77,12 +78,23 @@ class Session:
         if cmd.key not in self.loaded:
             raise KeyError(f"model {cmd.key!r} is not loaded")
         model, emit = self.loaded[cmd.key], self.emit
-        (scored,) = play(lambda batch: self.models.policy(model, batch), [problem],
-                         on_char=lambda i, role, c: emit(p.Char(cmd.id, role.value, c)),
-                         max_length=self.models.context(model))
+        (scored,) = play(
+            lambda batch: self.models.policy(model, batch),
+            [problem],
+            on_char=lambda i, role, c: emit(p.Char(cmd.id, role.value, c)),
+            max_length=self.models.context(model),
+        )
         v = scored.verdict
-        self.emit(p.Played(cmd.id, problem.answer, problem.family, v.solved, v.failure.value if v.failure else None,
-                           [(s.role.value, s.text) for s in scored.episode.transcript.segments]))
+        self.emit(
+            p.Played(
+                cmd.id,
+                problem.answer,
+                problem.family,
+                v.solved,
+                v.failure.value if v.failure else None,
+                [(s.role.value, s.text) for s in scored.episode.transcript.segments],
+            )
+        )
 
     def _train(self, cmd: p.Train) -> None:
         if self.training is not None:
@@ -91,8 +103,7 @@ class Session:
         held_out = held_out_count(cmd.held_out)
         self.training = cmd.id
         try:
-            model, record = self.models.finetune(mix, settings, cmd.base, held_out,
-                                                 lambda s: self._on_step(cmd.id, s))
+            model, record = self.models.finetune(mix, settings, cmd.base, held_out, lambda s: self._on_step(cmd.id, s))
         finally:
             self.training = None
         if not record.completed:
@@ -168,11 +179,14 @@ def serve(stdin=None, stdout=None, models: Models | None = None) -> None:
         models = TorchModels()
     session = Session(emit, models, commands)
     emit(p.Ready(time.perf_counter() - start))
-    while True:
-        cmd = session.deferred.pop(0) if session.deferred else commands.get()
-        if isinstance(cmd, p.Quit):
-            return
-        session.handle(cmd)
+    try:
+        while True:
+            cmd = session.deferred.pop(0) if session.deferred else commands.get()
+            if isinstance(cmd, p.Quit):
+                return
+            session.handle(cmd)
+    except SystemExit:  # Quit arrived during training (`Session.poll`)
+        return
 
 
 if __name__ == "__main__":

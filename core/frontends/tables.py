@@ -31,8 +31,10 @@ def scores_table(scores: dict[str, HeldOutScore], title: str) -> Table:
 def plate_table(records: dict[tuple[str, int], RunMeta], seeds: list[int], held_out: int | None) -> Table:
     """The plate's figure: per preset and family, mean ± sd over seeds, each seed, and the plate's number."""
     n = "all" if held_out is None else held_out
-    t = Table(title=f"held-out success, {n} sums per family; mean ± sd over seeds {','.join(map(str, seeds))}",
-              title_justify="left")
+    t = Table(
+        title=f"held-out success, {n} sums per family; mean ± sd over seeds {','.join(map(str, seeds))}",
+        title_justify="left",
+    )
     t.add_column("trained on")
     for fam in FAMILIES:
         t.add_column(fam, justify="right")
@@ -56,13 +58,18 @@ def episode_text(transcript: Transcript) -> Text:
 
 def episode_lines(transcript: Transcript) -> list[Text]:
     """One line per segment under its writer's name (readable without colour too)."""
-    return [Text.assemble(f"  {seg.role.writer:<11}", (visible(seg.text), seg.role.style))
-            for seg in transcript.segments]
+    return [
+        Text.assemble(f"  {seg.role.writer:<11}", (visible(seg.text), seg.role.style)) for seg in transcript.segments
+    ]
 
 
 def episode_json(scored: Scored) -> dict:
     """One evaluated episode as JSON: the problem, the segments by role, the verdict."""
-    return {"family": scored.problem.family, "prompt": scored.problem.prompt, "answer": scored.problem.answer,
-            "segments": [[s.role.value, s.text] for s in scored.episode.transcript.segments],
-            "solved": scored.verdict.solved,
-            "failure": scored.verdict.failure.value if scored.verdict.failure else None}
+    return {
+        "family": scored.problem.family,
+        "prompt": scored.problem.prompt,
+        "answer": scored.problem.answer,
+        "segments": [[s.role.value, s.text] for s in scored.episode.transcript.segments],
+        "solved": scored.verdict.solved,
+        "failure": scored.verdict.failure.value if scored.verdict.failure else None,
+    }

@@ -30,8 +30,14 @@ __all__ = ["CheckpointError", "load", "save"]
 
 def save(model: GPT, run: RunMeta, path: str | os.PathLike) -> Path:
     """Write `model` and its run record to `path` atomically."""
-    full = {**run.to_dict(), "format": FORMAT, "version": VERSION, "vocab": CHARS,
-            "model": model.config.to_dict(), "params": model.num_params()}
+    full = {
+        **run.to_dict(),
+        "format": FORMAT,
+        "version": VERSION,
+        "vocab": CHARS,
+        "model": model.config.to_dict(),
+        "params": model.num_params(),
+    }
     tensors = {k: v.detach().contiguous() for k, v in model.state_dict().items() if k != _TIED}
     return write_atomic(Path(path), to_bytes(tensors, metadata={KEY: json.dumps(full)}))
 

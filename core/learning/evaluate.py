@@ -13,8 +13,12 @@ from .model import GPT
 from .policy import GreedyPolicy, greedy
 
 
-def evaluate(model: GPT, seed: int, held_out: int | None = HELD_OUT, families: list[str] | None = None,
-             ) -> tuple[dict[str, HeldOutScore], list[Scored]]:
+def evaluate(
+    model: GPT,
+    seed: int,
+    held_out: int | None = HELD_OUT,
+    families: list[str] | None = None,
+) -> tuple[dict[str, HeldOutScore], list[Scored]]:
     """Per-family held-out scores for `seed` (held_out None: every held-out sum) and every episode."""
     names = list(FAMILIES) if families is None else families
     problems = [p for name in names for p in FAMILIES[name].held_out(seed, held_out)]
@@ -27,4 +31,4 @@ def worksheet_accuracy(model: GPT) -> float:
     sums = worksheet_sums()
     prompts = [f"{BOS}{a}+{b}=" for a, b in sums]  # all of one length
     answers = complete(GreedyPolicy(model, len(sums)), prompts, stop=BOS, max_new=3)  # two digits and a newline
-    return sum(ans == str(a + b) for ans, (a, b) in zip(answers, sums)) / len(sums)
+    return sum(ans == str(a + b) for ans, (a, b) in zip(answers, sums, strict=True)) / len(sums)

@@ -22,8 +22,13 @@ from .policy import GreedyPolicy
 from .train import finetune, use_one_thread
 
 
-def finetune_run(mix: Mix, settings: FinetuneSettings, base: str | os.PathLike = BASE,
-                 held_out: int | None = HELD_OUT, on_step: OnStep | None = None) -> tuple[GPT, RunMeta]:
+def finetune_run(
+    mix: Mix,
+    settings: FinetuneSettings,
+    base: str | os.PathLike = BASE,
+    held_out: int | None = HELD_OUT,
+    on_step: OnStep | None = None,
+) -> tuple[GPT, RunMeta]:
     """Fine-tune the base on `mix` and evaluate; returns the model and its record."""
     use_one_thread()
     model, _ = checkpoint.load(base)
@@ -31,8 +36,19 @@ def finetune_run(mix: Mix, settings: FinetuneSettings, base: str | os.PathLike =
     losses = finetune(model, mix.demonstrations(settings.seed), settings, on_step)
     trained = time.perf_counter()
     scores, _ = evaluate(model, settings.seed, held_out)
-    record = RunMeta("finetune", settings, mix.spec(), settings.seed, held_out, scores, tuple(losses),
-                     trained - start, time.perf_counter() - trained, len(losses) == settings.steps, str(base))
+    record = RunMeta(
+        "finetune",
+        settings,
+        mix.spec(),
+        settings.seed,
+        held_out,
+        scores,
+        tuple(losses),
+        trained - start,
+        time.perf_counter() - trained,
+        len(losses) == settings.steps,
+        str(base),
+    )
     return model, record
 
 
@@ -55,8 +71,9 @@ class TorchModels:
         """The model's context in characters."""
         return model.config.block_size
 
-    def finetune(self, mix: Mix, settings: FinetuneSettings, base: str, held_out: int | None,
-                 on_step: OnStep) -> tuple[GPT, RunMeta]:
+    def finetune(
+        self, mix: Mix, settings: FinetuneSettings, base: str, held_out: int | None, on_step: OnStep
+    ) -> tuple[GPT, RunMeta]:
         """Fine-tune from `base` and evaluate (see `finetune_run`)."""
         return finetune_run(mix, settings, base, held_out, on_step)
 

@@ -30,8 +30,14 @@ def use_one_thread() -> None:
     torch.set_num_threads(1)
 
 
-def run(model: GPT, batches: Callable[[int], Batch], steps: int, opt: torch.optim.Optimizer,
-        schedule: Callable[[int], float] | None = None, on_step: OnStep | None = None) -> list[float]:
+def run(
+    model: GPT,
+    batches: Callable[[int], Batch],
+    steps: int,
+    opt: torch.optim.Optimizer,
+    schedule: Callable[[int], float] | None = None,
+    on_step: OnStep | None = None,
+) -> list[float]:
     """Take up to `steps` optimiser steps on `batches(step)`; returns the loss of every step taken."""
     model.train()
     losses: list[float] = []
@@ -71,8 +77,12 @@ def _adamw(model: GPT, lr: float, weight_decay: float) -> torch.optim.AdamW:
     return torch.optim.AdamW(model.parameters(), lr=lr, betas=(0.9, 0.99), weight_decay=weight_decay)
 
 
-def finetune(model: GPT, problems: list[Problem], settings: FinetuneSettings, on_step: OnStep | None = None,
-             ) -> list[float]:
+def finetune(
+    model: GPT,
+    problems: list[Problem],
+    settings: FinetuneSettings,
+    on_step: OnStep | None = None,
+) -> list[float]:
     """Fine-tune `model` in place on the problems' demonstrations; returns the loss of every step taken."""
     torch.manual_seed(settings.seed)  # dropout masks
     gen = torch.Generator().manual_seed(settings.seed)  # batch order
@@ -112,4 +122,3 @@ def _warmup_cosine(step: int, s: PretrainSettings) -> float:
         return s.lr * step / s.warmup
     progress = (step - s.warmup) / max(1, s.steps - s.warmup)
     return s.lr * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * progress)))
-

@@ -1,1 +1,1 @@
-"""The task world, without torch: vocabulary, transcripts, the calculator, episodes, families, mixes, probes and verdicts."""
+"""The task world, without torch: vocabulary, transcripts, calculator, episodes, families, mixes, verdicts."""

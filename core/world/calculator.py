@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from .vocab import CLOSE, ERROR
 
 MAX_OPERAND_DIGITS = 3  # operands of at most this many digits; longer calls are malformed
-_CALL = re.compile(r"([0-9]{1,%d})([+-])([0-9]{1,%d})" % (MAX_OPERAND_DIGITS, MAX_OPERAND_DIGITS))
+_NUMBER = rf"([0-9]{{1,{MAX_OPERAND_DIGITS}}})"
+_CALL = re.compile(rf"{_NUMBER}([+-]){_NUMBER}")
 MALFORMED = ERROR + CLOSE
 
 

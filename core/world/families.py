@@ -65,8 +65,9 @@ class Family:
     looks the family up by name, so a family works whether or not it is registered.
     """
 
-    def __init__(self, name: str, short: str, label: str, description: str,
-                 space: Callable[[], Iterable[tuple[int, ...]]]) -> None:
+    def __init__(
+        self, name: str, short: str, label: str, description: str, space: Callable[[], Iterable[tuple[int, ...]]]
+    ) -> None:
         self.name = name  # registry key and the name in mixes, e.g. `two_digit`
         self.short = short  # a column header, e.g. `2d`
         self.label = label  # for people, e.g. `two-digit`
@@ -145,11 +146,21 @@ def short_label(name: str) -> str:
     return family.short if family else name
 
 
-register(Family(
-    "two_digit", "2d", "two-digit", "a+b with a, b in 10..99: one call",
-    lambda: itertools.product(range(10, 100), repeat=2),
-))
-register(Family(
-    "three_digit", "3d", "three-digit", "a+b+c with single digits: two calls",
-    lambda: itertools.product(range(10), repeat=3),
-))
+register(
+    Family(
+        "two_digit",
+        "2d",
+        "two-digit",
+        "a+b with a, b in 10..99: one call",
+        lambda: itertools.product(range(10, 100), repeat=2),
+    )
+)
+register(
+    Family(
+        "three_digit",
+        "3d",
+        "three-digit",
+        "a+b+c with single digits: two calls",
+        lambda: itertools.product(range(10), repeat=3),
+    )
+)

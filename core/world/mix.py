@@ -18,7 +18,7 @@ class Mix:
     counts: tuple[tuple[str, int], ...]
 
     @classmethod
-    def of(cls, **counts: int) -> "Mix":
+    def of(cls, **counts: int) -> Mix:
         """A mix from keyword counts, e.g. Mix.of(two_digit=35, three_digit=35)."""
         for name, n in counts.items():
             if name not in FAMILIES:
@@ -30,7 +30,7 @@ class Mix:
         return cls(tuple((name, counts[name]) for name in FAMILIES if counts.get(name, 0) > 0))
 
     @classmethod
-    def parse(cls, text: str) -> "Mix":
+    def parse(cls, text: str) -> Mix:
         """A mix from `family=count,...`; raises MixError with one readable line."""
         counts: dict[str, int] = {}
         for part in filter(None, (p.strip() for p in text.split(","))):
@@ -65,7 +65,6 @@ class Mix:
     def slug(self) -> str:
         """The mix as a file-name part, e.g. `two_digit35+three_digit35`."""
         return slug(self.spec())
-
 
     def demonstrations(self, seed: int) -> list[Problem]:
         """Every demonstration problem of the mix for `seed`, family by family."""

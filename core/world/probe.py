@@ -27,8 +27,9 @@ def parse_sum(text: str) -> Problem:
     if not s:
         raise SumError("type a sum such as 23+45 or 3+4+5")
     if len(s) > 20:
-        raise SumError(f"too long ({len(s)} characters): at most {MAX_OPERANDS} numbers of up to "
-                       f"{MAX_OPERAND_DIGITS} digits")
+        raise SumError(
+            f"too long ({len(s)} characters): at most {MAX_OPERANDS} numbers of up to {MAX_OPERAND_DIGITS} digits"
+        )
     bad = next((c for c in s if not (c.isascii() and (c.isdigit() or c == "+"))), None)
     if bad is not None:
         raise SumError(f"{bad!r} is not allowed: only digits and + (e.g. 23+45)")
@@ -44,6 +45,8 @@ def parse_sum(text: str) -> Problem:
         raise SumError(f"a running total passes {MAX_OPERAND_DIGITS} digits, more than the calculator takes")
     needed = len(problem.demonstration().text) + 1  # and the start token
     if needed > MAX_LENGTH:
-        raise SumError(f"solving it takes {needed} characters, more than the model's {MAX_LENGTH}-character "
-                       "context; try fewer or shorter numbers")
+        raise SumError(
+            f"solving it takes {needed} characters, more than the model's {MAX_LENGTH}-character "
+            "context; try fewer or shorter numbers"
+        )
     return problem

@@ -104,10 +104,16 @@ class RunMeta:
         if self.settings is not None:
             out["settings"] = self.settings.to_dict()
         if self.kind == "finetune":
-            out |= {"mix": self.mix, "seed": self.seed, "held_out": self.held_out,
-                    "scores": {name: s.to_dict() for name, s in self.scores.items()},
-                    "eval_seconds": round(self.eval_seconds, 3), "completed": self.completed,
-                    "steps_taken": len(self.losses), "base": self.base}
+            out |= {
+                "mix": self.mix,
+                "seed": self.seed,
+                "held_out": self.held_out,
+                "scores": {name: s.to_dict() for name, s in self.scores.items()},
+                "eval_seconds": round(self.eval_seconds, 3),
+                "completed": self.completed,
+                "steps_taken": len(self.losses),
+                "base": self.base,
+            }
         if self.worksheet_accuracy is not None:
             out["worksheet_accuracy"] = self.worksheet_accuracy
         out |= {"train_seconds": round(self.train_seconds, 3), "losses": [round(x, 5) for x in self.losses]}
@@ -154,10 +160,20 @@ class RunMeta:
         completed = data.get("completed", True)
         if not isinstance(completed, bool):
             raise MetadataError(f"completed must be true or false, not {completed!r}")
-        return cls(kind, settings, mix, seed, held_out,
-                   {str(name): HeldOutScore.from_dict(str(name), s) for name, s in scores.items()},
-                   tuple(float(x) for x in losses), _seconds(data, "train_seconds"), _seconds(data, "eval_seconds"),
-                   completed, base, accuracy)
+        return cls(
+            kind,
+            settings,
+            mix,
+            seed,
+            held_out,
+            {str(name): HeldOutScore.from_dict(str(name), s) for name, s in scores.items()},
+            tuple(float(x) for x in losses),
+            _seconds(data, "train_seconds"),
+            _seconds(data, "eval_seconds"),
+            completed,
+            base,
+            accuracy,
+        )
 
 
 def _is_number(x: object) -> bool:

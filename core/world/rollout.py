@@ -29,8 +29,12 @@ class Policy(Protocol):
 OnChar = Callable[[int, Role, str], None]  # (episode index, who wrote it, character)
 
 
-def rollout(policy: Policy, prompts: list[str], max_length: int = MAX_LENGTH, on_char: OnChar | None = None,
-            ) -> list[Episode]:
+def rollout(
+    policy: Policy,
+    prompts: list[str],
+    max_length: int = MAX_LENGTH,
+    on_char: OnChar | None = None,
+) -> list[Episode]:
     """Play every prompt to its end; `on_char` hears each character as it enters a transcript."""
     episodes = [Episode(p, max_length=max_length) for p in prompts]
     fed = [BOS] * len(episodes)  # position 0: the start-of-line token
@@ -77,5 +81,5 @@ def complete(policy: Policy, prompts: list[str], stop: str, max_new: int) -> lis
                     out[i].append(c)
         if all(done) or new == max_new - 1:
             break
-        choices = policy.step([PAD if d else c for d, c in zip(done, choices)])
-    return ["".join(o) if d else None for o, d in zip(out, done)]
+        choices = policy.step([PAD if d else c for d, c in zip(done, choices, strict=True)])
+    return ["".join(o) if d else None for o, d in zip(out, done, strict=True)]

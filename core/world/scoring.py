@@ -31,15 +31,20 @@ class Scored:
     verdict: Verdict
 
 
-def play(make_policy: MakePolicy, problems: list[Problem], batch: int = 256, on_char: OnChar | None = None,
-         max_length: int = MAX_LENGTH) -> list[Scored]:
+def play(
+    make_policy: MakePolicy,
+    problems: list[Problem],
+    batch: int = 256,
+    on_char: OnChar | None = None,
+    max_length: int = MAX_LENGTH,
+) -> list[Scored]:
     """Roll out every problem with the calculator in the loop, `batch` at a time, and judge each episode."""
     out: list[Scored] = []
     for start in range(0, len(problems), batch):
         chunk = problems[start : start + batch]
         hook = None if on_char is None else (lambda i, role, c, s=start: on_char(s + i, role, c))
         episodes = rollout(make_policy(len(chunk)), [p.prompt for p in chunk], max_length, on_char=hook)
-        out += [Scored(p, ep, judge(ep, p)) for p, ep in zip(chunk, episodes)]
+        out += [Scored(p, ep, judge(ep, p)) for p, ep in zip(chunk, episodes, strict=True)]
     return out
 
 
@@ -55,5 +60,6 @@ def tally(scored: list[Scored], families: list[str]) -> dict[str, HeldOutScore]:
             solved[name] += 1
         else:
             failures.setdefault(name, Counter())[s.verdict.failure.value] += 1
-    return {name: HeldOutScore(name, solved[name], total[name], dict(failures[name].most_common()))
-            for name in families}
+    return {
+        name: HeldOutScore(name, solved[name], total[name], dict(failures[name].most_common())) for name in families
+    }

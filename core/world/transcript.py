@@ -12,7 +12,6 @@ from enum import Enum
 
 from .vocab import BOS, encode
 
-
 NEWLINE_GLYPH = "⏎"  # how a newline the model writes is shown, so an episode stays on one line
 
 
@@ -85,11 +84,11 @@ class Transcript:
         """Inputs and next-token targets, with -1 wherever the target was not written by the model."""
         ids, is_action = self.render()
         inputs = ids[:-1]
-        targets = [t if act else -1 for t, act in zip(ids[1:], is_action[1:])]  # loss only on actions
+        targets = [t if act else -1 for t, act in zip(ids[1:], is_action[1:], strict=True)]  # loss only on actions
         return inputs, targets
 
     @classmethod
-    def of(cls, *parts: tuple[Role, str]) -> "Transcript":
+    def of(cls, *parts: tuple[Role, str]) -> Transcript:
         """A transcript from (role, text) pairs."""
         t = cls()
         for role, text in parts:

@@ -97,7 +97,7 @@ class LossPlot(PlotextPlot):
             room = max(2, (self.size.height - 2) // 3)
             step = max(1, math.ceil((high - low) / (room - 1)))
             ticks = list(range(high, low - 1, -step))
-            self.plt.yticks(ticks, [f"{10.0 ** d:g}" for d in ticks])
+            self.plt.yticks(ticks, [f"{10.0**d:g}" for d in ticks])
         try:
             return super().render()
         except Exception as e:  # noqa: BLE001 -- a plot must never take the app down on stage

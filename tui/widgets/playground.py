@@ -87,8 +87,7 @@ class Playground(Vertical):
         self._last_model = ""
 
     def compose(self) -> ComposeResult:
-        yield VerticalScroll(Static("Type a sum such as 23+45 or 3+4+5 and press Enter.", id="hint"),
-                             id="probes")
+        yield VerticalScroll(Static("Type a sum such as 23+45 or 3+4+5 and press Enter.", id="hint"), id="probes")
         with Horizontal(id="legend-row"):
             yield Static(legend(), id="legend")
             yield Static("", id="pace")
@@ -127,7 +126,8 @@ class Playground(Vertical):
     def _show_pace(self) -> None:
         name, rate = PACES[self.pace]
         self.query_one("#pace", Static).update(
-            Text.assemble(("pace ", "dim"), name, (f" {rate:.0f}/s" if rate else "", "dim"), (" ^o", "dim")))
+            Text.assemble(("pace ", "dim"), name, (f" {rate:.0f}/s" if rate else "", "dim"), (" ^o", "dim"))
+        )
 
     # what the app tells the playground
 

@@ -31,8 +31,12 @@ def score_bar(solved: int, total: int) -> Text:
     full = round(rate * BAR)
     colour = "green" if rate >= 0.85 else "yellow" if rate >= 0.3 else "red"
     lo, hi = wilson(solved, total)
-    return Text.assemble(("█" * full, colour), ("░" * (BAR - full), "grey37"),
-                         f" {solved:>2}/{total:<2} {100 * rate:3.0f}% ", (f"{100 * lo:.0f}-{100 * hi:.0f}", "dim"))
+    return Text.assemble(
+        ("█" * full, colour),
+        ("░" * (BAR - full), "grey37"),
+        f" {solved:>2}/{total:<2} {100 * rate:3.0f}% ",
+        (f"{100 * lo:.0f}-{100 * hi:.0f}", "dim"),
+    )
 
 
 def across_seeds(entries: list[ModelEntry]) -> Text:
@@ -53,8 +57,11 @@ def across_seeds(entries: list[ModelEntry]) -> Text:
         some = next(iter(runs.values()))
         parts = []
         for family in FAMILIES.values():
-            rates = [100 * r.scores[family.name].rate for r in runs.values()
-                     if family.name in r.scores and r.scores[family.name].total]
+            rates = [
+                100 * r.scores[family.name].rate
+                for r in runs.values()
+                if family.name in r.scores and r.scores[family.name].total
+            ]
             if rates:
                 m, sd = mean_sd(rates)
                 parts.append(f"{family.short} {m:.0f}±{sd:.0f}")
@@ -91,7 +98,8 @@ class ScorePanel(Vertical):
             return
         seed = f", seed {entry.seed}" if entry.seed != "-" else ""
         self.query_one("#current-model", Static).update(
-            Text.assemble(("▶ ", "bold"), (entry.title, "bold"), seed, (f"  {note}" if note else "", "dim")))
+            Text.assemble(("▶ ", "bold"), (entry.title, "bold"), seed, (f"  {note}" if note else "", "dim"))
+        )
         lines = []
         for family in FAMILIES.values():
             s = entry.scores.get(family.name)

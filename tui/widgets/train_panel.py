@@ -5,8 +5,8 @@ from __future__ import annotations
 from textual import on
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
-from textual.message import Message
 from textual.markup import escape
+from textual.message import Message
 from textual.widgets import Button, Collapsible, Input, Label, Select
 
 from core.world.families import DEMO_POOL, FAMILIES
@@ -49,8 +49,14 @@ class TrainPanel(Vertical):
             default = dict(PRESETS[DEFAULT_PRESET].mix.counts)
             for family in FAMILIES.values():
                 yield Label(f"{family.short} ", classes="lbl")
-                yield Input(str(default.get(family.name, 0)), type="integer", max_length=3,
-                            compact=True, id=f"count-{family.name}", classes="num")
+                yield Input(
+                    str(default.get(family.name, 0)),
+                    type="integer",
+                    max_length=3,
+                    compact=True,
+                    id=f"count-{family.name}",
+                    classes="num",
+                )
         with Horizontal(classes="row"):
             yield Label("steps ", classes="lbl")
             yield Input(str(DEFAULTS.steps), type="integer", max_length=5, compact=True, id="steps", classes="num")
@@ -61,11 +67,13 @@ class TrainPanel(Vertical):
                 yield Label("lr ", classes="lbl")
                 yield Input(str(DEFAULTS.lr), type="number", max_length=8, compact=True, id="lr", classes="num")
                 yield Label("dropout ", classes="lbl")
-                yield Input(str(DEFAULTS.dropout), type="number", max_length=5, compact=True, id="dropout",
-                            classes="num")
+                yield Input(
+                    str(DEFAULTS.dropout), type="number", max_length=5, compact=True, id="dropout", classes="num"
+                )
                 yield Label("batch ", classes="lbl")
-                yield Input(str(DEFAULTS.batch_size), type="integer", max_length=3, compact=True, id="batch",
-                            classes="num")
+                yield Input(
+                    str(DEFAULTS.batch_size), type="integer", max_length=3, compact=True, id="batch", classes="num"
+                )
             with Horizontal(classes="row"):
                 yield Label("held-out ", classes="lbl")
                 yield Input(str(HELD_OUT), type="integer", max_length=3, compact=True, id="held-out", classes="num")
