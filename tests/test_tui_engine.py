@@ -10,10 +10,10 @@ import pytest
 from textual.widgets import Button, Input
 from tui_helpers import type_text, wait_for
 
-pytestmark = pytest.mark.slow  # the real engine process: torch, training
-
 from tui.app import BreadthApp
 from tui.widgets.loss_plot import LossPlot
+
+pytestmark = pytest.mark.slow  # the real engine process: torch, training
 
 
 @pytest.fixture
