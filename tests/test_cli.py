@@ -224,3 +224,17 @@ def test_play_marks_who_wrote_each_segment_without_colour(capsys):
     assert [r[0] for r in rows][:3] == ["prompt", "model", "calculator"]
     assert rows[0][1] == "3+4+5=" and rows[1][1].startswith("B") and rows[2][1].endswith("|")
     assert "".join(r[1] for r in rows) == lines[0]
+
+
+def test_pretrain_writes_to_the_users_folder_never_into_the_package(capsys, tmp_path, monkeypatch, base_path):
+    """`breadth pretrain` with no --out writes under the user's breadth folder and leaves the shipped base alone."""
+    monkeypatch.setenv("BREADTH_HOME", str(tmp_path / "home"))
+    shipped = base_path.read_bytes()
+    assert main(["pretrain", "--steps", "3"]) == 0
+    written = tmp_path / "home" / "base.safetensors"
+    assert f"wrote {written}" in capsys.readouterr().out.replace("\n", "")
+    assert read_metadata(written).kind == "pretrain" and read_metadata(written).settings.steps == 3
+    assert base_path.read_bytes() == shipped
+    out = tmp_path / "elsewhere.safetensors"
+    assert main(["pretrain", "--steps", "2", "--out", str(out)]) == 0
+    assert read_metadata(out).settings.steps == 2

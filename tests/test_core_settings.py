@@ -70,12 +70,6 @@ def test_defaults_are_valid_and_round_trip_through_json():
         assert cls.from_dict(cls().to_dict()) == cls()
 
 
-def test_pretrain_warmup_cannot_exceed_steps():
-    """Pre-training refuses more warm-up steps than steps."""
-    with pytest.raises(SettingsError, match="warmup"):
-        PretrainSettings(steps=10, warmup=20)
-
-
 def test_held_out_is_a_positive_number_or_all():
     """The held-out size is a whole number from 1, or `all` (None); 30 by default, as on the plate."""
     assert HELD_OUT == 30

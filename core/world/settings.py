@@ -49,10 +49,6 @@ class _Checked:
     def __post_init__(self) -> None:
         for name, (kind, low, high, open_low) in self.LIMITS.items():
             _check_number(name, getattr(self, name), kind, low, high, open_low)
-        self._check_together()
-
-    def _check_together(self) -> None:
-        """Checks that involve several fields (none by default)."""
 
     def to_dict(self) -> dict:
         """The fields as plain JSON values."""
@@ -102,7 +98,7 @@ class PretrainSettings(_Checked):
 
     steps: int = 600  # optimiser steps
     lr: float = 2e-3  # peak learning rate
-    warmup: int = 50  # linear warm-up steps, then cosine decay to lr/10
+    warmup: int = 50  # linear warm-up steps, then cosine decay to lr/10 (a shorter run only warms up)
     batch_size: int = 64  # windows per step
     seed: int = 0  # seeds the worksheets, initial weights and batch order
 
@@ -113,10 +109,6 @@ class PretrainSettings(_Checked):
         "batch_size": (int, 1, 4096, False),
         "seed": (int, 0, MAX_SEED, False),
     }
-
-    def _check_together(self) -> None:
-        if self.warmup > self.steps:
-            raise SettingsError(f"warmup ({self.warmup}) must not exceed steps ({self.steps})")
 
 
 MAX_HELD_OUT = 100_000  # far above any family's size: `min(count, held-out pool)` is what is played
