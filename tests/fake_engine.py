@@ -20,7 +20,7 @@ from core.frontends import protocol as p
 from core.frontends.session import serve
 from core.world.episode import Episode
 from core.world.families import FAMILIES
-from core.world.files import write_atomic
+from core.world.files import write_new
 from core.world.header import KEY, read_header
 from core.world.records import RunMeta, StepStats
 from core.world.scoring import play, tally
@@ -126,13 +126,13 @@ class ScriptedModels:
             base,
         )
 
-    def save(self, model, run, path):
+    def save_new(self, model, run, folder, stem):
         """A real checkpoint: the base's weights (the script has none) with this run's metadata."""
         header = read_header(model)
         tensors = load_file(model)
         meta = {k: header.meta[k] for k in ("format", "version", "vocab", "model", "params")} | run.to_dict()
-        write_atomic(path, save(tensors, metadata={KEY: json.dumps(meta)}))
-        return read_header(path).meta
+        path = write_new(folder, stem, ".safetensors", save(tensors, metadata={KEY: json.dumps(meta)}))
+        return str(path), read_header(path).meta
 
 
 class _Lines:
@@ -141,9 +141,12 @@ class _Lines:
     def __init__(self) -> None:
         self.queue: queue.Queue = queue.Queue()
 
-    def __iter__(self):
-        while (line := self.queue.get()) is not None:
-            yield line
+    def readline(self, limit: int = -1) -> str:
+        line = self.queue.get()
+        if line is None:
+            self.queue.put(None)  # closed for good
+            return ""
+        return line
 
 
 class _Out:

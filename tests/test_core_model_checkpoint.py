@@ -18,7 +18,7 @@ from core.world.header import CheckpointError, read_header
 from core.world.records import HeldOutScore, RunMeta
 from core.world.vocab import VOCAB_SIZE
 
-TINY = dict(vocab_size=VOCAB_SIZE, block_size=16, n_layer=2, n_head=2, n_embd=16)
+TINY = dict(vocab_size=VOCAB_SIZE, block_size=32, n_layer=2, n_head=2, n_embd=16)
 
 
 @pytest.fixture

@@ -124,7 +124,7 @@ def build_parser() -> argparse.ArgumentParser:
         "episode, each segment marked by who wrote it, and the verdict.",
     )
     s.add_argument("checkpoint", type=Path)
-    s.add_argument("sum", help="a sum such as 23+45 or 3+4+5")
+    s.add_argument("sum", nargs="?", help="a sum such as 23+45 or 3+4+5")
 
     s = sub.add_parser(
         "plate",
@@ -140,20 +140,37 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _parse(parser: argparse.ArgumentParser, argv: list[str] | None) -> argparse.Namespace:
+    """Parse `argv`; a sum that starts with `-` (`-1+2`) is the sum of `play`, not an unknown option."""
+    args, extra = parser.parse_known_args(argv)
+    if args.command == "play" and args.sum is None and len(extra) == 1:
+        args.sum = extra[0]  # the sum parser says why it is not a sum
+    elif extra:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    elif args.command == "play" and args.sum is None:
+        parser.error("the following arguments are required: sum")
+    return args
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of `breadth`."""
+    from ..world.files import UserFileError
     from ..world.header import CheckpointError
     from ..world.mix import MixError
     from ..world.probe import SumError
+    from ..world.records import Diverged
     from ..world.settings import SettingsError
 
     err = Console(stderr=True, highlight=False)
     try:
-        args = build_parser().parse_args(argv)
+        args = _parse(build_parser(), argv)
         from . import commands
 
         return getattr(commands, HANDLERS.get(args.command, args.command))(args) or 0
-    except (UsageError, CheckpointError, MixError, SettingsError) as e:
+    except (UsageError, CheckpointError, MixError, SettingsError, Diverged) as e:
+        err.print(f"error: {e}", markup=False, soft_wrap=True)
+        return USAGE_ERROR
+    except UserFileError as e:  # already one line naming the path
         err.print(f"error: {e}", markup=False, soft_wrap=True)
         return USAGE_ERROR
     except OSError as e:  # an unwritable --out or --json, a full disk: one line, not a traceback

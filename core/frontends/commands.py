@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
+import signal
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import replace
-from pathlib import Path
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.text import Text
 
-from ..world.files import write_json
-from ..world.header import CheckpointError, read_header
+from ..world.files import check_output, write_json
+from ..world.header import read_header
 from ..world.mix import Mix
 from ..world.paths import BASE, default_base_out
 from ..world.presets import PRESETS
@@ -38,11 +38,6 @@ def _progress() -> Progress:
     )
 
 
-def _check_writable(path: Path) -> None:
-    if path.exists() and path.is_dir():
-        raise CheckpointError(f"{path}: is a directory")
-
-
 def pretrain(args) -> int:
     """Pre-train the base model on worksheets and save it."""
     import torch
@@ -55,8 +50,7 @@ def pretrain(args) -> int:
 
     given = {"steps": args.steps, "seed": args.seed}
     settings = PretrainSettings.from_text(**{k: v for k, v in given.items() if v is not None})
-    out = args.out or default_base_out()
-    _check_writable(out)
+    out = check_output(args.out or default_base_out())
     use_one_thread()
     torch.manual_seed(settings.seed)
     model = GPT(GPTConfig())
@@ -81,9 +75,9 @@ def train(args) -> int:
 
     mix = Mix.parse(args.mix)
     settings = finetune_settings(args, args.seed)
-    _check_writable(args.out)
     base = args.base or BASE
     read_header(base)  # fail fast on a bad base
+    check_output(args.out, inputs=[base])  # and on an output that cannot be written, before training
     with _progress() as bar:
         task = bar.add_task(mix.label(), total=settings.steps, loss=float("nan"))
         model, record = finetune_run(
@@ -104,7 +98,7 @@ def evaluate(args) -> int:
     held_out = held_out_from_text(args.held_out)
     seed = None if args.seed is None else FinetuneSettings.from_text(seed=args.seed).seed
     if args.json:
-        _check_writable(args.json)  # fail before evaluating, not after
+        check_output(args.json, inputs=[args.checkpoint])  # fail before evaluating, not after
     use_one_thread()
     model, header = checkpoint.load(args.checkpoint)
     seed = seed if seed is not None else header.run.seed or 0
@@ -156,21 +150,28 @@ def plate(args) -> int:
     seeds = [finetune_settings(args, seed).seed for seed in args.seeds]
     settings = finetune_settings(args)
     if args.json:
-        _check_writable(args.json)
+        check_output(args.json, inputs=[BASE])
     jobs = [(name, seed) for seed in seeds for name in PRESETS]
     records: dict[tuple[str, int], RunMeta] = {}
     start = time.perf_counter()
     bar = Progress(
         TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console
     )
-    with bar, ProcessPoolExecutor(args.workers) as pool:
-        task = bar.add_task(f"{len(jobs)} fine-tunes", total=len(jobs))
-        futures = {
-            pool.submit(_plate_job, name, replace(settings, seed=seed), held_out): (name, seed) for name, seed in jobs
-        }
-        for fut in as_completed(futures):
-            records[futures[fut]] = fut.result()
-            bar.advance(task)
+    pool = ProcessPoolExecutor(args.workers, initializer=_ignore_interrupts)
+    try:
+        with bar:
+            task = bar.add_task(f"{len(jobs)} fine-tunes", total=len(jobs))
+            futures = {
+                pool.submit(_plate_job, name, replace(settings, seed=seed), held_out): (name, seed)
+                for name, seed in jobs
+            }
+            for fut in as_completed(futures):
+                records[futures[fut]] = fut.result()
+                bar.advance(task)
+    except BaseException:  # Ctrl-C (or a failed run): stop the workers now instead of waiting for their runs
+        _terminate(pool)
+        raise
+    pool.shutdown()
     wall = time.perf_counter() - start
     console.print(plate_table(records, seeds, held_out))
     console.print(f"settings: {', '.join(f'{k} {v}' for k, v in settings.to_dict().items() if k != 'seed')}")
@@ -196,6 +197,18 @@ def plate(args) -> int:
 def _run_json(run: RunMeta) -> dict:
     """A run as the plate's JSON keeps it: the record without its loss curve."""
     return {k: v for k, v in run.to_dict().items() if k != "losses"}
+
+
+def _ignore_interrupts() -> None:
+    """In a worker: Ctrl-C is the parent's to handle (it stops the workers), not a traceback per worker."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _terminate(pool: ProcessPoolExecutor) -> None:
+    """Stop a pool's workers at once and drop its queued jobs."""
+    for process in list(getattr(pool, "_processes", {}).values()):
+        process.terminate()
+    pool.shutdown(wait=True, cancel_futures=True)
 
 
 def _plate_job(name: str, settings: FinetuneSettings, held_out: int | None) -> RunMeta:

@@ -10,7 +10,9 @@ carries the same `id`: one field name for every request.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field, fields
+import types
+from dataclasses import MISSING, asdict, dataclass, field, fields
+from typing import get_args, get_origin, get_type_hints
 
 from ..world.settings import HELD_OUT
 
@@ -97,12 +99,13 @@ class Evaluating:
 
 @dataclass(frozen=True)
 class Trained:
-    """Job `id` is trained, evaluated, saved at `path` and loaded under `key`."""
+    """Job `id` is trained, evaluated, saved at `path` (or, if saving failed, '' and a note) and loaded as `key`."""
 
     id: int
     key: str
     path: str
     meta: dict  # the checkpoint's metadata: mix, seed, settings, scores, losses
+    note: str = ""  # why the model is only in memory (path ''), e.g. a full disk
 
 
 @dataclass(frozen=True)
@@ -149,8 +152,12 @@ _TYPES = {
 }
 
 
+MAX_COMMAND = 65_536  # characters in a command line (the UI's commands are a few hundred)
+MAX_EVENT = 8_000_000  # characters in an event line (a finished run's metadata carries its loss curve)
+
+
 class ProtocolError(ValueError):
-    """A line that is not a known message."""
+    """A line that is not a known message; the message is one line."""
 
 
 def encode(message) -> str:
@@ -158,12 +165,38 @@ def encode(message) -> str:
     return json.dumps({"type": type(message).__name__, **asdict(message)})
 
 
-def decode(line: str):
-    """The command or event a JSON line holds; raises ProtocolError on anything else."""
+def decode(line: str, max_length: int = MAX_EVENT):
+    """The command or event a JSON line holds, every field of its declared type; ProtocolError otherwise."""
+    if len(line) > max_length:
+        raise ProtocolError(f"a line of {len(line):,} characters, more than the {max_length:,} allowed")
     try:
         data = json.loads(line)
-        cls = _TYPES[data.pop("type")]
-        names = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in data.items() if k in names})
-    except (ValueError, KeyError, TypeError, AttributeError) as e:
-        raise ProtocolError(f"not a protocol message: {line[:80]!r} ({e})") from None
+    except RecursionError:
+        raise ProtocolError("a line nested too deeply") from None
+    except ValueError as e:
+        raise ProtocolError(f"not JSON: {line[:60]!r} ({e})") from None
+    if not isinstance(data, dict) or not isinstance(data.get("type"), str) or data["type"] not in _TYPES:
+        raise ProtocolError(f"not a protocol message: {line[:60]!r}")
+    cls = _TYPES[data.pop("type")]
+    hints = get_type_hints(cls)
+    for f in fields(cls):
+        if f.name in data:
+            if not _is(data[f.name], hints[f.name]):
+                raise ProtocolError(f"{cls.__name__}.{f.name}: {type(data[f.name]).__name__} is not {hints[f.name]}")
+        elif f.default is MISSING and f.default_factory is MISSING:
+            raise ProtocolError(f"{cls.__name__} without its {f.name}")
+    return cls(**{k: v for k, v in data.items() if k in hints})
+
+
+def _is(value: object, kind: object) -> bool:
+    """True if a JSON value fits a field's type (bool is never a number)."""
+    if isinstance(kind, types.UnionType):
+        return any(_is(value, k) for k in get_args(kind))
+    kind = get_origin(kind) or kind
+    if kind is type(None):
+        return value is None
+    if kind is float:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if kind is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    return isinstance(value, kind)

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol
 
+from ..world.files import check_output
 from ..world.mix import Mix
 from ..world.probe import parse_sum
 from ..world.records import OnStep, RunMeta
@@ -39,7 +40,8 @@ class Models(Protocol):
         self, mix: Mix, settings: FinetuneSettings, base: str, held_out: int | None, on_step: OnStep
     ) -> tuple[object, RunMeta]: ...  # the trained model and its record
 
-    def save(self, model: object, run: RunMeta, path: str) -> dict: ...  # save; the metadata as stored
+    def save_new(self, model: object, run: RunMeta, folder: str, stem: str) -> tuple[str, dict]:
+        """Save under a new name in `folder` (never replacing a file); the path and the metadata as stored."""
 
 
 class Session:
@@ -101,6 +103,7 @@ class Session:
             raise RuntimeError(f"already training job {self.training}")
         mix, settings = Mix.parse(cmd.mix), FinetuneSettings.from_dict(cmd.settings)
         held_out = held_out_count(cmd.held_out)
+        check_output(Path(cmd.out_dir) / "new.safetensors")  # refuse an unwritable runs folder before training
         self.training = cmd.id
         try:
             model, record = self.models.finetune(mix, settings, cmd.base, held_out, lambda s: self._on_step(cmd.id, s))
@@ -109,12 +112,15 @@ class Session:
         if not record.completed:
             self.emit(p.Stopped(cmd.id, len(record.losses)))
             return
-        name = f"{time.strftime('%Y%m%d-%H%M%S')}-{mix.slug()}-s{settings.seed}"
-        path = Path(cmd.out_dir) / f"{name}.safetensors"
-        meta = self.models.save(model, record, str(path))
         key = f"run:{cmd.id}"
-        self.loaded[key] = model
-        self.emit(p.Trained(cmd.id, key, str(path), meta))
+        self.loaded[key] = model  # kept in memory whatever happens to the file
+        stem = f"{time.strftime('%Y%m%d-%H%M%S')}-{mix.slug()}-s{settings.seed}"
+        try:
+            path, meta = self.models.save_new(model, record, cmd.out_dir, stem)
+        except OSError as e:
+            self.emit(p.Trained(cmd.id, key, "", record.to_dict(), f"not saved ({_one_line(e)}); kept in memory"))
+            return
+        self.emit(p.Trained(cmd.id, key, path, meta))
 
     def _on_step(self, job: int, stats) -> bool:
         self.emit(p.Step(job, stats.step, stats.steps, stats.loss, stats.elapsed))
@@ -141,6 +147,15 @@ class Session:
                 self.handle(cmd)
 
 
+def _lines(stdin, limit: int):
+    """Lines of `stdin`; a line longer than `limit` is read to its end and given back cut (decode refuses it)."""
+    while line := stdin.readline(limit + 1):
+        if len(line) > limit and not line.endswith("\n"):
+            while (rest := stdin.readline(limit + 1)) and not rest.endswith("\n"):
+                pass  # skip the rest of an over-long line without holding it
+        yield line
+
+
 def _one_line(e: BaseException) -> str:
     text = str(e).strip().splitlines()
     return text[0] if text else type(e).__name__
@@ -164,13 +179,17 @@ def serve(stdin=None, stdout=None, models: Models | None = None) -> None:
     commands: queue.Queue = queue.Queue()
 
     def read_stdin() -> None:  # a thread, so that training can poll for Stop without blocking
-        for line in stdin:
-            if line.strip():
+        try:
+            for line in _lines(stdin, p.MAX_COMMAND):
                 try:
-                    commands.put(p.decode(line))
+                    if line.strip():
+                        commands.put(p.decode(line, p.MAX_COMMAND))
                 except p.ProtocolError as e:
                     emit(p.Failed("protocol", str(e)))
-        commands.put(p.Quit())  # the UI closed our stdin: it is gone
+                except Exception as e:  # noqa: BLE001 -- the reader must never die: later commands would be lost
+                    emit(p.Failed("protocol", _one_line(e)))
+        finally:
+            commands.put(p.Quit())  # the UI closed our stdin (or reading failed): it is gone, so is the engine
 
     threading.Thread(target=read_stdin, daemon=True, name="stdin").start()
     if models is None:

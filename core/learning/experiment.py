@@ -77,7 +77,7 @@ class TorchModels:
         """Fine-tune from `base` and evaluate (see `finetune_run`)."""
         return finetune_run(mix, settings, base, held_out, on_step)
 
-    def save(self, model: GPT, run: RunMeta, path: str) -> dict:
-        """Save atomically; returns the metadata as stored."""
-        checkpoint.save(model, run, path)
-        return checkpoint.read_header(path).meta
+    def save_new(self, model: GPT, run: RunMeta, folder: str, stem: str) -> tuple[str, dict]:
+        """Save under a new name in `folder`; the path and the metadata as stored."""
+        path = checkpoint.save_new(model, run, folder, stem)
+        return str(path), checkpoint.read_header(path).meta

@@ -16,7 +16,7 @@ from collections.abc import Callable
 import torch
 
 from ..world.families import Problem
-from ..world.records import OnStep, StepStats
+from ..world.records import Diverged, OnStep, StepStats
 from ..world.settings import FinetuneSettings, PretrainSettings
 from ..world.vocab import encode
 from ..world.worksheets import worksheet_stream
@@ -53,6 +53,8 @@ def run(
             loss.backward()
             opt.step()
             losses.append(loss.item())
+            if not math.isfinite(losses[-1]):
+                raise Diverged(f"the loss became {losses[-1]} at step {step}; try a lower learning rate")
             stats = StepStats(step, steps, losses[-1], time.perf_counter() - start)
             if on_step is not None and on_step(stats) is False:
                 break

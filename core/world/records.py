@@ -28,6 +28,10 @@ class StepStats:
 OnStep = Callable[[StepStats], bool]  # return False to stop
 
 
+class Diverged(ArithmeticError):
+    """Training produced a loss that is not finite; nothing it made is kept."""
+
+
 class MetadataError(ValueError):
     """Run metadata of an unexpected shape; the message is one line for people."""
 

@@ -1,0 +1,83 @@
+"""The engine's protocol under hostile input: bounded lines and nesting, typed fields, a reader that never dies."""
+
+from __future__ import annotations
+
+import io
+import json
+import threading
+
+from fake_engine import ScriptedModels
+
+from core.frontends import protocol as p
+from core.frontends.session import Session, serve
+from core.world.paths import BASE
+
+
+def _serve(lines: list[str]) -> list[dict]:
+    """Run the engine loop on these stdin lines (then end of input) in a thread; the events it wrote."""
+    stdin, stdout = io.StringIO("".join(line + "\n" for line in lines)), io.StringIO()
+    thread = threading.Thread(target=serve, args=(stdin, stdout, ScriptedModels()), daemon=True)
+    thread.start()
+    thread.join(30)
+    assert not thread.is_alive(), "the engine did not exit when its input closed"
+    return [json.loads(line) for line in stdout.getvalue().splitlines()]
+
+
+def test_deeply_nested_long_and_mistyped_lines_fail_alone_and_later_commands_are_answered():
+    """Garbage lines each give one Failed event; the next command is still answered, and EOF ends the engine."""
+    garbage = [
+        "[" * 60_000,  # within the line limit, nested far beyond the parser's stack
+        '{"type": "Play", "id": ' + "1" * 100_000 + "}",  # over the line limit
+        '{"type": "Play", "id": "seven", "key": "k", "text": "1+2"}',  # a field of the wrong type
+        '{"type": "Stop", "id": true}',  # bool is not a number
+        '{"type": "Load"}',  # missing fields
+        "\x00\xff not json",
+    ]
+    events = _serve([*garbage, p.encode(p.Load("m", str(BASE))), p.encode(p.Play(9, "m", "2+3"))])
+    failed = [e for e in events if e["type"] == "Failed"]
+    assert len(failed) == len(garbage) and all(f["what"] == "protocol" and "\n" not in f["message"] for f in failed)
+    assert events[-1]["type"] == "Played" and events[-1]["id"] == 9 and events[-1]["solved"]
+
+
+def test_the_engine_exits_when_its_input_closes_even_mid_training(tmp_path):
+    """Input closing while a job trains ends the job and the engine; nothing is saved."""
+    events = _serve([p.encode(p.Train(1, "two_digit=4", {"steps": 100_000}, str(BASE), str(tmp_path)))])
+    assert events[0]["type"] == "Ready"
+    assert not any(e["type"] == "Trained" for e in events) and not list(tmp_path.iterdir())
+
+
+def test_train_with_an_unwritable_runs_folder_is_refused_before_training(tmp_path):
+    """A runs folder that cannot be written (here: under a file) fails the job at once, before any step."""
+    blocker = tmp_path / "a-file"
+    blocker.write_text("x")
+    events: list = []
+    Session(events.append, ScriptedModels()).handle(p.Train(2, "two_digit=4", {"steps": 3}, str(BASE), str(blocker)))
+    assert [type(e).__name__ for e in events] == ["Failed"] and "not a folder" in events[0].message
+
+
+def test_the_engine_refuses_settings_the_command_line_refuses(tmp_path):
+    """steps 0, batch 0, lr inf and held-out 0 in a Train command each give one Failed line, and nothing trains."""
+    events: list = []
+    session = Session(events.append, ScriptedModels())
+    for i, (settings, held_out) in enumerate(
+        [({"steps": 0}, 30), ({"batch_size": 0}, 30), ({"lr": float("inf")}, 30), ({}, 0)], start=1
+    ):
+        session.handle(p.Train(i, "two_digit=4", settings, str(BASE), str(tmp_path), held_out))
+    assert [type(e).__name__ for e in events] == ["Failed"] * 4
+    assert not list(tmp_path.iterdir())
+
+
+def test_two_runs_of_one_mix_and_seed_in_the_same_second_keep_both_models(tmp_path, monkeypatch):
+    """Two identical runs finishing in the same second are saved under two names; neither model is lost."""
+    monkeypatch.setattr("fake_engine.STEP_SECONDS", 0.0)
+    monkeypatch.setattr("time.strftime", lambda *a: "20261130-120000")
+    events: list = []
+    session = Session(events.append, ScriptedModels())
+    for job in (1, 2):
+        session.handle(p.Train(job, "two_digit=4", {"steps": 2}, str(BASE), str(tmp_path), 3))
+    trained = [e for e in events if isinstance(e, p.Trained)]
+    assert len(trained) == 2 and trained[0].path != trained[1].path
+    assert sorted(f.name for f in tmp_path.iterdir()) == [
+        "20261130-120000-two_digit4-s0-2.safetensors",
+        "20261130-120000-two_digit4-s0.safetensors",
+    ]
