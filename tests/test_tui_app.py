@@ -85,7 +85,7 @@ async def test_ctrl_n_switches_model_and_the_score_panel_follows():
         await pilot.press("ctrl+n")
         await pilot.pause()
         assert app.current != first
-        loads = [c for c in app.engine.sent if type(c).__name__ == "Load"]
+        loads = [c for c in app.supervisor.engine.sent if type(c).__name__ == "Load"]
         assert loads[-1].key == app.current
         assert app.entries[app.current].title in str(app.score_panel.query_one("#current-model").render())
 
@@ -209,11 +209,11 @@ async def test_the_mouse_works_too():
     async with app.run_test(size=(100, 32)) as pilot:
         await pilot.click("#train")
         await pilot.pause()
-        trains = [c for c in app.engine.sent if type(c).__name__ == "Train"]
+        trains = [c for c in app.supervisor.engine.sent if type(c).__name__ == "Train"]
         assert len(trains) == 1 and trains[0].mix == "two_digit=35,three_digit=35"
         await pilot.click("#stop")
         await wait_for(pilot, lambda: app.training is None, what="the stop")
-        assert any(type(c).__name__ == "Stop" for c in app.engine.sent)
+        assert any(type(c).__name__ == "Stop" for c in app.supervisor.engine.sent)
         table = app.score_panel.query_one("#runs")
         await pilot.click("#runs", offset=(5, 2))  # header is row 0 of the widget: this is the second model
         await pilot.click("#runs", offset=(5, 2))  # a second click on the cursor row selects it
@@ -224,14 +224,14 @@ async def test_the_mouse_works_too():
 
 async def test_a_wedged_engine_is_killed_after_the_stop_grace_and_replaced(monkeypatch):
     """If the engine never confirms a Stop, the app kills it, says so, and starts a fresh engine."""
-    monkeypatch.setattr("tui.app.STOP_GRACE", 0.2)
+    monkeypatch.setattr("tui.supervisor.STOP_GRACE", 0.2)
     app = fake_app(answers_stop=False)
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.press("ctrl+t")
         await pilot.pause()
-        first = app.engine
+        first = app.supervisor.engine
         await pilot.press("ctrl+x")
-        await wait_for(pilot, lambda: app.engine is not first, timeout=5, what="a new engine")
+        await wait_for(pilot, lambda: app.supervisor.engine is not first, timeout=5, what="a new engine")
         assert app.training is None
         assert app.train_panel.status_is_error and "restarted" in app.train_panel.status
         assert not first.alive()
@@ -257,3 +257,18 @@ def test_runs_of_one_mix_on_several_seeds_get_a_mean_and_spread():
     assert across_seeds([entry(0, 20, 28), entry(1, 30, 30, lr=0.001)]).plain == ""
     line = across_seeds([entry(0, 21, 27), entry(1, 27, 30)]).plain
     assert "×2" in line and "2d 80±14" in line and "3d 95±7" in line
+
+
+async def test_an_engine_that_keeps_dying_is_restarted_three_times_then_left_dead():
+    """Within the restart window the engine is replaced three times; the fourth death is reported, not restarted."""
+    app = fake_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for(pilot, lambda: app.supervisor.engine is not None, what="the engine")
+        for _ in range(3):
+            dying = app.supervisor.engine
+            dying.kill()
+            await wait_for(pilot, lambda dying=dying: app.supervisor.engine is not dying, what="a new engine")
+        last = app.supervisor.engine
+        last.kill()
+        await wait_for(pilot, lambda: app.engine_status == "engine keeps failing: restart the app", what="giving up")
+        assert app.supervisor.engine is last and not last.alive()

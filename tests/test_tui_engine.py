@@ -89,9 +89,11 @@ async def test_a_killed_engine_is_restarted_and_the_app_recovers(runs):
         await pilot.press("ctrl+t")
         plot = app.train_panel.query_one(LossPlot)
         await wait_for(pilot, lambda: len(plot.live) >= 3, what="training to start")
-        first = app.engine
+        first = app.supervisor.engine
         os.kill(first.pid, signal.SIGKILL)
-        await wait_for(pilot, lambda: app.engine is not first and app.engine_ready, timeout=30, what="a new engine")
+        await wait_for(
+            pilot, lambda: app.supervisor.engine is not first and app.supervisor.ready, timeout=30, what="a new engine"
+        )
         assert app.training is None
         assert app.train_panel.status_is_error and "engine stopped" in app.train_panel.status
         app.playground.pace = 0
@@ -121,7 +123,7 @@ async def test_training_that_raises_shows_the_error_and_the_app_carries_on(runs,
         assert app.train_panel.status.startswith("training failed:")
         assert "\n" not in app.train_panel.status
         assert not app.train_panel.query_one("#train", Button).disabled
-        assert app.engine.alive()
+        assert app.supervisor.engine.alive()
 
 
 def test_the_engine_runs_even_where_its_log_cannot_be_written(tmp_path):

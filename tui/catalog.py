@@ -7,6 +7,7 @@ are filled before the engine has even started.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from core.world.header import CheckpointError, read_metadata
 from core.world.presets import PRESETS
@@ -22,6 +23,18 @@ class ModelEntry:
     path: str
     run: RunMeta  # what its checkpoint says: mix, seed, settings, scores, losses
     origin: str  # "shipped", "trained" or "loaded"
+
+    @classmethod
+    def trained(cls, key: str, job: int, path: str, meta: dict) -> ModelEntry:
+        """The model training job `job` made ('#n' in its title: the n-th run of this session)."""
+        run = RunMeta.from_dict(meta)
+        return cls(key, f"{run.mix_label} #{job}", path, run, "trained")
+
+    @classmethod
+    def loaded(cls, path: str, run: RunMeta) -> ModelEntry:
+        """A checkpoint loaded from `path`, keyed by where it resolves to."""
+        where = Path(path).expanduser()
+        return cls(f"file:{where.resolve()}", where.name[:18], str(where), run, "loaded")
 
     @property
     def scores(self) -> dict[str, HeldOutScore]:

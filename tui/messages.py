@@ -1,22 +1,95 @@
-"""Messages from the engine's reader thread to the app."""
+"""Messages from the engine's reader to the app: one per engine event, each with its own handler.
+
+Each message carries the protocol event it stands for (`core.frontends.protocol`), so the fields are
+defined once. None sets `can_replace`: every loss point and every character must arrive.
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from textual.message import Message
 
-
-class EngineEvent(Message):
-    """An event from the engine process (one of the `core.frontends.protocol` event types)."""
-
-    def __init__(self, event: object) -> None:
-        super().__init__()
-        self.event = event
+from core.frontends import protocol as p
 
 
+@dataclass
+class FromEngine(Message):
+    """An event the engine sent, as a message to the app."""
+
+    event: object
+
+
+class EngineReady(FromEngine):
+    """The engine has imported torch and waits for commands."""
+
+    event: p.Ready
+
+
+class ModelLoaded(FromEngine):
+    """The engine holds a checkpoint under `event.key`."""
+
+    event: p.Loaded
+
+
+class TrainingStep(FromEngine):
+    """One fine-tuning step of job `event.id`: its loss and time."""
+
+    event: p.Step
+
+
+class EvaluationStarted(FromEngine):
+    """Job `event.id` finished fine-tuning; the held-out evaluation runs."""
+
+    event: p.Evaluating
+
+
+class ModelTrained(FromEngine):
+    """Job `event.id` is trained, scored, saved and loaded."""
+
+    event: p.Trained
+
+
+class TrainingStopped(FromEngine):
+    """Job `event.id` stopped on request; nothing was kept."""
+
+    event: p.Stopped
+
+
+class CharStreamed(FromEngine):
+    """One character of probe `event.id`'s episode, and who wrote it."""
+
+    event: p.Char
+
+
+class ProbeFinished(FromEngine):
+    """Probe `event.id` ended with a verdict against the true sum."""
+
+    event: p.Played
+
+
+class CommandFailed(FromEngine):
+    """A command failed (`event.what`); `event.message` says why in one line."""
+
+    event: p.Failed
+
+
+FOR_EVENT: dict[type, type[FromEngine]] = {
+    p.Ready: EngineReady,
+    p.Loaded: ModelLoaded,
+    p.Step: TrainingStep,
+    p.Evaluating: EvaluationStarted,
+    p.Trained: ModelTrained,
+    p.Stopped: TrainingStopped,
+    p.Char: CharStreamed,
+    p.Played: ProbeFinished,
+    p.Failed: CommandFailed,
+}  # protocol event type -> the message the reader posts for it
+
+
+@dataclass
 class EngineDied(Message):
     """The engine process ended without being asked to."""
 
-    def __init__(self, exitcode: int | None, last_words: str = "") -> None:
-        super().__init__()
-        self.exitcode = exitcode
-        self.last_words = last_words  # last line of the engine's log
+    exitcode: int | None
+    last_words: str = ""  # last line of the engine's log

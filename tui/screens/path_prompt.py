@@ -37,7 +37,11 @@ class PathPrompt(ModalScreen[str | None]):
             msg.add_class("error")
             msg.update(problem)
             return
-        self.dismiss(path)
+        self.dismiss(self.accept(path))
+
+    def accept(self, path: str):
+        """What the prompt answers once `path` passed the check: here the path itself."""
+        return path
 
     def action_cancel(self) -> None:
         self.dismiss(None)

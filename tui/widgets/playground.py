@@ -15,6 +15,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
+from textual.reactive import var
 from textual.widgets import Input, Static
 
 from core.world.families import Problem
@@ -72,6 +73,8 @@ class ProbeView(Static):
 class Playground(Vertical):
     """Probe log, legend and pace, and the sum box with its inline message."""
 
+    BORDER_TITLE = "playground"
+
     class PlayRequested(Message):
         """The user asked to play this sum."""
 
@@ -80,9 +83,10 @@ class Playground(Vertical):
             self.problem = problem
             self.text = text
 
+    pace = var(2)  # index into PACES: how fast characters are revealed
+
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
-        self.pace = 2  # index into PACES
         self.probes: dict[int, ProbeView] = {}
         self._last_model = ""
 
@@ -97,7 +101,6 @@ class Playground(Vertical):
     def on_mount(self) -> None:
         self.query_one("#probes").anchor()
         self.set_interval(1 / TICK_HZ, self._tick)
-        self._show_pace()
 
     @on(Input.Submitted, "#sum")
     def submit(self, event: Input.Submitted) -> None:
@@ -111,20 +114,29 @@ class Playground(Vertical):
         event.input.value = ""
         self.post_message(self.PlayRequested(problem, event.value))
 
+    def focus_sum(self) -> None:
+        """Put the cursor in the sum box."""
+        self.query_one("#sum", Input).focus()
+
     def say(self, text: str, error: bool = False) -> None:
         """Show a message under the sum box."""
         msg = self.query_one("#sum-message", Static)
         msg.set_class(error, "error")
         msg.update(text)
 
+    def clear_note(self) -> None:
+        """Clear the message under the sum box, unless it is an error still to be fixed."""
+        if not self.query_one("#sum-message", Static).has_class("error"):
+            self.say("")
+
     def cycle_pace(self) -> str:
         """Next streaming pace; returns its name."""
         self.pace = (self.pace + 1) % len(PACES)
-        self._show_pace()
         return PACES[self.pace][0]
 
-    def _show_pace(self) -> None:
-        name, rate = PACES[self.pace]
+    def watch_pace(self, pace: int) -> None:
+        """Show the pace beside the legend."""
+        name, rate = PACES[pace]
         self.query_one("#pace", Static).update(
             Text.assemble(("pace ", "dim"), name, (f" {rate:.0f}/s" if rate else "", "dim"), (" ^o", "dim"))
         )
@@ -159,9 +171,16 @@ class Playground(Vertical):
         self.probes[probe].render_state()
 
     def fail(self, probe: int, message: str) -> None:
+        """End `probe` with an engine error instead of a verdict."""
         if probe in self.probes:
             self.probes[probe].state.verdict = Text("engine error: " + message, style="bold red")
             self.probes[probe].render_state()
+
+    def fail_unfinished(self, message: str) -> None:
+        """End every probe still awaiting its verdict with an engine error (the engine died)."""
+        for probe, view in self.probes.items():
+            if view.state.verdict is None:
+                self.fail(probe, message)
 
     def busy(self) -> bool:
         """True while some probe still has characters to reveal or awaits its verdict."""

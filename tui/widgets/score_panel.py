@@ -72,6 +72,8 @@ def across_seeds(entries: list[ModelEntry]) -> Text:
 class ScorePanel(Vertical):
     """Per-family held-out scores of the current model above the runs table."""
 
+    BORDER_TITLE = "held-out scores"
+
     class ModelChosen(Message):
         """The user picked a model in the runs table."""
 

@@ -7,6 +7,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.markup import escape
 from textual.message import Message
+from textual.reactive import var
 from textual.widgets import Button, Collapsible, Input, Label, Select
 
 from core.world.families import DEMO_POOL, FAMILIES
@@ -24,6 +25,8 @@ SETTING_FIELDS = {"steps": "steps", "seed": "seed", "lr": "lr", "dropout": "drop
 class TrainPanel(Vertical):
     """Mix presets, per-family counts, steps, seed, advanced settings, Train/Stop, loss plot, status."""
 
+    BORDER_TITLE = "train"
+
     class TrainRequested(Message):
         """The user asked to train with this mix and these settings."""
 
@@ -36,6 +39,7 @@ class TrainPanel(Vertical):
     class StopRequested(Message):
         """The user asked to stop the running job."""
 
+    training = var(False, init=False)  # a job runs: the form's Train is off and Stop is on
     status = ""  # the status line as plain text
     status_is_error = False
 
@@ -78,7 +82,8 @@ class TrainPanel(Vertical):
                 yield Label("held-out ", classes="lbl")
                 yield Input(str(HELD_OUT), type="integer", max_length=3, compact=True, id="held-out", classes="num")
                 yield Label("per family", classes="lbl")
-        yield LossPlot(id="loss")
+        self.loss_plot = LossPlot(id="loss")
+        yield self.loss_plot
 
     # the form
 
@@ -143,20 +148,25 @@ class TrainPanel(Vertical):
 
     # what the app tells the panel
 
-    def set_training(self, training: bool) -> None:
-        """Lock the form and enable Stop while a job runs (and the reverse)."""
+    def watch_training(self, training: bool) -> None:
+        """Disable Train and enable Stop while a job runs (and the reverse)."""
         self.query_one("#train", Button).disabled = training
         self.query_one("#stop", Button).disabled = not training
 
     def started(self, mix: Mix, settings: FinetuneSettings) -> None:
-        self.set_training(True)
-        self.query_one(LossPlot).start(settings.steps)
+        """A job on `mix` began: clear the live curve and say so."""
+        self.loss_plot.start(settings.steps)
         self.show(f"starting {mix.spec()}...")
 
     def step(self, step: int, steps: int, loss: float, elapsed: float) -> None:
-        self.query_one(LossPlot).add(loss)
+        """Plot one step's loss and show the step, the loss and the time left."""
+        self.loss_plot.add(loss)
         left = elapsed / step * (steps - step)
         self.show(f"{step}/{steps} loss {loss:.3f} {elapsed:.0f}s, {left:.0f}s left")
+
+    def show_reference(self, losses: list[float], label: str) -> None:
+        """Draw `losses` (the current model's own training curve) in grey behind the live curve."""
+        self.loss_plot.set_reference(losses, label)
 
     def show(self, text: str) -> None:
         """Show a neutral status line (in the panel's bottom border, where it costs no row)."""
