@@ -288,14 +288,14 @@ async def in_app(samples: int, interval: float) -> dict:
     """Key latency idle and while training 400 steps, the loss plot's redraw rate, and one redraw's cost."""
     from textual.widgets import Input
 
-    from .app import BreadthApp
-    from .widgets.loss_plot import LossPlot
+    from tui.app import BreadthApp
+    from tui.widgets.loss_plot import LossPlot
 
     app = BreadthApp()
     result: dict = {}
     async with app.run_test(size=(100, 32)) as pilot:
         t0 = time.perf_counter()
-        await _wait(pilot, lambda: app.engine_ready, ENGINE_TIMEOUT, "the engine to be ready")
+        await _wait(pilot, lambda: app.supervisor.ready, ENGINE_TIMEOUT, "the engine to be ready")
         result["engine_ready_s"] = time.perf_counter() - t0
         box = app.playground.query_one("#sum", Input)
         plot = app.train_panel.query_one(LossPlot)
@@ -376,7 +376,7 @@ async def in_app(samples: int, interval: float) -> dict:
             if "stopped at step" not in app.train_panel.status:
                 raise BenchError(f"stop did not report a stopped run: {app.train_panel.status}")
         result["stop_s"] = stops
-        engine = app.engine
+        engine = app.supervisor.engine
     await asyncio.sleep(0)
     if engine is not None and engine.alive():
         engine.kill()

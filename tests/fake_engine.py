@@ -20,7 +20,7 @@ from core.frontends import protocol as p
 from core.frontends.session import serve
 from core.world.episode import Episode
 from core.world.families import FAMILIES
-from core.world.files import write_new
+from core.world.files import user_path, write_atomic, write_new
 from core.world.header import KEY, read_header
 from core.world.records import RunMeta, StepStats
 from core.world.scoring import play, tally
@@ -128,11 +128,17 @@ class ScriptedModels:
 
     def save_new(self, model, run, folder, stem):
         """A real checkpoint: the base's weights (the script has none) with this run's metadata."""
-        header = read_header(model)
-        tensors = load_file(model)
-        meta = {k: header.meta[k] for k in ("format", "version", "vocab", "model", "params")} | run.to_dict()
-        path = write_new(folder, stem, ".safetensors", save(tensors, metadata={KEY: json.dumps(meta)}))
+        path = write_new(folder, stem, ".safetensors", self._encode(model, run))
         return str(path), read_header(path).meta
+
+    def save(self, model, run, path):
+        return str(write_atomic(user_path(path), self._encode(model, run), exclusive=True))
+
+    @staticmethod
+    def _encode(model, run) -> bytes:
+        header = read_header(model)
+        meta = {k: header.meta[k] for k in ("format", "version", "vocab", "model", "params")} | run.to_dict()
+        return save(load_file(model), metadata={KEY: json.dumps(meta)})
 
 
 class _Lines:

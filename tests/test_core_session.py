@@ -46,6 +46,8 @@ def test_protocol_round_trips_every_message_and_refuses_garbage():
         p.Stopped(1, 4),
         p.Char(2, "action", "B"),
         p.Played(2, 7, "", True, None, [["prompt", "3+4="]]),
+        p.Save(3, "k", "/x"),
+        p.Saved(3, "/x"),
         p.Failed("train", "boom", 1),
     ]
     for m in messages:

@@ -10,6 +10,7 @@ from fake_engine import ScriptedModels
 
 from core.frontends import protocol as p
 from core.frontends.session import Session, serve
+from core.world.header import read_metadata
 from core.world.paths import BASE
 
 
@@ -81,3 +82,27 @@ def test_two_runs_of_one_mix_and_seed_in_the_same_second_keep_both_models(tmp_pa
         "20261130-120000-two_digit4-s0-2.safetensors",
         "20261130-120000-two_digit4-s0.safetensors",
     ]
+
+
+def test_a_model_that_could_not_be_saved_stays_in_memory_and_can_be_saved_later(tmp_path, monkeypatch):
+    """If saving after training fails (a full disk), the model is kept and announced; Save writes it later."""
+    monkeypatch.setattr("fake_engine.STEP_SECONDS", 0.0)
+    models = ScriptedModels()
+
+    def disk_full(*args):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(models, "save_new", disk_full)
+    events: list = []
+    session = Session(events.append, models)
+    session.handle(p.Train(1, "two_digit=4", {"steps": 2}, str(BASE), str(tmp_path), 3))
+    (trained,) = [e for e in events if isinstance(e, p.Trained)]
+    assert trained.path == "" and "kept in memory" in trained.note and trained.key in session.loaded
+    target = tmp_path / "later.safetensors"
+    session.handle(p.Save(2, trained.key, str(target)))
+    assert events[-1] == p.Saved(2, str(target))
+    assert (
+        read_metadata(target).mix == "two_digit=4" and read_metadata(target).scores == session.records["run:1"].scores
+    )
+    session.handle(p.Save(3, trained.key, str(target)))  # never over an existing file
+    assert isinstance(events[-1], p.Failed) and events[-1].what == "save" and events[-1].id == 3

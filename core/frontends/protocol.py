@@ -56,6 +56,15 @@ class Play:
 
 
 @dataclass(frozen=True)
+class Save:
+    """Save the model loaded as `key` to `path` (a new file; a model kept only in memory gets its file this way)."""
+
+    id: int
+    key: str
+    path: str
+
+
+@dataclass(frozen=True)
 class Quit:
     """End the engine's loop."""
 
@@ -138,17 +147,28 @@ class Played:
 
 
 @dataclass(frozen=True)
+class Saved:
+    """Save `id` wrote the model to `path`."""
+
+    id: int
+    path: str
+
+
+@dataclass(frozen=True)
 class Failed:
     """A command failed; `message` is one line for people."""
 
-    what: str  # "load", "train", "play"
+    what: str  # the command's name in lower case ("load", "train", "play", "save"), or "protocol"
     message: str
     id: int | None = None  # the training job or probe it concerns
 
 
 _TYPES = {
     cls.__name__: cls
-    for cls in (Load, Train, Stop, Play, Quit, Ready, Loaded, Step, Evaluating, Trained, Stopped, Char, Played, Failed)
+    for cls in (
+        *(Load, Train, Stop, Play, Save, Quit),  # commands
+        *(Ready, Loaded, Step, Evaluating, Trained, Stopped, Char, Played, Saved, Failed),  # events
+    )
 }
 
 

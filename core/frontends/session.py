@@ -40,6 +40,9 @@ class Models(Protocol):
         self, mix: Mix, settings: FinetuneSettings, base: str, held_out: int | None, on_step: OnStep
     ) -> tuple[object, RunMeta]: ...  # the trained model and its record
 
+    def save(self, model: object, run: RunMeta, path: str) -> str:
+        """Save to `path`, a new file (never replacing one); the path written."""
+
     def save_new(self, model: object, run: RunMeta, folder: str, stem: str) -> tuple[str, dict]:
         """Save under a new name in `folder` (never replacing a file); the path and the metadata as stored."""
 
@@ -52,6 +55,7 @@ class Session:
         self.models = models
         self.inbox = inbox  # the command queue, polled during training (None: nothing to poll)
         self.loaded: dict[str, object] = {}  # key -> model
+        self.records: dict[str, RunMeta] = {}  # key -> what is known of the model (to save it)
         self.training: int | None = None  # job being trained
         self._stop: set[int] = set()
         self.deferred: list[object] = []  # commands that must wait for training to end
@@ -65,6 +69,8 @@ class Session:
                 self._play(cmd)
             elif isinstance(cmd, p.Train):
                 self._train(cmd)
+            elif isinstance(cmd, p.Save):
+                self._save(cmd)
             elif isinstance(cmd, p.Stop):
                 self._stop.add(cmd.id)
         except Exception as e:  # noqa: BLE001 -- the engine reports, the UI decides
@@ -73,6 +79,7 @@ class Session:
     def _load(self, cmd: p.Load) -> None:
         model, meta = self.models.load(cmd.path)
         self.loaded[cmd.key] = model
+        self.records[cmd.key] = RunMeta.from_dict(meta)
         self.emit(p.Loaded(cmd.key, cmd.path, meta))
 
     def _play(self, cmd: p.Play) -> None:
@@ -113,7 +120,7 @@ class Session:
             self.emit(p.Stopped(cmd.id, len(record.losses)))
             return
         key = f"run:{cmd.id}"
-        self.loaded[key] = model  # kept in memory whatever happens to the file
+        self.loaded[key], self.records[key] = model, record  # kept in memory whatever happens to the file
         stem = f"{time.strftime('%Y%m%d-%H%M%S')}-{mix.slug()}-s{settings.seed}"
         try:
             path, meta = self.models.save_new(model, record, cmd.out_dir, stem)
@@ -121,6 +128,12 @@ class Session:
             self.emit(p.Trained(cmd.id, key, "", record.to_dict(), f"not saved ({_one_line(e)}); kept in memory"))
             return
         self.emit(p.Trained(cmd.id, key, path, meta))
+
+    def _save(self, cmd: p.Save) -> None:
+        if cmd.key not in self.loaded:
+            raise KeyError(f"model {cmd.key!r} is not loaded")
+        path = self.models.save(self.loaded[cmd.key], self.records[cmd.key], cmd.path)
+        self.emit(p.Saved(cmd.id, path))
 
     def _on_step(self, job: int, stats) -> bool:
         self.emit(p.Step(job, stats.step, stats.steps, stats.loss, stats.elapsed))

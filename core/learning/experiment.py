@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import time
 
+from ..world.files import user_path, write_atomic
 from ..world.mix import Mix
 from ..world.paths import BASE
 from ..world.records import OnStep, RunMeta
@@ -76,6 +77,10 @@ class TorchModels:
     ) -> tuple[GPT, RunMeta]:
         """Fine-tune from `base` and evaluate (see `finetune_run`)."""
         return finetune_run(mix, settings, base, held_out, on_step)
+
+    def save(self, model: GPT, run: RunMeta, path: str) -> str:
+        """Save to `path`, a new file: an existing file is never replaced."""
+        return str(write_atomic(user_path(path), checkpoint.encode(model, run), exclusive=True))
 
     def save_new(self, model: GPT, run: RunMeta, folder: str, stem: str) -> tuple[str, dict]:
         """Save under a new name in `folder`; the path and the metadata as stored."""

@@ -25,16 +25,16 @@ from ..catalog import ModelEntry
 BAR = 10  # bar width in cells
 
 
-def score_bar(solved: int, total: int) -> Text:
+def score_bar(score: HeldOutScore) -> Text:
     """`█████████░ 27/30  90% 74-97` coloured by how much is solved, then its 95% interval."""
-    rate = solved / total if total else 0.0
+    rate = score.rate
     full = round(rate * BAR)
     colour = "green" if rate >= 0.85 else "yellow" if rate >= 0.3 else "red"
-    lo, hi = wilson(solved, total)
+    lo, hi = wilson(score.solved, score.total)
     return Text.assemble(
         ("█" * full, colour),
         ("░" * (BAR - full), "grey37"),
-        f" {solved:>2}/{total:<2} {100 * rate:3.0f}% ",
+        f" {score.solved:>2}/{score.total:<2} {100 * rate:3.0f}% ",
         (f"{100 * lo:.0f}-{100 * hi:.0f}", "dim"),
     )
 
@@ -106,7 +106,7 @@ class ScorePanel(Vertical):
         for family in FAMILIES.values():
             s = entry.scores.get(family.name)
             label = Text(f"{family.short:<4}", style="bold")
-            lines.append(label + (score_bar(s.solved, s.total) if s else Text("not evaluated", style="dim")))
+            lines.append(label + (score_bar(s) if s else Text("not evaluated", style="dim")))
             if s and s.failures:  # why the rest failed: the procedure, not the arithmetic
                 kinds = ", ".join(f"{kind} {n}" for kind, n in s.failures.items())
                 lines.append(Text(f"    {kinds}", style="dim", no_wrap=True, overflow="ellipsis"))
