@@ -14,6 +14,10 @@ from core.world.header import read_metadata
 from core.world.paths import BASE
 
 
+def _disk_full(*args):
+    raise OSError(28, "No space left on device")
+
+
 def _serve(lines: list[str]) -> list[dict]:
     """Run the engine loop on these stdin lines (then end of input) in a thread; the events it wrote."""
     stdin, stdout = io.StringIO("".join(line + "\n" for line in lines)), io.StringIO()
@@ -88,11 +92,7 @@ def test_a_model_that_could_not_be_saved_stays_in_memory_and_can_be_saved_later(
     """If saving after training fails (a full disk), the model is kept and announced; Save writes it later."""
     monkeypatch.setattr("fake_engine.STEP_SECONDS", 0.0)
     models = ScriptedModels()
-
-    def disk_full(*args):
-        raise OSError(28, "No space left on device")
-
-    monkeypatch.setattr(models, "save_new", disk_full)
+    monkeypatch.setattr(models, "save_new", _disk_full)
     events: list = []
     session = Session(events.append, models)
     session.handle(p.Train(1, "two_digit=4", {"steps": 2}, str(BASE), str(tmp_path), 3))
@@ -106,3 +106,24 @@ def test_a_model_that_could_not_be_saved_stays_in_memory_and_can_be_saved_later(
     )
     session.handle(p.Save(3, trained.key, str(target)))  # never over an existing file
     assert isinstance(events[-1], p.Failed) and events[-1].what == "save" and events[-1].id == 3
+
+
+def test_the_engine_holds_a_bounded_number_of_models_and_never_drops_one_only_in_memory(tmp_path, monkeypatch):
+    """Past MAX_LOADED models, the least recently used one with a file is unloaded (and said so); memory-only stay."""
+    from core.frontends.session import MAX_LOADED
+
+    monkeypatch.setattr("fake_engine.STEP_SECONDS", 0.0)
+    models = ScriptedModels()
+    monkeypatch.setattr(models, "save_new", _disk_full)
+    events: list = []
+    session = Session(events.append, models)
+    session.handle(p.Train(1, "two_digit=4", {"steps": 1}, str(BASE), str(tmp_path), 3))  # only in memory
+    for i in range(MAX_LOADED + 2):
+        session.handle(p.Load(f"m{i}", str(BASE)))
+        session.handle(p.Play(i, "m0", "1+2"))  # m0 stays in use, so it is never the oldest
+    unloaded = [e.key for e in events if isinstance(e, p.Unloaded)]
+    assert unloaded and "m0" not in unloaded and "run:1" not in unloaded
+    assert "run:1" in session.loaded and "m0" in session.loaded
+    assert len([k for k in session.loaded if k in session.files]) <= MAX_LOADED
+    session.handle(p.Play(99, unloaded[0], "1+2"))  # an unloaded model must be loaded again to play
+    assert isinstance(events[-1], p.Failed) and "not loaded" in events[-1].message

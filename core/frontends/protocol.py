@@ -89,6 +89,13 @@ class Loaded:
 
 
 @dataclass(frozen=True)
+class Unloaded:
+    """The engine let go of the model loaded as `key` (to bound its memory); Load it again to play it."""
+
+    key: str
+
+
+@dataclass(frozen=True)
 class Step:
     """One fine-tuning step of job `id`."""
 
@@ -167,7 +174,7 @@ _TYPES = {
     cls.__name__: cls
     for cls in (
         *(Load, Train, Stop, Play, Save, Quit),  # commands
-        *(Ready, Loaded, Step, Evaluating, Trained, Stopped, Char, Played, Saved, Failed),  # events
+        *(Ready, Loaded, Unloaded, Step, Evaluating, Trained, Stopped, Char, Played, Saved, Failed),  # events
     )
 }
 

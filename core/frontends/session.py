@@ -8,6 +8,7 @@ Every failure becomes a `Failed` event; the loop only ends on Quit or when stdin
 
 from __future__ import annotations
 
+import ctypes
 import os
 import queue
 import sys
@@ -47,6 +48,9 @@ class Models(Protocol):
         """Save under a new name in `folder` (never replacing a file); the path and the metadata as stored."""
 
 
+MAX_LOADED = 4  # models held at once; older ones that have a file are unloaded (the app reloads them on demand)
+
+
 class Session:
     """Models in memory by key, and the handling of each command."""
 
@@ -54,8 +58,9 @@ class Session:
         self.emit = emit
         self.models = models
         self.inbox = inbox  # the command queue, polled during training (None: nothing to poll)
-        self.loaded: dict[str, object] = {}  # key -> model
+        self.loaded: dict[str, object] = {}  # key -> model, least recently used first
         self.records: dict[str, RunMeta] = {}  # key -> what is known of the model (to save it)
+        self.files: dict[str, str] = {}  # key -> the checkpoint it can be loaded from again
         self.training: int | None = None  # job being trained
         self._stop: set[int] = set()
         self.deferred: list[object] = []  # commands that must wait for training to end
@@ -78,15 +83,12 @@ class Session:
 
     def _load(self, cmd: p.Load) -> None:
         model, meta = self.models.load(cmd.path)
-        self.loaded[cmd.key] = model
-        self.records[cmd.key] = RunMeta.from_dict(meta)
+        self._keep(cmd.key, model, RunMeta.from_dict(meta), cmd.path)
         self.emit(p.Loaded(cmd.key, cmd.path, meta))
 
     def _play(self, cmd: p.Play) -> None:
         problem = parse_sum(cmd.text)
-        if cmd.key not in self.loaded:
-            raise KeyError(f"model {cmd.key!r} is not loaded")
-        model, emit = self.loaded[cmd.key], self.emit
+        model, emit = self._use(cmd.key), self.emit
         (scored,) = play(
             lambda batch: self.models.policy(model, batch),
             [problem],
@@ -120,20 +122,39 @@ class Session:
             self.emit(p.Stopped(cmd.id, len(record.losses)))
             return
         key = f"run:{cmd.id}"
-        self.loaded[key], self.records[key] = model, record  # kept in memory whatever happens to the file
+        self._keep(key, model, record, None)  # kept in memory whatever happens to the file
         stem = f"{time.strftime('%Y%m%d-%H%M%S')}-{mix.slug()}-s{settings.seed}"
         try:
             path, meta = self.models.save_new(model, record, cmd.out_dir, stem)
         except OSError as e:
             self.emit(p.Trained(cmd.id, key, "", record.to_dict(), f"not saved ({_one_line(e)}); kept in memory"))
             return
+        self.files[key] = path
         self.emit(p.Trained(cmd.id, key, path, meta))
+        _give_back_memory()
 
     def _save(self, cmd: p.Save) -> None:
-        if cmd.key not in self.loaded:
-            raise KeyError(f"model {cmd.key!r} is not loaded")
-        path = self.models.save(self.loaded[cmd.key], self.records[cmd.key], cmd.path)
+        path = self.models.save(self._use(cmd.key), self.records[cmd.key], cmd.path)
+        self.files.setdefault(cmd.key, path)
         self.emit(p.Saved(cmd.id, path))
+
+    def _keep(self, key: str, model: object, record: RunMeta, path: str | None) -> None:
+        """Hold `model` as the most recently used; unload the oldest that can be loaded again, past MAX_LOADED."""
+        self.loaded.pop(key, None)
+        self.loaded[key], self.records[key] = model, record
+        if path is not None:
+            self.files[key] = path
+        spare = [k for k in self.loaded if k in self.files and k != key]  # oldest first; never one only in memory
+        for old in spare[: max(0, len(self.loaded) - MAX_LOADED)]:
+            del self.loaded[old], self.records[old], self.files[old]
+            self.emit(p.Unloaded(old))
+
+    def _use(self, key: str) -> object:
+        """The model loaded as `key`, now the most recently used."""
+        if key not in self.loaded:
+            raise KeyError(f"model {key!r} is not loaded")
+        self.loaded[key] = self.loaded.pop(key)
+        return self.loaded[key]
 
     def _on_step(self, job: int, stats) -> bool:
         self.emit(p.Step(job, stats.step, stats.steps, stats.loss, stats.elapsed))
@@ -167,6 +188,14 @@ def _lines(stdin, limit: int):
             while (rest := stdin.readline(limit + 1)) and not rest.endswith("\n"):
                 pass  # skip the rest of an over-long line without holding it
         yield line
+
+
+def _give_back_memory() -> None:
+    """Return freed heap to the system after a training run (glibc keeps it otherwise); a no-op elsewhere."""
+    try:
+        ctypes.CDLL(None).malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
 
 
 def _one_line(e: BaseException) -> str:
