@@ -7,13 +7,25 @@ one line to stderr and exits with status 2; no traceback reaches the user.
 from __future__ import annotations
 
 import argparse
+import importlib
+import os
 import sys
 from pathlib import Path
 
 from rich.console import Console
 
 USAGE_ERROR = 2
-HANDLERS = {"eval": "evaluate"}  # subcommands whose function in `commands` has another name (not the builtin)
+WORKERS = os.cpu_count() or 1  # one worker per core: each runs one torch thread
+HANDLERS = {  # subcommand -> (module of core.frontends, function)
+    "pretrain": ("commands", "pretrain"),
+    "train": ("commands", "train"),
+    "eval": ("commands", "evaluate"),
+    "play": ("commands", "play"),
+    "plate": ("commands", "plate"),
+    "sweep": ("results", "sweep"),
+    "runs": ("results", "runs"),
+    "report": ("results", "report"),
+}
 
 
 class UsageError(Exception):
@@ -105,6 +117,7 @@ def build_parser() -> argparse.ArgumentParser:
     _settings_flags(s, ft)
     s.add_argument("--base", type=Path, default=None, help="pre-trained checkpoint (default: the shipped base)")
     s.add_argument("--out", type=Path, required=True, help="checkpoint to write")
+    _store_flag(s)
 
     s = sub.add_parser(
         "eval",
@@ -135,9 +148,81 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--seeds", type=_seeds, default=[0, 1, 2], help="comma-separated seeds (default 0,1,2)")
     _settings_flags(s, ft)
     s.add_argument("--held-out", default=str(HELD_OUT), help=f"sums per family: a number or 'all' (default {HELD_OUT})")
-    s.add_argument("--workers", type=_positive_int, default=2, help="parallel processes (default 2)")
+    s.add_argument("--workers", type=_positive_int, default=WORKERS, help=f"parallel processes (default {WORKERS})")
     s.add_argument("--json", type=Path, default=None, help="write every run here")
+    _store_flag(s)
+
+    s = sub.add_parser(
+        "sweep",
+        help="run a grid of mixes x settings x seeds into the store",
+        description="Fine-tune and score every cell of a grid (mixes x setting values) on the same seeds and "
+        "held-out sets, skipping runs already in the store; print each cell's mean and intervals over seeds.",
+    )
+    s.add_argument("--mix", action="append", default=[], help="a mix to run (repeat for several)")
+    s.add_argument(
+        "--share",
+        help="a share between two families, e.g. two_digit/three_digit=70:7 "
+        "(70 demonstrations split 0/70, 7/63, ..., 70/0)",
+    )
+    s.add_argument("--plate", action="store_true", help="the plate's three mixes")
+    s.add_argument("--seeds", default="0-2", help="seeds: 0-9, 0,1,2 or 0-4,10 (default 0-2)")
+    s.add_argument("--held-out", default=str(HELD_OUT), help=f"sums per family: a number or 'all' (default {HELD_OUT})")
+    for name, help_text in (
+        ("steps", "optimiser steps"),
+        ("lr", "learning rates"),
+        ("batch-size", "batch sizes"),
+        ("dropout", "dropouts"),
+        ("weight-decay", "weight decays"),
+    ):
+        default = getattr(ft, name.replace("-", "_"))
+        s.add_argument(f"--{name}", help=f"{help_text}, comma-separated (default {default})")
+    s.add_argument(
+        "--workers",
+        type=_positive_int,
+        default=WORKERS,
+        help=f"local processes, one torch thread each (default {WORKERS}, one per core)",
+    )
+    s.add_argument("--cluster", help="a Dask scheduler's address (tcp://host:8786): run there instead")
+    s.add_argument("--base", type=Path, default=None, help="pre-trained checkpoint (default: the shipped base)")
+    s.add_argument("--figure", type=Path, help="also draw success against the swept value: FIGURE.png and .svg")
+    s.add_argument("--json", type=Path, help="also write the cells' summaries here")
+    _store_flag(s)
+
+    for name, help_text in (
+        ("runs", "list stored runs, filtered; export CSV or JSON"),
+        ("report", "summarise stored runs per cell: mean, intervals, paired differences"),
+    ):
+        s = sub.add_parser(name, help=help_text, description=help_text[0].upper() + help_text[1:] + ".")
+        s.add_argument("--mix", action="append", default=[], help="only this mix (repeat for several)")
+        s.add_argument("--seeds", help="only these seeds (0-9, 0,1,2)")
+        s.add_argument("--held-out", help="only runs scored on this many sums per family (a number or 'all')")
+        for setting in ("steps", "lr", "batch-size", "dropout", "weight-decay"):
+            s.add_argument(f"--{setting}", help=f"only runs with this {setting.replace('-', ' ')}")
+        s.add_argument("--base", type=Path, help="only runs from this base checkpoint ('shipped' for the shipped one)")
+        _store_flag(s)
+        if name == "runs":
+            s.add_argument("--csv", type=Path, help="write the runs here as CSV")
+            s.add_argument("--json", type=Path, help="write the runs here as JSON")
+        else:
+            s.add_argument(
+                "--compare",
+                nargs=2,
+                type=_positive_int,
+                metavar=("A", "B"),
+                help="paired difference B - A between two cells (their numbers in the table)",
+            )
+            s.add_argument("--figure", type=Path, help="draw success against the swept value: FIGURE.png and .svg")
+            s.add_argument("--json", type=Path, help="also write the cells' summaries here")
     return p
+
+
+def _store_flag(s: argparse.ArgumentParser) -> None:
+    s.add_argument(
+        "--store",
+        type=Path,
+        default=None,
+        help="the results store (default: $BREADTH_STORE, else runs.sqlite in the user's breadth folder)",
+    )
 
 
 def _parse(parser: argparse.ArgumentParser, argv: list[str] | None) -> argparse.Namespace:
@@ -154,23 +239,35 @@ def _parse(parser: argparse.ArgumentParser, argv: list[str] | None) -> argparse.
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of `breadth`."""
+    from ..results.figures import FigureError
+    from ..results.grid import GridError
+    from ..results.store import StoreError
     from ..world.files import UserFileError
     from ..world.header import CheckpointError
     from ..world.mix import MixError
     from ..world.probe import SumError
     from ..world.records import Diverged
     from ..world.settings import SettingsError
+    from .sweep import ClusterError
 
+    refused = (
+        UsageError,
+        CheckpointError,
+        MixError,
+        SettingsError,
+        Diverged,
+        UserFileError,
+        StoreError,
+        GridError,
+        ClusterError,
+        FigureError,
+    )
     err = Console(stderr=True, highlight=False)
     try:
         args = _parse(build_parser(), argv)
-        from . import commands
-
-        return getattr(commands, HANDLERS.get(args.command, args.command))(args) or 0
-    except (UsageError, CheckpointError, MixError, SettingsError, Diverged) as e:
-        err.print(f"error: {e}", markup=False, soft_wrap=True)
-        return USAGE_ERROR
-    except UserFileError as e:  # already one line naming the path
+        module, function = HANDLERS[args.command]
+        return getattr(importlib.import_module(f"{__package__}.{module}"), function)(args) or 0
+    except refused as e:  # each is one line already
         err.print(f"error: {e}", markup=False, soft_wrap=True)
         return USAGE_ERROR
     except OSError as e:  # an unwritable --out or --json, a full disk: one line, not a traceback

@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-import signal
 import time
-from concurrent.futures import ProcessPoolExecutor, as_completed
-from dataclasses import replace
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.text import Text
 
+from ..results.grid import Grid
+from ..results.store import Store, StoredRun, run_key
 from ..world.files import check_output, write_json
-from ..world.header import read_header
+from ..world.header import read_header, weights_hash
 from ..world.mix import Mix
 from ..world.paths import BASE, default_base_out
 from ..world.presets import PRESETS
@@ -78,15 +77,27 @@ def train(args) -> int:
     base = args.base or BASE
     read_header(base)  # fail fast on a bad base
     check_output(args.out, inputs=[base])  # and on an output that cannot be written, before training
+    Store(args.store).close()  # and on a store that cannot be used
     with _progress() as bar:
         task = bar.add_task(mix.label(), total=settings.steps, loss=float("nan"))
         model, record = finetune_run(
             mix, settings, base, on_step=lambda s: bar.update(task, completed=s.step, loss=s.loss)
         )
     checkpoint.save(model, record, args.out)
+    _record(args.store, record, base, "train", args.out)
     console.print(scores_table(record.scores, f"{mix.label()}, seed {settings.seed}: held-out"))
     console.print(f"fine-tune {record.train_seconds:.1f} s, evaluation {record.eval_seconds:.2f} s; wrote {args.out}")
     return 0
+
+
+def _record(store_path, record: RunMeta, base, source: str, checkpoint_path) -> None:
+    """Keep a finished run in the store (a run already there is left as it is)."""
+    from ..learning.experiment import versions
+
+    base_hash = weights_hash(base)
+    key = run_key(record.mix, record.settings, record.held_out, base_hash)
+    with Store(store_path) as store:
+        store.add(StoredRun(key, record, base_hash, source, str(checkpoint_path), versions()))
 
 
 def evaluate(args) -> int:
@@ -144,51 +155,43 @@ def play(args) -> int:
 
 
 def plate(args) -> int:
-    """The plate's three mixes on each seed, in parallel processes."""
+    """The plate's three mixes on each seed, in parallel processes; runs already in the store are not repeated."""
+    from .results import run_with_progress
+
     read_header(BASE)  # fail fast, before starting processes
     held_out = held_out_from_text(args.held_out)
-    seeds = [finetune_settings(args, seed).seed for seed in args.seeds]
+    seeds = tuple(finetune_settings(args, seed).seed for seed in args.seeds)
     settings = finetune_settings(args)
     if args.json:
         check_output(args.json, inputs=[BASE])
-    jobs = [(name, seed) for seed in seeds for name in PRESETS]
-    records: dict[tuple[str, int], RunMeta] = {}
+    grid = Grid(tuple(p.mix for p in PRESETS.values()), settings, (), seeds, held_out)
     start = time.perf_counter()
-    bar = Progress(
-        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console
-    )
-    pool = ProcessPoolExecutor(args.workers, initializer=_ignore_interrupts)
-    try:
-        with bar:
-            task = bar.add_task(f"{len(jobs)} fine-tunes", total=len(jobs))
-            futures = {
-                pool.submit(_plate_job, name, replace(settings, seed=seed), held_out): (name, seed)
-                for name, seed in jobs
-            }
-            for fut in as_completed(futures):
-                records[futures[fut]] = fut.result()
-                bar.advance(task)
-    except BaseException:  # Ctrl-C (or a failed run): stop the workers now instead of waiting for their runs
-        _terminate(pool)
-        raise
-    pool.shutdown()
+    base_hash = weights_hash(BASE)
+    with Store(args.store) as store:
+        jobs = grid.jobs(base_hash)
+        outcome = run_with_progress(jobs, store, BASE, base_hash, "plate", args.workers, None)
+    if outcome.failed:
+        job, why = outcome.failed[0]
+        raise RuntimeError(f"{len(outcome.failed)} runs failed, e.g. {job.cell.mix.spec()} seed {job.seed}: {why}")
     wall = time.perf_counter() - start
-    console.print(plate_table(records, seeds, held_out))
+    preset_of_mix = {p.mix: p.name for p in PRESETS.values()}
+    records = {(preset_of_mix[j.cell.mix], j.seed): outcome.stored[j.key].run for j in jobs}
+    console.print(plate_table(records, list(seeds), held_out))
     console.print(f"settings: {', '.join(f'{k} {v}' for k, v in settings.to_dict().items() if k != 'seed')}")
     secs = [r.train_seconds + r.eval_seconds for r in records.values()]
     console.print(
-        f"{len(jobs)} runs on {args.workers} processes in {wall:.1f} s; one run (fine-tune + "
-        f"evaluation) took {min(secs):.1f}-{max(secs):.1f} s, mean {sum(secs) / len(secs):.1f} s"
+        f"{len(jobs)} runs ({outcome.ran} run now, {len(jobs) - outcome.ran} found in the store) on {args.workers} "
+        f"processes in {wall:.1f} s; one run (fine-tune + evaluation) took {min(secs):.1f}-{max(secs):.1f} s, "
+        f"mean {sum(secs) / len(secs):.1f} s"
     )
     if args.json:
+        runs = [
+            {"preset": preset_of_mix[j.cell.mix], **_run_json(records[(preset_of_mix[j.cell.mix], j.seed)])}
+            for j in jobs
+        ]
         write_json(
             args.json,
-            {
-                "settings": settings.to_dict(),
-                "held_out": held_out,
-                "wall_seconds": round(wall, 2),
-                "runs": [{"preset": n, **_run_json(records[(n, s)])} for n, s in jobs],
-            },
+            {"settings": settings.to_dict(), "held_out": held_out, "wall_seconds": round(wall, 2), "runs": runs},
         )
         console.print(f"wrote {args.json}")
     return 0
@@ -197,22 +200,3 @@ def plate(args) -> int:
 def _run_json(run: RunMeta) -> dict:
     """A run as the plate's JSON keeps it: the record without its loss curve."""
     return {k: v for k, v in run.to_dict().items() if k != "losses"}
-
-
-def _ignore_interrupts() -> None:
-    """In a worker: Ctrl-C is the parent's to handle (it stops the workers), not a traceback per worker."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-
-
-def _terminate(pool: ProcessPoolExecutor) -> None:
-    """Stop a pool's workers at once and drop its queued jobs."""
-    for process in list(getattr(pool, "_processes", {}).values()):
-        process.terminate()
-    pool.shutdown(wait=True, cancel_futures=True)
-
-
-def _plate_job(name: str, settings: FinetuneSettings, held_out: int | None) -> RunMeta:
-    from ..learning.experiment import finetune_run
-
-    _, record = finetune_run(PRESETS[name].mix, settings, BASE, held_out)
-    return record

@@ -5,7 +5,10 @@ from __future__ import annotations
 from rich.table import Table
 from rich.text import Text
 
+from ..results.report import CellSummary, PairedDifference, varied
+from ..results.store import StoredRun
 from ..world.families import FAMILIES
+from ..world.mix import short_spec
 from ..world.presets import PRESETS
 from ..world.records import HeldOutScore, RunMeta
 from ..world.scoring import Scored
@@ -73,3 +76,98 @@ def episode_json(scored: Scored) -> dict:
         "solved": scored.verdict.solved,
         "failure": scored.verdict.failure.value if scored.verdict.failure else None,
     }
+
+
+def cells_table(cells: list[CellSummary], title: str) -> Table:
+    """A row per cell (numbered, for `report --compare`) and family: mean, intervals, and every seed's rate."""
+    shown = varied(cells)
+    t = Table(title=title, title_justify="left")
+    t.add_column("#", justify="right", style="dim")
+    t.add_column("cell")
+    t.add_column("family")
+    t.add_column("seeds", justify="right")
+    t.add_column("mean %", justify="right")
+    t.add_column("95% seeds", justify="right")
+    t.add_column("pooled", justify="right", style="dim")
+    t.add_column("per seed %", style="dim")
+    for i, cell in enumerate(cells, start=1):
+        for j, (name, f) in enumerate(cell.families.items()):
+            short = FAMILIES[name].short if name in FAMILIES else name
+            t.add_row(
+                str(i) if j == 0 else "",
+                cell_label(cell, shown) if j == 0 else "",
+                short,
+                str(len(f.rates)),
+                f"{100 * f.mean:.1f}",
+                f"{100 * f.low:.0f}-{100 * f.high:.0f}",
+                f"{100 * f.pooled_low:.0f}-{100 * f.pooled_high:.0f}",
+                " ".join(f"{100 * f.rates[s]:.0f}" for s in cell.seeds if s in f.rates),
+                end_section=j == len(cell.families) - 1,
+            )
+    return t
+
+
+def cell_label(cell: CellSummary, shown: tuple[str, ...]) -> str:
+    """The cell's mix and what else differs between the cells shown."""
+    key = cell.key
+    parts = [short_spec(key.mix)]
+    for name in shown:
+        if name in ("steps", "lr", "batch_size", "dropout", "weight_decay"):
+            parts.append(f"{name.replace('_', ' ')} {getattr(key.settings, name):g}")
+        elif name == "held_out":
+            parts.append(f"held-out {'all' if key.held_out is None else key.held_out}")
+        elif name == "base":
+            parts.append(f"base {key.base_hash[:8]}")
+    return " ".join(parts)
+
+
+def differences_table(differences: list[PairedDifference], title: str) -> Table:
+    """Per family: seeds paired, mean difference in points, its 95% interval."""
+    t = Table(title=title, title_justify="left")
+    t.add_column("family")
+    t.add_column("seeds", justify="right")
+    t.add_column("mean difference", justify="right")
+    t.add_column("95% interval", justify="right")
+    for d in differences:
+        if d.seeds == 0:
+            t.add_row(d.family, "0", "no seed in common", "")
+            continue
+        t.add_row(d.family, str(d.seeds), f"{100 * d.mean:+.1f} points", f"{100 * d.low:+.1f} to {100 * d.high:+.1f}")
+    return t
+
+
+def runs_table(runs: list[StoredRun], title: str) -> Table:
+    """One row per stored run: mix, seed, settings, held-out size, per-family score, seconds, source."""
+    t = Table(title=title, title_justify="left")
+    for column, justify in (
+        ("key", "left"),
+        ("mix", "left"),
+        ("seed", "right"),
+        ("steps", "right"),
+        ("lr", "right"),
+        ("batch", "right"),
+        ("dropout", "right"),
+        ("held-out", "right"),
+    ):
+        t.add_column(column, justify=justify)
+    names = list(dict.fromkeys(name for r in runs for name in r.run.scores))
+    for name in names:
+        t.add_column(FAMILIES[name].short if name in FAMILIES else name, justify="right")
+    t.add_column("s", justify="right")
+    t.add_column("source")
+    for r in runs:
+        s = r.run.settings
+        row = [
+            r.key[:8],
+            short_spec(r.run.mix or "?"),
+            str(r.run.seed),
+            str(s.steps),
+            f"{s.lr:g}",
+            str(s.batch_size),
+            f"{s.dropout:g}",
+            "all" if r.run.held_out is None else str(r.run.held_out),
+        ]
+        row += [r.run.scores[name].percent() if name in r.run.scores else "-" for name in names]
+        row += [f"{r.run.train_seconds + r.run.eval_seconds:.1f}", r.source]
+        t.add_row(*row)
+    return t

@@ -7,10 +7,16 @@ so every number they show comes from the same code and lands in the same record 
 
 from __future__ import annotations
 
+import importlib.metadata
 import os
+import tempfile
 import time
+from pathlib import Path
+
+import torch
 
 from ..world.files import user_path, write_atomic
+from ..world.header import weights_hash
 from ..world.mix import Mix
 from ..world.paths import BASE
 from ..world.records import OnStep, RunMeta
@@ -86,3 +92,32 @@ class TorchModels:
         """Save under a new name in `folder`; the path and the metadata as stored."""
         path = checkpoint.save_new(model, run, folder, stem)
         return str(path), checkpoint.read_header(path).meta
+
+
+def run_job(spec: dict) -> dict:
+    """One sweep run for a worker (a local process or a Dask worker): plain data in, plain data out.
+
+    `spec`: mix (spec text), settings (FinetuneSettings fields), held_out, base_hash, and either
+    base_path or base_bytes (a base shipped to remote workers). The worker checks that the base it
+    uses has the expected weights before training, so a run is never stored under the wrong base.
+    """
+    mix, settings = Mix.parse(spec["mix"]), FinetuneSettings.from_dict(spec["settings"])
+    with tempfile.TemporaryDirectory(prefix="breadth-job-") as tmp:
+        base = spec.get("base_path") or str(BASE)
+        if spec.get("base_bytes") is not None:
+            base = str(Path(tmp) / "base.safetensors")
+            Path(base).write_bytes(spec["base_bytes"])
+        found = weights_hash(base)
+        if found != spec["base_hash"]:
+            raise RuntimeError(f"this worker's base has weights {found}, the sweep's has {spec['base_hash']}")
+        _, record = finetune_run(mix, settings, base, spec["held_out"])
+    return {"record": record.to_dict(), "versions": versions()}
+
+
+def versions() -> dict[str, str]:
+    """breadth's and torch's versions, for the store."""
+    try:
+        breadth = importlib.metadata.version("breadth")
+    except importlib.metadata.PackageNotFoundError:
+        breadth = "source"
+    return {"breadth": breadth, "torch": torch.__version__}

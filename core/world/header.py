@@ -12,6 +12,7 @@ CheckpointError line naming the path.
 from __future__ import annotations
 
 import errno
+import hashlib
 import json
 import math
 import os
@@ -85,6 +86,14 @@ def read_checkpoint_bytes(path: str | os.PathLike, header: CheckpointHeader) -> 
     if len(data) != header.size:
         raise CheckpointError(f"{path}: changed while being read")
     return data
+
+
+def weights_hash(path: str | os.PathLike) -> str:
+    """A short hash of a checkpoint's weights alone (not its metadata): which base a run started from."""
+    header = read_header(path)
+    data = read_checkpoint_bytes(path, header)
+    start = header.size - max((t.end for t in header.tensors.values()), default=0)
+    return hashlib.sha256(data[start:]).hexdigest()[:16]
 
 
 def _read_raw_header(path: Path) -> tuple[dict, int, int]:

@@ -1,0 +1,269 @@
+"""`breadth sweep`, `breadth runs` and `breadth report`: many runs, the store that keeps them, tables and pictures."""
+
+from __future__ import annotations
+
+import csv
+import io
+import time
+from pathlib import Path
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+from ..results.figures import sweep_figure
+from ..results.grid import SWEEPABLE, Grid, GridError, parse_seeds, parse_share, parse_values
+from ..results.report import CellSummary, compare, summarise
+from ..results.store import Store, StoredRun
+from ..world.files import check_output, user_path, write_atomic, write_json
+from ..world.header import read_header, weights_hash
+from ..world.mix import Mix
+from ..world.paths import BASE
+from ..world.presets import PRESETS
+from ..world.settings import FinetuneSettings, SettingsError, held_out_from_text
+from .sweep import run_jobs
+from .tables import cells_table, differences_table, runs_table
+
+console = Console(highlight=False)
+
+
+def sweep(args) -> int:
+    """Run a grid into the store, then summarise its cells."""
+    grid = _grid(args)
+    base = user_path(args.base) if args.base else BASE
+    read_header(base)
+    outputs = [p for p in (args.json, *_figure_paths(args.figure)) if p is not None]
+    for path in outputs:
+        check_output(path, inputs=[base])
+    with Store(args.store) as store:
+        base_hash = weights_hash(base)
+        jobs = grid.jobs(base_hash)
+        where = f"Dask at {args.cluster}" if args.cluster else f"{args.workers} local processes"
+        console.print(
+            f"{len(jobs)} runs: {len(grid.cells())} cells x {len(grid.seeds)} seeds, held-out "
+            f"{'all' if grid.held_out is None else grid.held_out} per family, on {where}; store {store.path}"
+        )
+        outcome = run_with_progress(jobs, store, base, base_hash, "sweep", args.workers, args.cluster)
+        cells = summarise([outcome.stored[j.key] for j in jobs if j.key in outcome.stored])
+    console.print(
+        cells_table(cells, f"{len(cells)} cells; mean over seeds with 95% t interval, pooled Wilson interval")
+    )
+    console.print(
+        f"ran {outcome.ran}, already stored {len(outcome.stored) - outcome.ran}, failed "
+        f"{len(outcome.failed)}, in {outcome.seconds:.1f} s"
+    )
+    _write_outputs(cells, args.json, args.figure)
+    for job, why in outcome.failed:
+        console.print(f"failed: {job.cell.label(grid.varied)} seed {job.seed}: {why}", markup=False)
+    return 1 if outcome.failed else 0
+
+
+def run_with_progress(jobs, store, base, base_hash, source, workers, cluster):
+    columns = (
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[left]}"),
+        TimeElapsedColumn(),
+        TextColumn("left"),
+        TimeRemainingColumn(),
+    )
+    with Progress(*columns, console=console) as bar:
+        task = bar.add_task("runs", total=len(jobs), left="")
+
+        def on_run(job, run, done, total):
+            if job is None and done:  # the runs found in the store count as done, but not in the time left
+                bar.reset(task, total=total - done)
+                bar.update(task, description=f"runs ({done} stored)")
+                return
+            bar.update(task, advance=1 if job is not None else 0, left=f"{total - done} to go")
+
+        return run_jobs(jobs, store, base, base_hash, source, workers, cluster, on_run)
+
+
+def _grid(args) -> Grid:
+    mixes: list[Mix] = []
+    if args.plate:
+        mixes += [p.mix for p in PRESETS.values()]
+    mixes += [Mix.parse(text) for text in args.mix]
+    if args.share:
+        mixes += parse_share(args.share)
+    if not mixes:
+        raise GridError("no mixes: give --mix (repeatable), --share or --plate")
+    mixes = list(dict.fromkeys(mixes))
+    values = []
+    for name in SWEEPABLE:
+        text = getattr(args, name)
+        if text is not None:
+            values.append((name, parse_values(name, text)))
+    return Grid(
+        tuple(mixes), FinetuneSettings(), tuple(values), parse_seeds(args.seeds), held_out_from_text(args.held_out)
+    )
+
+
+def runs(args) -> int:
+    """List stored runs; optionally export them."""
+    found = _filtered(args)
+    console.print(runs_table(found, f"{len(found)} stored runs"))
+    if args.csv:
+        write_atomic(check_output(args.csv), _csv(found).encode())
+        console.print(f"wrote {args.csv}")
+    if args.json:
+        write_json(check_output(args.json), [_run_json(r) for r in found])
+        console.print(f"wrote {args.json}")
+    return 0
+
+
+def report(args) -> int:
+    """Summarise stored runs per cell; optionally compare two cells and draw the curve."""
+    found = _filtered(args)
+    cells = sorted(summarise(found), key=_cell_order)
+    if not cells:
+        console.print("no stored runs match")
+        return 0
+    console.print(
+        cells_table(
+            cells,
+            f"{len(cells)} cells of {len(found)} stored runs; mean over seeds with 95% t "
+            "interval, pooled Wilson interval",
+        )
+    )
+    if args.compare:
+        a, b = args.compare
+        if max(a, b) > len(cells):
+            raise GridError(f"there are {len(cells)} cells; compare two of 1..{len(cells)}")
+        console.print(
+            differences_table(compare(cells[a - 1], cells[b - 1]), f"cell {b} minus cell {a}, paired by seed")
+        )
+    _write_outputs(cells, args.json, args.figure)
+    return 0
+
+
+def _cell_order(cell: CellSummary) -> tuple:
+    """Cells in a stable order: mix, then settings, held-out size and base."""
+    k = cell.key
+    return (k.mix, tuple(k.settings.to_dict().values()), -1 if k.held_out is None else k.held_out, k.base_hash)
+
+
+def _filtered(args) -> list[StoredRun]:
+    filters = {}
+    for name in SWEEPABLE:
+        text = getattr(args, name)
+        if text is not None:
+            try:
+                filters[name] = getattr(FinetuneSettings.from_text(**{name: text}), name)
+            except SettingsError as e:
+                raise GridError(str(e)) from None
+    base_hash = None
+    if args.base is not None:
+        base_hash = weights_hash(BASE if str(args.base) == "shipped" else user_path(args.base))
+    mixes = [Mix.parse(text).spec() for text in args.mix]
+    seeds = parse_seeds(args.seeds) if args.seeds else ()
+    held_out = "any" if args.held_out is None else held_out_from_text(args.held_out)
+    with Store(args.store) as store:
+        return store.runs(base_hash, mixes, seeds, held_out, **filters)
+
+
+def _write_outputs(cells: list[CellSummary], json_path: Path | None, figure: Path | None) -> None:
+    if json_path:
+        write_json(json_path, [_cell_json(c) for c in cells])
+        console.print(f"wrote {json_path}")
+    if figure:
+        for path in sweep_figure(cells, figure):
+            console.print(f"wrote {path}")
+
+
+def _figure_paths(figure: Path | None) -> list[Path]:
+    return [] if figure is None else [figure.with_suffix(".png"), figure.with_suffix(".svg")]
+
+
+def _cell_json(cell: CellSummary) -> dict:
+    return {
+        "mix": cell.key.mix,
+        "settings": cell.key.settings.to_dict() | {"seed": None},
+        "held_out": cell.key.held_out,
+        "base": cell.key.base_hash,
+        "seeds": list(cell.seeds),
+        "families": {
+            name: {
+                "mean": f.mean,
+                "interval": [f.low, f.high],
+                "pooled": [f.pooled_low, f.pooled_high],
+                "solved": f.solved,
+                "total": f.total,
+                "per_seed": {str(s): r for s, r in f.rates.items()},
+            }
+            for name, f in cell.families.items()
+        },
+    }
+
+
+CSV_COLUMNS = (
+    "key",
+    "mix",
+    "seed",
+    "steps",
+    "lr",
+    "batch_size",
+    "dropout",
+    "weight_decay",
+    "held_out",
+    "family",
+    "solved",
+    "total",
+    "rate",
+    "failures",
+    "train_seconds",
+    "base",
+    "source",
+    "breadth",
+    "torch",
+    "created",
+)
+
+
+def _csv(found: list[StoredRun]) -> str:
+    """One row per run and family."""
+    out = io.StringIO()
+    writer = csv.writer(out)
+    writer.writerow(CSV_COLUMNS)
+    for r in found:
+        s = r.run.settings
+        for name, score in r.run.scores.items():
+            failures = "; ".join(f"{k} {v}" for k, v in score.failures.items())
+            writer.writerow(
+                [
+                    r.key,
+                    r.run.mix,
+                    r.run.seed,
+                    s.steps,
+                    s.lr,
+                    s.batch_size,
+                    s.dropout,
+                    s.weight_decay,
+                    "all" if r.run.held_out is None else r.run.held_out,
+                    name,
+                    score.solved,
+                    score.total,
+                    round(score.rate, 4),
+                    failures,
+                    round(r.run.train_seconds, 3),
+                    r.base_hash,
+                    r.source,
+                    r.versions.get("breadth", ""),
+                    r.versions.get("torch", ""),
+                    time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(r.created)),
+                ]
+            )
+    return out.getvalue()
+
+
+def _run_json(r: StoredRun) -> dict:
+    return {
+        "key": r.key,
+        **{k: v for k, v in r.run.to_dict().items() if k != "base"},
+        "base": r.base_hash,
+        "source": r.source,
+        "checkpoint": r.checkpoint,
+        "versions": r.versions,
+        "created": r.created,
+    }

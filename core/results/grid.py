@@ -1,0 +1,161 @@
+"""A sweep's grid: mixes x setting values x seeds, every cell on the same seeds and held-out sets (paired).
+
+A cell is a mix with settings; a job is a cell on one seed. Seeds seed the demonstrations, the
+held-out sets, batch order and dropout alike, so two cells on seed s are scored on the same held-out
+sums: the difference between cells, seed by seed, is not seed noise. Built from what a person types
+(`0-9`, `1e-3,2e-3`, `two_digit/three_digit=70:7`), with one-line refusals.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, replace
+
+from ..world.mix import Mix, MixError
+from ..world.settings import FinetuneSettings, SettingsError
+from .store import run_key
+
+SWEEPABLE = ("steps", "lr", "batch_size", "dropout", "weight_decay")  # settings a sweep may vary
+MAX_JOBS = 100_000  # a grid larger than this is surely a typo
+
+
+class GridError(ValueError):
+    """A grid that cannot be run: empty, too large, or built from bad values; one line."""
+
+
+@dataclass(frozen=True)
+class Cell:
+    """A mix with settings (the seed aside): one point of the grid."""
+
+    mix: Mix
+    settings: FinetuneSettings  # seed 0 here; each job sets its own
+
+    def label(self, varied: tuple[str, ...] = ()) -> str:
+        """`2d 35+3d 35`, then the varied settings: `2d 35+3d 35 lr 0.001`."""
+        extra = " ".join(f"{name} {getattr(self.settings, name):g}" for name in varied if name != "mix")
+        return f"{self.mix.short()} {extra}".strip()
+
+
+@dataclass(frozen=True)
+class Job:
+    """A cell on one seed: one fine-tune and its held-out evaluation, with the key it is stored under."""
+
+    cell: Cell
+    seed: int
+    held_out: int | None
+    key: str
+
+    @property
+    def settings(self) -> FinetuneSettings:
+        return replace(self.cell.settings, seed=self.seed)
+
+
+@dataclass(frozen=True)
+class Grid:
+    """Mixes x setting values x seeds at one held-out size."""
+
+    mixes: tuple[Mix, ...]
+    base: FinetuneSettings  # the settings every cell shares (seed ignored)
+    values: tuple[tuple[str, tuple], ...]  # (setting, values) for each swept setting
+    seeds: tuple[int, ...]
+    held_out: int | None
+
+    def __post_init__(self) -> None:
+        if not self.mixes or not self.seeds or any(not v for _, v in self.values):
+            raise GridError("an empty grid: give at least one mix, one seed and one value per setting")
+        if len(set(self.seeds)) != len(self.seeds):
+            raise GridError("a seed appears twice")
+        if self.size > MAX_JOBS:
+            raise GridError(f"{self.size:,} runs: more than {MAX_JOBS:,}; narrow the grid")
+
+    @property
+    def size(self) -> int:
+        """How many runs the grid holds."""
+        n = len(self.mixes) * len(self.seeds)
+        for _, values in self.values:
+            n *= len(values)
+        return n
+
+    @property
+    def varied(self) -> tuple[str, ...]:
+        """What differs between cells: `mix` if several mixes, then each setting with several values."""
+        return (("mix",) if len(self.mixes) > 1 else ()) + tuple(n for n, v in self.values if len(v) > 1)
+
+    def cells(self) -> list[Cell]:
+        """Every cell, mixes outermost."""
+        names = [name for name, _ in self.values]
+        out = []
+        for mix in self.mixes:
+            for combo in itertools.product(*(values for _, values in self.values)):
+                out.append(Cell(mix, replace(self.base, seed=0, **dict(zip(names, combo, strict=True)))))
+        return out
+
+    def jobs(self, base_hash: str) -> list[Job]:
+        """Every run, seed by seed (so an interrupted sweep has whole seeds of every cell done first)."""
+        return [
+            Job(
+                cell,
+                seed,
+                self.held_out,
+                run_key(cell.mix.spec(), replace(cell.settings, seed=seed), self.held_out, base_hash),
+            )
+            for seed in self.seeds
+            for cell in self.cells()
+        ]
+
+
+def parse_seeds(text: str) -> tuple[int, ...]:
+    """`0-9`, `0,1,2` or a mix of both (`0-4,10`), each seed checked like FinetuneSettings.seed."""
+    seeds: list[int] = []
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        low, dash, high = part.partition("-")
+        try:
+            ends = [FinetuneSettings.from_text(seed=x).seed for x in ((low, high) if dash else (low,))]
+        except SettingsError as e:
+            raise GridError(f"seeds {text!r}: {e}") from None
+        if dash and ends[1] < ends[0]:
+            raise GridError(f"seeds {part!r}: a range runs low to high")
+        if dash and ends[1] - ends[0] >= MAX_JOBS:
+            raise GridError(f"seeds {part!r}: more than {MAX_JOBS:,} seeds")
+        seeds += range(ends[0], ends[-1] + 1)
+    if not seeds:
+        raise GridError("no seeds: write e.g. 0-9 or 0,1,2")
+    return tuple(seeds)
+
+
+def parse_values(name: str, text: str) -> tuple:
+    """A setting's values to sweep, `1e-3,2e-3`, each checked by FinetuneSettings."""
+    if name not in SWEEPABLE:
+        raise GridError(f"cannot sweep {name!r}; sweepable: {', '.join(SWEEPABLE)}")
+    values = []
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        try:
+            values.append(getattr(FinetuneSettings.from_text(**{name: part}), name))
+        except SettingsError as e:
+            raise GridError(str(e)) from None
+    if not values:
+        raise GridError(f"no values for {name}")
+    if len(set(values)) != len(values):
+        raise GridError(f"{name}: a value appears twice")
+    return tuple(values)
+
+
+def parse_share(text: str) -> tuple[Mix, ...]:
+    """`two_digit/three_digit=70:7`: 70 demonstrations split 0/70, 7/63, ..., 70/0 between the two families."""
+    families, eq, amounts = text.partition("=")
+    first, slash, second = families.partition("/")
+    total, colon, step = amounts.partition(":")
+    if not (eq and slash and colon and total.strip().isdigit() and step.strip().isdigit()):
+        raise GridError(f"expected a share such as two_digit/three_digit=70:7, got {text!r}")
+    total_n, step_n = int(total), int(step)
+    if first.strip() == second.strip():
+        raise GridError(f"a share is between two different families, not {first.strip()!r} twice")
+    if step_n <= 0 or total_n <= 0:
+        raise GridError("a share's total and step are positive")
+    counts = list(range(0, total_n + 1, step_n))
+    if counts[-1] != total_n:
+        counts.append(total_n)
+    try:
+        return tuple(Mix.of(**{first.strip(): n, second.strip(): total_n - n}) for n in counts)
+    except (MixError, TypeError) as e:
+        raise GridError(str(e)) from None

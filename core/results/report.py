@@ -1,0 +1,114 @@
+"""Summaries of stored runs: per cell and family, the mean over seeds with intervals, and paired differences.
+
+Runs that differ only by seed form a cell. Per family a cell reports the seeds' rates, their mean with
+a 95% t interval over seeds (the spread that matters when comparing settings: a new seed is a new
+model), and the pooled Wilson interval (all held-out sums of all seeds together: the counting noise
+alone). Two cells compare seed by seed on the seeds they share: the mean paired difference and its
+t interval.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from ..world.settings import FinetuneSettings
+from ..world.stats import mean_interval, paired_difference, wilson
+from .store import StoredRun
+
+
+@dataclass(frozen=True)
+class CellKey:
+    """What a cell's runs share: the mix, the settings without the seed, the held-out size, the base."""
+
+    mix: str
+    settings: FinetuneSettings  # seed 0
+    held_out: int | None
+    base_hash: str
+
+
+@dataclass(frozen=True)
+class FamilySummary:
+    """One family's result over a cell's seeds."""
+
+    family: str
+    rates: dict[int, float]  # seed -> share solved
+    mean: float
+    low: float  # 95% t interval over seeds
+    high: float
+    pooled_low: float  # 95% Wilson interval of all seeds' sums pooled
+    pooled_high: float
+    solved: int
+    total: int
+
+
+@dataclass(frozen=True)
+class CellSummary:
+    """A cell: its key, its seeds and a summary per family."""
+
+    key: CellKey
+    seeds: tuple[int, ...]
+    families: dict[str, FamilySummary]
+
+
+def cell_of(stored: StoredRun) -> CellKey:
+    """The cell a stored run belongs to."""
+    run = stored.run
+    return CellKey(run.mix or "", replace(run.settings, seed=0), run.held_out, stored.base_hash)
+
+
+def summarise(runs: list[StoredRun]) -> list[CellSummary]:
+    """One summary per cell, in the order cells first appear."""
+    cells: dict[CellKey, dict[int, StoredRun]] = {}
+    for stored in runs:
+        cells.setdefault(cell_of(stored), {})[stored.run.seed] = stored
+    return [_summary(key, by_seed) for key, by_seed in cells.items()]
+
+
+def _summary(key: CellKey, by_seed: dict[int, StoredRun]) -> CellSummary:
+    seeds = tuple(sorted(by_seed))
+    names = list(dict.fromkeys(name for s in seeds for name in by_seed[s].run.scores))
+    families = {}
+    for name in names:
+        scored = {s: by_seed[s].run.scores[name] for s in seeds if name in by_seed[s].run.scores}
+        rates = {s: sc.rate for s, sc in scored.items() if sc.total}
+        solved, total = sum(sc.solved for sc in scored.values()), sum(sc.total for sc in scored.values())
+        mean, low, high = mean_interval(list(rates.values())) if rates else (0.0, 0.0, 0.0)
+        plo, phi = wilson(solved, total)
+        families[name] = FamilySummary(name, rates, mean, max(0.0, low), min(1.0, high), plo, phi, solved, total)
+    return CellSummary(key, seeds, families)
+
+
+@dataclass(frozen=True)
+class PairedDifference:
+    """B minus A for one family, seed by seed on the seeds both cells have."""
+
+    family: str
+    seeds: int
+    mean: float
+    low: float
+    high: float
+
+
+def compare(a: CellSummary, b: CellSummary) -> list[PairedDifference]:
+    """Per family both cells scored: the mean paired difference (b - a) in share solved, with its 95% interval."""
+    out = []
+    for name in a.families:
+        if name in b.families:
+            n, m, lo, hi = paired_difference(a.families[name].rates, b.families[name].rates)
+            out.append(PairedDifference(name, n, m, lo, hi))
+    return out
+
+
+def varied(cells: list[CellSummary]) -> tuple[str, ...]:
+    """What differs between the cells: `mix`, setting names, `held_out`, `base`."""
+    out = []
+    if len({c.key.mix for c in cells}) > 1:
+        out.append("mix")
+    for name in ("steps", "lr", "batch_size", "dropout", "weight_decay"):
+        if len({getattr(c.key.settings, name) for c in cells}) > 1:
+            out.append(name)
+    if len({c.key.held_out for c in cells}) > 1:
+        out.append("held_out")
+    if len({c.key.base_hash for c in cells}) > 1:
+        out.append("base")
+    return tuple(out)

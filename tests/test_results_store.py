@@ -1,0 +1,189 @@
+"""The results store: runs keyed by what determines them, kept across crashes, refused when not ours."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+from core.results.grid import Grid, GridError, parse_seeds, parse_share, parse_values
+from core.results.report import compare, summarise
+from core.results.store import SCHEMA, Store, StoredRun, StoreError, run_key
+from core.world.mix import Mix
+from core.world.records import HeldOutScore, RunMeta
+from core.world.settings import FinetuneSettings
+
+
+def _run(seed: int, solved: int, mix: str = "two_digit=70", lr: float = 2e-3) -> StoredRun:
+    settings = FinetuneSettings(seed=seed, lr=lr)
+    scores = {"two_digit": HeldOutScore("two_digit", solved, 30, {"no call": 30 - solved} if solved < 30 else {})}
+    run = RunMeta("finetune", settings, mix, seed, 30, scores, (2.0, 1.0), 4.0, 0.1)
+    return StoredRun(run_key(mix, settings, 30, "base0"), run, "base0", "test", versions={"torch": "x"})
+
+
+def test_a_run_round_trips_and_a_stored_key_is_never_stored_twice(tmp_path):
+    """A stored run reads back equal; adding its key again changes nothing and says so."""
+    with Store(tmp_path / "s.sqlite") as store:
+        run = _run(0, 27)
+        assert store.add(run) and not store.add(_run(0, 3))  # same key, other scores: the first stays
+        (back,) = store.runs()
+        assert back.run == run.run and back.key == run.key and back.versions == {"torch": "x"}
+        assert store.has(run.key) and store.keys() == {run.key}
+        assert store.db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+def test_runs_filter_by_mix_seed_and_setting(tmp_path):
+    """Filters narrow the runs by mix, seeds and a setting's value."""
+    with Store(tmp_path / "s.sqlite") as store:
+        for seed in range(3):
+            store.add(_run(seed, 20 + seed))
+            store.add(_run(seed, 10, lr=1e-3))
+            store.add(_run(seed, 5, mix="three_digit=70"))
+        assert len(store.runs()) == 9
+        assert len(store.runs(mixes=["three_digit=70"])) == 3
+        assert [r.run.seed for r in store.runs(mixes=["two_digit=70"], seeds=[1], lr=1e-3)] == [1]
+
+
+def test_the_key_depends_on_everything_that_determines_a_run():
+    """Mix, every setting, the seed, the held-out size and the base each change the key; nothing else does."""
+    s = FinetuneSettings()
+    key = run_key("two_digit=70", s, 30, "b")
+    assert key == run_key("two_digit=70", FinetuneSettings(), 30, "b")
+    others = [
+        run_key("two_digit=69", s, 30, "b"),
+        run_key("two_digit=70", s, 200, "b"),
+        run_key("two_digit=70", s, None, "b"),
+        run_key("two_digit=70", s, 30, "c"),
+    ]
+    others += [
+        run_key("two_digit=70", FinetuneSettings(**{name: value}), 30, "b")
+        for name, value in (
+            ("seed", 1),
+            ("lr", 1e-3),
+            ("steps", 10),
+            ("batch_size", 9),
+            ("dropout", 0.1),
+            ("weight_decay", 0.1),
+        )
+    ]
+    assert len({key, *others}) == len(others) + 1
+
+
+def test_a_file_that_is_not_sqlite_is_refused_and_left_untouched(tmp_path):
+    """A text file given as the store is refused in one line and not modified; so is a directory."""
+    path = tmp_path / "notes.txt"
+    path.write_text("my notes\n")
+    with pytest.raises(StoreError, match="not an SQLite file"):
+        Store(path)
+    assert path.read_text() == "my notes\n"
+    with pytest.raises(StoreError, match="not a regular file"):
+        Store(tmp_path)
+
+
+def test_a_store_of_a_newer_schema_is_refused_and_left_untouched(tmp_path):
+    """A store written by a newer breadth (higher user_version) is refused, byte for byte unchanged."""
+    path = tmp_path / "new.sqlite"
+    db = sqlite3.connect(path)
+    db.execute("CREATE TABLE future (x)")
+    db.execute(f"PRAGMA user_version = {SCHEMA + 1}")
+    db.commit()
+    db.close()
+    before = path.read_bytes()
+    with pytest.raises(StoreError, match="newer"):
+        Store(path)
+    assert path.read_bytes() == before
+
+
+def test_an_empty_store_of_schema_zero_is_migrated(tmp_path):
+    """An existing SQLite file without breadth's tables (schema 0) is brought up to the current schema."""
+    path = tmp_path / "old.sqlite"
+    sqlite3.connect(path).close()
+    with Store(path) as store:
+        assert store.db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA
+        assert store.add(_run(0, 1))
+
+
+def test_kill_9_while_writing_loses_no_finished_run_and_corrupts_nothing(tmp_path):
+    """A writer killed with SIGKILL in the middle of storing runs leaves a sound store with every committed run."""
+    path = tmp_path / "s.sqlite"
+    writer = textwrap.dedent(f"""
+        import sys
+        sys.path.insert(0, {str(os.path.dirname(__file__))!r})
+        from test_results_store import _run
+        from core.results.store import Store
+        store = Store({str(path)!r})
+        for seed in range(100000):
+            store.add(_run(seed, seed % 31))
+            print(seed, flush=True)
+    """)
+    proc = subprocess.Popen([sys.executable, "-c", writer], stdout=subprocess.PIPE, text=True)
+    committed = -1
+    deadline = time.monotonic() + 60
+    while committed < 30 and time.monotonic() < deadline:
+        committed = int(proc.stdout.readline())
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    db = sqlite3.connect(path)
+    assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    db.close()
+    with Store(path) as store:
+        seeds = {r.run.seed for r in store.runs()}
+    assert set(range(committed + 1)) <= seeds  # everything reported as stored is there
+    assert seeds == set(range(len(seeds)))  # and nothing half-written
+
+
+def test_seeds_values_and_shares_parse_or_refuse_in_one_line():
+    """Seeds, swept values and shares parse from what people type; bad ones raise one GridError line."""
+    assert parse_seeds("0-3,7") == (0, 1, 2, 3, 7)
+    assert parse_values("lr", "1e-3, 2e-3") == (1e-3, 2e-3)
+    mixes = parse_share("two_digit/three_digit=70:35")
+    assert [m.spec() for m in mixes] == ["three_digit=70", "two_digit=35,three_digit=35", "two_digit=70"]
+    for bad in (
+        lambda: parse_seeds("3-1"),
+        lambda: parse_seeds(""),
+        lambda: parse_seeds("x"),
+        lambda: parse_values("lr", "0"),
+        lambda: parse_values("seed", "1"),
+        lambda: parse_values("lr", "1,1"),
+        lambda: parse_share("two_digit=70"),
+        lambda: parse_share("two_digit/nope=70:7"),
+        lambda: parse_share("two_digit/two_digit=70:7"),
+    ):
+        with pytest.raises(GridError) as info:
+            bad()
+        assert "\n" not in str(info.value)
+
+
+def test_every_cell_of_a_grid_uses_the_same_seeds_and_held_out_size():
+    """Jobs pair cells: each cell runs on every seed, with the grid's held-out size, under distinct keys."""
+    grid = Grid(
+        (Mix.parse("two_digit=70"), Mix.parse("three_digit=70")),
+        FinetuneSettings(),
+        (("lr", (1e-3, 2e-3)),),
+        (0, 1, 2),
+        200,
+    )
+    jobs = grid.jobs("b")
+    assert len(jobs) == grid.size == 12 and len({j.key for j in jobs}) == 12
+    for cell in grid.cells():
+        assert sorted(j.seed for j in jobs if j.cell == cell) == [0, 1, 2]
+    assert {j.held_out for j in jobs} == {200} and grid.varied == ("mix", "lr")
+    with pytest.raises(GridError):
+        Grid((), FinetuneSettings(), (), (0,), 30)
+
+
+def test_report_pairs_cells_by_seed():
+    """The paired difference between two cells is the mean of per-seed differences, with a t interval."""
+    runs = [_run(s, 15 + s, lr=1e-3) for s in range(4)] + [_run(s, 20 + s) for s in range(4)]
+    a, b = sorted(summarise(runs), key=lambda c: c.key.settings.lr)
+    assert a.seeds == b.seeds == (0, 1, 2, 3)
+    (diff,) = compare(a, b)
+    assert diff.seeds == 4 and diff.mean == pytest.approx(5 / 30)
+    assert diff.low == pytest.approx(5 / 30) and diff.high == pytest.approx(5 / 30)  # the same gap on every seed
+    assert a.families["two_digit"].mean == pytest.approx(sum(15 + s for s in range(4)) / 120)

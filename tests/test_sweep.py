@@ -1,0 +1,194 @@
+"""`breadth sweep`, `runs` and `report`: paired grids into the store, resumable after kill -9, the same on Dask."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from core.frontends.cli import USAGE_ERROR, main
+from core.results.store import Store
+
+pytestmark = pytest.mark.slow  # fine-tunes in worker processes
+QUICK = ["--steps", "3", "--held-out", "3"]
+BREADTH = Path(sys.executable).parent / "breadth"
+
+
+def _scores(store_path: Path) -> dict[str, dict]:
+    with Store(store_path) as store:
+        return {r.key: {n: (s.solved, s.total) for n, s in r.run.scores.items()} for r in store.runs()}
+
+
+def test_a_sweep_fills_the_store_and_running_it_again_repeats_nothing(capsys, tmp_path):
+    """Every cell runs on every seed once; the same command again finds them all stored and runs none."""
+    store, out = tmp_path / "s.sqlite", tmp_path / "cells.json"
+    argv = [
+        "sweep",
+        "--mix",
+        "two_digit=4",
+        "--mix",
+        "three_digit=4",
+        "--seeds",
+        "0-1",
+        "--lr",
+        "1e-3,2e-3",
+        "--workers",
+        "2",
+        "--store",
+        str(store),
+        "--json",
+        str(out),
+        *QUICK,
+    ]
+    assert main(argv) == 0
+    assert "ran 8, already stored 0, failed 0" in capsys.readouterr().out.replace("\n", " ")
+    cells = json.loads(out.read_text())
+    assert len(cells) == 4 and all(c["seeds"] == [0, 1] for c in cells)
+    assert all(f["total"] == 6 for c in cells for f in c["families"].values())  # 3 held-out sums x 2 seeds
+    assert main(argv) == 0
+    assert "ran 0, already stored 8" in capsys.readouterr().out.replace("\n", " ")
+    assert len(_scores(store)) == 8
+
+
+def test_a_sweep_killed_halfway_finishes_on_rerun_with_each_run_once_and_equal_scores(tmp_path):
+    """SIGKILL a sweep once some runs are stored; rerun it: each run is stored once, scores as an unbroken sweep's."""
+    killed, whole = tmp_path / "killed.sqlite", tmp_path / "whole.sqlite"
+    args = [
+        "sweep",
+        "--share",
+        "two_digit/three_digit=8:4",
+        "--seeds",
+        "0-3",
+        "--workers",
+        "1",
+        "--steps",
+        "20",
+        "--held-out",
+        "3",
+    ]
+    proc = subprocess.Popen(
+        [str(BREADTH), *args, "--store", str(killed)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    deadline = time.monotonic() + 120
+    stored = 0
+    while stored < 3 and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.2)
+        if killed.exists():
+            try:
+                stored = sqlite3.connect(killed).execute("SELECT count(*) FROM runs").fetchone()[0]
+            except sqlite3.OperationalError:
+                stored = 0  # the tables are not there yet
+    assert proc.poll() is None, "the sweep ended before it could be killed"
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert 3 <= stored < 12
+    assert main([*args, "--store", str(killed)]) == 0
+    assert main([*args, "--store", str(whole)]) == 0
+    assert sqlite3.connect(killed).execute("SELECT count(*), count(DISTINCT key) FROM runs").fetchone() == (12, 12)
+    assert _scores(killed) == _scores(whole)
+
+
+def test_a_dask_cluster_gives_the_same_scores_as_the_local_pool(tmp_path):
+    """The same runs on a Dask LocalCluster (127.0.0.1) and on local processes give identical scores."""
+    distributed = pytest.importorskip("distributed")
+    local, remote = tmp_path / "local.sqlite", tmp_path / "dask.sqlite"
+    args = ["sweep", "--mix", "two_digit=4,three_digit=4", "--seeds", "0-1", *QUICK]
+    assert main([*args, "--workers", "2", "--store", str(local)]) == 0
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None
+    ) as cluster:
+        assert main([*args, "--cluster", cluster.scheduler_address, "--store", str(remote)]) == 0
+    assert _scores(local) == _scores(remote) and len(_scores(local)) == 2
+
+
+def test_an_unreachable_cluster_is_one_line_within_seconds(capsys, tmp_path):
+    """A cluster address where nothing listens is refused in one line after the connect timeout, not a hang."""
+    start = time.monotonic()
+    argv = ["sweep", "--mix", "two_digit=4", "--cluster", "tcp://127.0.0.1:9", "--store", str(tmp_path / "s.sqlite")]
+    assert main(argv) == USAGE_ERROR
+    assert time.monotonic() - start < 60
+    err = capsys.readouterr().err.strip()
+    assert "cannot reach a Dask scheduler" in err and "\n" not in err
+
+
+@pytest.mark.parametrize(
+    "argv, needle",
+    [
+        (["sweep", "--mix", "nope=4"], "unknown family"),
+        (["sweep", "--mix", "two_digit=4", "--lr", "0"], "lr"),
+        (["sweep", "--mix", "two_digit=4", "--colour", "red"], "unrecognized"),
+        (["sweep"], "no mixes"),
+        (["sweep", "--mix", "two_digit=4", "--seeds", ""], "no seeds"),
+        (["report", "--lr", "fast"], "lr"),
+    ],
+)
+def test_bad_sweep_input_is_one_line(capsys, tmp_path, argv, needle):
+    """An unknown family or setting, a bad value or an empty grid: one line and exit 2, before any run."""
+    assert main([*argv, "--store", str(tmp_path / "s.sqlite")]) == USAGE_ERROR
+    err = capsys.readouterr().err.strip()
+    assert needle in err and "\n" not in err
+
+
+def test_a_store_that_is_not_ours_is_refused_by_every_command(capsys, tmp_path):
+    """`--store` naming a text file: sweep, runs, report and train refuse it in one line and leave it as it was."""
+    notes = tmp_path / "notes.txt"
+    notes.write_text("keep me\n")
+    for argv in (
+        ["sweep", "--mix", "two_digit=4"],
+        ["runs"],
+        ["report"],
+        ["train", "--mix", "two_digit=4", "--steps", "1", "--out", str(tmp_path / "m.safetensors")],
+    ):
+        assert main([*argv, "--store", str(notes)]) == USAGE_ERROR
+    assert notes.read_text() == "keep me\n"
+    assert capsys.readouterr().err.count("not an SQLite file") == 4
+
+
+def test_train_and_plate_record_their_runs_and_plate_never_repeats_one(capsys, tmp_path):
+    """`breadth train` stores its run with the checkpoint's path; a second `plate` finds all its runs stored."""
+    store = tmp_path / "s.sqlite"
+    out = tmp_path / "m.safetensors"
+    assert main(["train", "--mix", "two_digit=4", "--steps", "2", "--out", str(out), "--store", str(store)]) == 0
+    with Store(store) as s:
+        (run,) = s.runs()
+    assert run.source == "train" and run.checkpoint == str(out) and run.versions["torch"]
+    plate = ["plate", "--seeds", "0", "--steps", "2", "--held-out", "3", "--store", str(store)]
+    assert main(plate) == 0
+    assert main(plate) == 0
+    assert "(0 run now, 3 found in the store)" in capsys.readouterr().out.replace("\n", " ")
+
+
+def test_runs_export_csv_and_json_and_report_compares_and_draws(capsys, tmp_path):
+    """Stored runs export as CSV (a row per run and family) and JSON; report compares two cells and draws a curve."""
+    store = tmp_path / "s.sqlite"
+    assert (
+        main(["sweep", "--mix", "two_digit=4", "--lr", "1e-3,2e-3", "--seeds", "0-1", *QUICK, "--store", str(store)])
+        == 0
+    )
+    table, data = tmp_path / "runs.csv", tmp_path / "runs.json"
+    assert main(["runs", "--store", str(store), "--csv", str(table), "--json", str(data), "--lr", "1e-3"]) == 0
+    rows = list(csv.DictReader(table.open()))
+    assert (
+        len(rows) == 4
+        and {r["lr"] for r in rows} == {"0.001"}
+        and {r["family"] for r in rows} == {"two_digit", "three_digit"}
+    )
+    assert len(json.loads(data.read_text())) == 2
+    figure = tmp_path / "curve"
+    assert main(["report", "--store", str(store), "--compare", "1", "2", "--figure", str(figure)]) == 0
+    printed = capsys.readouterr().out
+    assert "paired by seed" in printed and "2 " in printed
+    assert figure.with_suffix(".png").stat().st_size > 1000 and figure.with_suffix(".svg").read_text().startswith(
+        "<?xml"
+    )
