@@ -131,6 +131,9 @@ class ScriptedModels:
         path = write_new(folder, stem, ".safetensors", self._encode(model, run))
         return str(path), read_header(path).meta
 
+    def versions(self):
+        return {"breadth": "test", "torch": "none (scripted)"}
+
     def save(self, model, run, path):
         return str(write_atomic(user_path(path), self._encode(model, run), exclusive=True))
 

@@ -127,3 +127,18 @@ def test_the_engine_holds_a_bounded_number_of_models_and_never_drops_one_only_in
     assert len([k for k in session.loaded if k in session.files]) <= MAX_LOADED
     session.handle(p.Play(99, unloaded[0], "1+2"))  # an unloaded model must be loaded again to play
     assert isinstance(events[-1], p.Failed) and "not loaded" in events[-1].message
+
+
+def test_runs_trained_in_the_app_are_recorded_in_the_results_store(tmp_path, monkeypatch):
+    """A run the engine trains lands in the store (source `app`, with its checkpoint's path)."""
+    from core.results.store import Store
+
+    monkeypatch.setattr("fake_engine.STEP_SECONDS", 0.0)
+    monkeypatch.setenv("BREADTH_STORE", str(tmp_path / "s.sqlite"))
+    events: list = []
+    Session(events.append, ScriptedModels()).handle(p.Train(1, "two_digit=4", {"steps": 2}, str(BASE), str(tmp_path)))
+    (trained,) = [e for e in events if isinstance(e, p.Trained)]
+    assert trained.note == ""
+    with Store() as store:
+        (run,) = store.runs()
+    assert run.source == "app" and run.checkpoint == trained.path and run.run.mix == "two_digit=4"

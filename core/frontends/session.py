@@ -18,7 +18,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol
 
+from ..results.store import Store, StoredRun, StoreError, run_key
 from ..world.files import check_output
+from ..world.header import CheckpointError, weights_hash
 from ..world.mix import Mix
 from ..world.probe import parse_sum
 from ..world.records import OnStep, RunMeta
@@ -43,6 +45,9 @@ class Models(Protocol):
 
     def save(self, model: object, run: RunMeta, path: str) -> str:
         """Save to `path`, a new file (never replacing one); the path written."""
+
+    def versions(self) -> dict[str, str]:
+        """The package's and torch's versions, for the results store."""
 
     def save_new(self, model: object, run: RunMeta, folder: str, stem: str) -> tuple[str, dict]:
         """Save under a new name in `folder` (never replacing a file); the path and the metadata as stored."""
@@ -130,8 +135,19 @@ class Session:
             self.emit(p.Trained(cmd.id, key, "", record.to_dict(), f"not saved ({_one_line(e)}); kept in memory"))
             return
         self.files[key] = path
-        self.emit(p.Trained(cmd.id, key, path, meta))
+        self.emit(p.Trained(cmd.id, key, path, meta, self._record(record, cmd.base, path)))
         _give_back_memory()
+
+    def _record(self, record: RunMeta, base: str, path: str) -> str:
+        """Keep the run in the results store; '' if it is there, else one line on why not."""
+        try:
+            base_hash = weights_hash(base)
+            key = run_key(record.mix, record.settings, record.held_out, base_hash)
+            with Store() as store:
+                store.add(StoredRun(key, record, base_hash, "app", path, self.models.versions()))
+        except (StoreError, CheckpointError, OSError) as e:
+            return f"not recorded in the results store ({_one_line(e)})"
+        return ""
 
     def _save(self, cmd: p.Save) -> None:
         path = self.models.save(self._use(cmd.key), self.records[cmd.key], cmd.path)

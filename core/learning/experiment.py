@@ -84,6 +84,10 @@ class TorchModels:
         """Fine-tune from `base` and evaluate (see `finetune_run`)."""
         return finetune_run(mix, settings, base, held_out, on_step)
 
+    def versions(self) -> dict[str, str]:
+        """The package's and torch's versions."""
+        return versions()
+
     def save(self, model: GPT, run: RunMeta, path: str) -> str:
         """Save to `path`, a new file: an existing file is never replaced."""
         return str(write_atomic(user_path(path), checkpoint.encode(model, run), exclusive=True))
