@@ -157,7 +157,14 @@ async def test_save_copies_the_current_checkpoint_and_refuses_to_overwrite(tmp_p
             box = app.screen.query_one("#path", Input)
             box.value = str(target)
             await pilot.press("enter")
-            await pilot.pause()
+            await wait_for(
+                pilot,
+                lambda: (
+                    not isinstance(app.screen, PathPrompt) or app.screen.query_one("#path-message").has_class("error")
+                ),
+                timeout=5,
+                what="the check",
+            )
             if attempt == 0:
                 assert not isinstance(app.screen, PathPrompt)
                 assert target.read_bytes() == Path(PRESETS["mix_35_35"].shipped).read_bytes()
@@ -180,13 +187,14 @@ async def test_load_refuses_a_bad_file_inline_and_adds_a_good_one(tmp_path):
         box = app.screen.query_one("#path", Input)
         box.value = str(bad)
         await pilot.press("enter")
-        await pilot.pause()
+        await wait_for(
+            pilot, lambda: app.screen.query_one("#path-message").has_class("error"), timeout=5, what="the check"
+        )
         assert isinstance(app.screen, PathPrompt)
         assert "bad.safetensors" in str(app.screen.query_one("#path-message").render())
         box.value = str(good)
         await pilot.press("enter")
-        await pilot.pause()
-        assert not isinstance(app.screen, PathPrompt)
+        await wait_for(pilot, lambda: not isinstance(app.screen, PathPrompt), timeout=5, what="the load")
         assert app.entries[app.current].origin == "loaded"
         assert len(app.score_panel.query_one("#runs").rows) == 4
 
@@ -270,5 +278,7 @@ async def test_an_engine_that_keeps_dying_is_restarted_three_times_then_left_dea
             await wait_for(pilot, lambda dying=dying: app.supervisor.engine is not dying, what="a new engine")
         last = app.supervisor.engine
         last.kill()
-        await wait_for(pilot, lambda: app.engine_status == "engine keeps failing: restart the app", what="giving up")
+        await wait_for(
+            pilot, lambda: app.engine_status == "engine keeps failing: restart breadth-tui", what="giving up"
+        )
         assert app.supervisor.engine is last and not last.alive()

@@ -4,6 +4,8 @@ The app never imports torch: checkpoints' metadata fills the screen at once, the
 starts after the first frame (`tui.supervisor`), and everything it does arrives as one message per
 event (`tui.messages`), each handled here on the UI thread. What the app knows (the model being
 trained, the current model, the engine's state) is reactive: setting it updates the panels.
+Every handler and action is `guarded`: an error in one is logged to `app.log` and shown in one line,
+and the app runs on; anything that still escapes is logged there before Textual ends the app.
 """
 
 from __future__ import annotations
@@ -21,13 +23,21 @@ from core.world.presets import DEFAULT_PRESET
 
 from . import messages as m
 from .catalog import ModelEntry, shipped_entries
-from .engine import EngineProcess
-from .screens.checkpoint_prompts import LoadPrompt, SavePrompt
+from .engine import EngineProcess, engine_log
+from .guard import guarded, log_error
+from .screens.checkpoint_prompts import LoadPrompt, SavePrompt, SaveTarget
 from .screens.help import HelpScreen
 from .supervisor import Supervisor
 from .widgets.playground import Playground
 from .widgets.score_panel import ScorePanel
 from .widgets.train_panel import TrainPanel
+
+DEFAULT_MODEL = f"shipped:{DEFAULT_PRESET}"  # current at start, and after another model killed the engine
+
+
+def engine_gone() -> str:
+    """What to say once the engine will not be restarted."""
+    return f"the engine keeps failing: restart breadth-tui (engine log: {engine_log()})"
 
 
 class BreadthApp(App):
@@ -53,12 +63,14 @@ class BreadthApp(App):
 
     def __init__(self, engine_factory=None, start_engine: bool = True) -> None:
         super().__init__()
-        factory = engine_factory or (lambda: EngineProcess(runs_dir().parent / "engine.log"))
+        factory = engine_factory or (lambda: EngineProcess(engine_log()))
         self.supervisor = Supervisor(self, factory, on_start=self._engine_started)
         self.auto_start = start_engine
         self.entries: dict[str, ModelEntry] = {}
         self.job = 0  # the last training job's id
         self.probe = 0  # the last probe's id
+        self.save_id = 0  # the last Save sent to the engine
+        self.saving: dict[int, str] = {}  # Save id -> key of the model the engine is writing
 
     def compose(self) -> ComposeResult:
         # kept as attributes: a modal screen on top would hide them from query_one
@@ -71,10 +83,10 @@ class BreadthApp(App):
         yield self.playground
         yield Footer(compact=True, show_command_palette=False)
 
+    @guarded
     def on_mount(self) -> None:
         self.entries = {entry.key: entry for entry in shipped_entries()}
-        default = f"shipped:{DEFAULT_PRESET}"
-        self.switch_to(default if default in self.entries else next(iter(self.entries), None))
+        self.switch_to(DEFAULT_MODEL if DEFAULT_MODEL in self.entries else next(iter(self.entries), None))
         self.playground.focus_sum()
         if self.auto_start:
             self.call_after_refresh(self.supervisor.ensure)  # torch loads after the first frame
@@ -96,34 +108,64 @@ class BreadthApp(App):
     def _engine_started(self) -> None:
         """A new engine is up: say so and load the current model into it."""
         self.engine_status = "engine starting (loading torch)..."
-        if self.current:
+        if self.current and self.entries[self.current].path:
             self.supervisor.engine.send(p.Load(self.current, self.entries[self.current].path))
 
     @on(m.EngineReady)
+    @guarded
     def engine_is_ready(self) -> None:
         self.supervisor.ready = True
         self.engine_status = "engine ready"
         self.playground.clear_note()
 
     @on(m.ModelLoaded)
+    @guarded
     def note_loaded(self, message: m.ModelLoaded) -> None:
         self.supervisor.loaded.add(message.event.key)
 
     @on(m.EngineDied)
+    @guarded
     def recover_engine(self, message: m.EngineDied) -> None:
-        """Say what happened, fail what was in flight, and restart the engine (a few times at most)."""
+        """Say what happened, fail what was in flight, forget what died with it, restart it (a few times at most).
+
+        A model the engine died loading is not fed to the next engine: the default model replaces it.
+        """
         if self.supervisor.closed:
             return
+        loading = self.supervisor.ready and self.current not in (None, DEFAULT_MODEL, *self.supervisor.loaded)
+        suspect = self.current if loading else None  # never the default: that is what would replace it
         self._abort_training(f"engine stopped (exit code {message.exitcode}); training lost, model kept")
         self.playground.fail_unfinished("the engine stopped")
+        self.saving.clear()
+        self._forget_unsaved_models()
+        if suspect in self.entries:
+            fallback = DEFAULT_MODEL if DEFAULT_MODEL in self.entries else None
+            self.notify(
+                f"The engine stopped while loading {self._title(suspect)}: not reloaded; now {self._title(fallback)}.",
+                severity="error",
+                timeout=10,
+            )
+            self.switch_to(fallback)
         why = f": {message.last_words}" if message.last_words else ""
         if self.supervisor.restart():
             self.notify(f"The engine stopped (exit code {message.exitcode}){why}; restarting it.", severity="error")
         else:
-            self.engine_status = "engine keeps failing: restart the app"
-            self.notify("The engine failed repeatedly; not restarting it.", severity="error", timeout=10)
+            self.engine_status = "engine keeps failing: restart breadth-tui"
+            self.notify(f"The engine failed repeatedly{why}; {engine_gone()}.", severity="error", timeout=15)
+
+    def _forget_unsaved_models(self) -> None:
+        """Drop the models that lived only in the dead engine's memory, and say so."""
+        lost = [key for key, entry in self.entries.items() if not entry.path]
+        if not lost:
+            return
+        self.notify("Lost with the engine (never saved): " + ", ".join(map(self._title, lost)), severity="error")
+        for key in lost:
+            del self.entries[key]
+        current = self.current if self.current in self.entries else DEFAULT_MODEL
+        self.switch_to(current if current in self.entries else None)
 
     @on(m.CommandFailed)
+    @guarded
     def report_failure(self, message: m.CommandFailed) -> None:
         ev = message.event
         if ev.what == "train":
@@ -131,18 +173,26 @@ class BreadthApp(App):
                 self._abort_training(f"training failed: {ev.message}")
         elif ev.what == "play":
             self.playground.fail(ev.id, ev.message)
+        elif ev.what == "save":
+            key = self.saving.pop(ev.id, None)
+            self.notify(f"not saved: {ev.message} ({self._title(key)} is still in memory)", severity="error")
         else:
             self.notify(f"{ev.what} failed: {ev.message}", severity="error")
 
     # training
 
+    @guarded
     def action_train(self) -> None:
         self.train_panel.ask_train()
 
     @on(TrainPanel.TrainRequested)
+    @guarded
     def train(self, message: TrainPanel.TrainRequested) -> None:
-        """Start a fine-tuning job in the engine."""
+        """Start a fine-tuning job in the engine (if the engine is gone for good, say so at once)."""
         if self.training is not None:
+            return
+        if self.supervisor.gave_up:
+            self.train_panel.show_error(engine_gone())
             return
         self.job += 1
         self.training = self.job
@@ -153,32 +203,46 @@ class BreadthApp(App):
         )
 
     @on(m.TrainingStep)
+    @guarded
     def plot_step(self, message: m.TrainingStep) -> None:
         ev = message.event
         if ev.id == self.training:
             self.train_panel.step(ev.step, ev.steps, ev.loss, ev.elapsed)
 
     @on(m.EvaluationStarted)
+    @guarded
     def say_evaluating(self, message: m.EvaluationStarted) -> None:
         if message.event.id == self.training:
             self.train_panel.show("evaluating on held-out sums...")
 
     @on(m.ModelTrained)
+    @guarded
     def add_trained_model(self, message: m.ModelTrained) -> None:
-        """The new model joins the runs table and becomes current (the loss plot keeps its curves)."""
+        """The new model joins the runs table and becomes current (the loss plot keeps its curves).
+
+        One the engine could not save (`path` '') stays in its memory: the status line and a notification
+        say why, and Ctrl+S saves it.
+        """
         ev = message.event
         if ev.id == self.training:
             self.training = None
         entry = self.entries[ev.key] = ModelEntry.trained(ev.key, ev.id, ev.path, ev.meta)
         self.supervisor.loaded.add(ev.key)
         self.current = ev.key
-        self.train_panel.show(f"done in {entry.run.train_seconds:.1f}s and saved")
-        self.notify(f"Trained and saved: {ev.path}", timeout=6)
+        if ev.path:
+            self.train_panel.show(f"done in {entry.run.train_seconds:.1f}s and saved")
+            self.notify(f"Trained and saved: {ev.path}", timeout=6)
+        else:
+            note = f"{ev.note or 'not saved; kept in memory'}, Ctrl+S to save it"
+            self.train_panel.show_error(f"done in {entry.run.train_seconds:.1f}s; {note}")
+            self.notify(f"Trained, {note}", severity="error", timeout=15)
 
+    @guarded
     def action_stop(self) -> None:
         self.train_panel.ask_stop()
 
     @on(TrainPanel.StopRequested)
+    @guarded
     def stop(self) -> None:
         """Ask the engine to stop; the supervisor kills it if it does not confirm in time."""
         if self.training is None:
@@ -188,6 +252,7 @@ class BreadthApp(App):
         self.supervisor.stop(job, still_running=lambda: self.training == job, give_up=self._abort_training)
 
     @on(m.TrainingStopped)
+    @guarded
     def end_stopped_job(self, message: m.TrainingStopped) -> None:
         self.training = None
         self.train_panel.show(f"stopped at step {message.event.steps}; kept {self._title(self.current)}")
@@ -199,6 +264,7 @@ class BreadthApp(App):
 
     # models
 
+    @guarded
     def action_next_model(self) -> None:
         keys = list(self.entries)
         if keys:
@@ -206,6 +272,7 @@ class BreadthApp(App):
             self.switch_to(keys[i % len(keys)])
 
     @on(ScorePanel.ModelChosen)
+    @guarded
     def chosen(self, message: ScorePanel.ModelChosen) -> None:
         self.switch_to(message.key)
 
@@ -219,17 +286,46 @@ class BreadthApp(App):
             self.supervisor.load(key, entry.path, fresh)
             self.train_panel.show_reference(list(entry.run.losses), entry.title)
 
+    @guarded
     def action_save(self) -> None:
-        """Save the current model's checkpoint under a new path."""
+        """Save the current model under a new path: its file copied, or, if it has none, written by the engine."""
         if self.current is None:
             self.notify("no model to save", severity="warning")
-        else:
-            self.push_screen(SavePrompt(self.entries[self.current]))
+            return
+        key = self.current
+        self.push_screen(SavePrompt(self.entries[key]), lambda target: self.save_to(key, target))
 
+    @guarded
+    def save_to(self, key: str, target: SaveTarget | None) -> None:
+        """The Save prompt closed: say where the copy went, or ask the engine to write the model it holds."""
+        if target is None:
+            return
+        if target.copied:
+            self.notify(f"saved {target.path}")
+            return
+        self.save_id += 1
+        if self.supervisor.gave_up or not self.supervisor.send(p.Save(self.save_id, key, target.path)):
+            self.notify(f"not saved: {engine_gone()}", severity="error", timeout=10)
+            return
+        self.saving[self.save_id] = key
+        self.notify(f"saving {self._title(key)} to {target.path}...", timeout=3)
+
+    @on(m.ModelSaved)
+    @guarded
+    def note_saved(self, message: m.ModelSaved) -> None:
+        """The engine wrote a model it kept in memory: the model now has a file (and outlives the engine)."""
+        ev = message.event
+        key = self.saving.pop(ev.id, None)
+        if key in self.entries and not self.entries[key].path:
+            self.entries[key].path = ev.path
+        self.notify(f"saved {ev.path}")
+
+    @guarded
     def action_load(self) -> None:
         """Load a checkpoint from a path and switch to it."""
         self.push_screen(LoadPrompt(), self.add_loaded_model)
 
+    @guarded
     def add_loaded_model(self, entry: ModelEntry | None) -> None:
         if entry is not None:
             self.entries[entry.key] = entry
@@ -238,11 +334,15 @@ class BreadthApp(App):
     # the playground
 
     @on(Playground.PlayRequested)
+    @guarded
     def play(self, message: Playground.PlayRequested) -> None:
-        """Play a sum with the current model."""
+        """Play a sum with the current model (unless there is none, or no engine will ever play it)."""
         playground = self.playground
         if self.current is None:
             playground.say("no model loaded: load a checkpoint (Ctrl+L) or train one (Ctrl+T)", error=True)
+            return
+        if self.supervisor.gave_up:
+            playground.say(engine_gone(), error=True)
             return
         if not self.supervisor.ready:
             playground.say("the engine is starting (loading torch); this sum plays as soon as it is ready")
@@ -251,27 +351,42 @@ class BreadthApp(App):
         self.supervisor.send(p.Play(self.probe, self.current, message.text))
 
     @on(m.CharStreamed)
+    @guarded
     def stream_char(self, message: m.CharStreamed) -> None:
         self.playground.char(message.event.id, message.event.role, message.event.char)
 
     @on(m.ProbeFinished)
+    @guarded
     def show_verdict(self, message: m.ProbeFinished) -> None:
         ev = message.event
         self.playground.finish(ev.id, ev.solved, ev.failure, ev.answer)
 
+    @guarded
     def action_pace(self) -> None:
         self.notify(f"streaming pace: {self.playground.cycle_pace()}", timeout=1.5)
 
+    @guarded
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen())
 
+    def notify(self, message: str, *, markup: bool = False, **kwargs) -> None:
+        """Notify in plain text by default: paths and error messages may hold '[' and '[/]', which are not markup."""
+        super().notify(message, markup=markup, **kwargs)
+
     def _title(self, key: str | None) -> str:
         return self.entries[key].title if key in self.entries else "no model"
 
+    @guarded
     async def action_quit(self) -> None:
         self.supervisor.close()
         self.exit()
 
+    @guarded
     def on_unmount(self) -> None:
         self.supervisor.close()
+
+    def _handle_exception(self, error: Exception) -> None:
+        """Textual's last resort, which ends the app (return code 1): the traceback goes to app.log first."""
+        log_error(error, "the app stopped")
+        super()._handle_exception(error)

@@ -3,7 +3,8 @@
 The engine (`python -m core.frontends.session`) runs in a child process so that importing torch and training
 never hold the UI's GIL, and a crash there cannot take the UI down. Messages are JSON lines on its
 stdin and stdout; its stderr goes to a log file, since the UI owns the terminal. End of file on its
-stdout means it died, so a dead engine never hangs the app.
+stdout means it died, so a dead engine never hangs the app. The log is shared by the engines of a
+session; an engine's last words are read only from what it wrote itself.
 """
 
 from __future__ import annotations
@@ -14,8 +15,15 @@ import sys
 from pathlib import Path
 
 from core.frontends import protocol as p
+from core.world.paths import data_dir
 
 LOG_LIMIT = 1_000_000  # bytes of engine log kept across starts
+LAST_WORDS_WINDOW = 64_000  # bytes at the end of the log searched for an engine's last line
+
+
+def engine_log() -> Path:
+    """Where the engine process writes its stderr (the app's engines append to it)."""
+    return data_dir() / "engine.log"
 
 
 class EngineGone(Exception):
@@ -33,6 +41,7 @@ class EngineProcess:
     def __init__(self, log_path: str | os.PathLike | None = None) -> None:
         self.log_path = Path(log_path) if log_path else None
         self._proc: subprocess.Popen | None = None
+        self._log_start = 0  # the log's size when this engine started: its own words come after
 
     def start(self) -> None:
         """Launch the process; it answers Ready once torch is imported."""
@@ -43,6 +52,7 @@ class EngineProcess:
                 self.log_path.parent.mkdir(parents=True, exist_ok=True)
                 big = self.log_path.exists() and self.log_path.stat().st_size > LOG_LIMIT
                 log = self.log_path.open("wb" if big else "ab")  # keep earlier engines' words, within a bound
+                self._log_start = log.tell()
             except OSError:
                 self.log_path = None  # an unwritable home must not stop the engine: run without a log
         try:
@@ -109,10 +119,15 @@ class EngineProcess:
             self._proc.kill()
 
     def _last_log_line(self) -> str:
-        if self.log_path is None or not self.log_path.exists():
+        """The last line this engine (not an earlier one) wrote to the log, or ''."""
+        if self.log_path is None:
             return ""
         try:
-            lines = self.log_path.read_text(errors="replace").strip().splitlines()
+            with self.log_path.open("rb") as log:
+                end = log.seek(0, os.SEEK_END)
+                log.seek(max(self._log_start, end - LAST_WORDS_WINDOW))
+                text = log.read().decode(errors="replace") if end > self._log_start else ""
         except OSError:
             return ""
+        lines = text.strip().splitlines()
         return lines[-1][:120] if lines else ""

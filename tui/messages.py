@@ -45,9 +45,15 @@ class EvaluationStarted(FromEngine):
 
 
 class ModelTrained(FromEngine):
-    """Job `event.id` is trained, scored, saved and loaded."""
+    """Job `event.id` is trained, scored and loaded; saved at `event.path`, or only in memory if that is ''."""
 
     event: p.Trained
+
+
+class ModelSaved(FromEngine):
+    """Save `event.id` wrote the model it named to `event.path`."""
+
+    event: p.Saved
 
 
 class TrainingStopped(FromEngine):
@@ -81,6 +87,7 @@ FOR_EVENT: dict[type, type[FromEngine]] = {
     p.Evaluating: EvaluationStarted,
     p.Trained: ModelTrained,
     p.Stopped: TrainingStopped,
+    p.Saved: ModelSaved,
     p.Char: CharStreamed,
     p.Played: ProbeFinished,
     p.Failed: CommandFailed,

@@ -17,6 +17,7 @@ from textual.worker import get_current_worker
 from core.frontends import protocol as p
 
 from .engine import EngineGone, EngineProcess
+from .guard import guarded
 from .messages import FOR_EVENT, EngineDied
 
 STOP_GRACE = 2.0  # seconds to wait for the engine to confirm a Stop before killing it
@@ -36,6 +37,7 @@ class Supervisor:
         self.loaded: set[str] = set()  # model keys the current engine holds
         self.restarts: list[float] = []  # when the engine was restarted (monotonic seconds)
         self.closed = False  # the app is quitting: read nothing more, restart nothing
+        self.gave_up = False  # the restart budget is spent: no engine until the app is restarted
 
     def start(self) -> None:
         """Start a fresh engine process and the worker that reads it."""
@@ -54,6 +56,7 @@ class Supervisor:
         now = time.monotonic()
         self.restarts = [t for t in self.restarts if now - t < RESTART_WINDOW] + [now]
         if len(self.restarts) > MAX_RESTARTS:
+            self.gave_up = True
             return False
         self.start()
         return True
@@ -86,6 +89,7 @@ class Supervisor:
         self.send(p.Stop(job))
         self.app.set_timer(STOP_GRACE, partial(self._enforce_stop, still_running, give_up))
 
+    @guarded
     def _enforce_stop(self, still_running: Callable[[], bool], give_up: Callable[[str], None]) -> None:
         if not still_running() or self.engine is None:
             return  # the engine confirmed in time

@@ -1,62 +1,71 @@
-"""The Save and Load prompts: a checkpoint path, checked inline before the prompt closes, then acted on."""
+"""The Save and Load prompts: a checkpoint path, checked (and, to save a file, copied) in a thread worker.
+
+Nothing here opens a user's file on the UI thread: the path is expanded (`user_path`), the output
+checked (`check_output`), the checkpoint's header read and validated, and its bytes copied, all in
+the prompt's worker (`PathPrompt`). A model that has no file yet (trained, kept only in the engine's
+memory) is written by the engine: the prompt answers where, and the app sends the engine a Save.
+"""
 
 from __future__ import annotations
 
+import errno
+from dataclasses import dataclass
 from pathlib import Path
 
-from core.world.files import write_atomic
-from core.world.header import CheckpointError, read_metadata
+from textual.worker import get_current_worker
+
+from core.world.files import UserFileError, check_output, user_path, write_atomic
+from core.world.header import read_checkpoint_bytes, read_header
 from core.world.mix import slug
-from core.world.records import RunMeta
 
 from ..catalog import ModelEntry
 from .path_prompt import PathPrompt
 
 
+@dataclass(frozen=True)
+class SaveTarget:
+    """Where the person chose to save a model, and whether the prompt already copied its file there."""
+
+    path: str
+    copied: bool  # False: the model has no file; the engine must write it (a Save command)
+
+
 class SavePrompt(PathPrompt):
-    """Ask where to save `entry`'s checkpoint and copy it there; an existing file or a missing folder is refused."""
+    """Ask where to save `entry`; copy its checkpoint there, never over a file, nor into a missing folder."""
 
     def __init__(self, entry: ModelEntry) -> None:
         default = f"breadth-{slug(entry.run.mix or 'model')}-s{entry.seed}.safetensors"
-        super().__init__("Save the loaded model to:", default, self.refuse)
+        super().__init__("Save the loaded model to:", default)
         self.entry = entry
 
-    def accept(self, path: str) -> str | None:
-        """Copy the checkpoint to `path` and say so (or why not); the path, or None if nothing was saved."""
-        try:
-            write_atomic(Path(path).expanduser(), Path(self.entry.path).read_bytes())
-        except OSError as e:
-            self.notify(f"could not save: {e.strerror or e}", severity="error")
-            return None
-        self.notify(f"saved {path}")
-        return path
-
-    @staticmethod
-    def refuse(path: str) -> str | None:
-        """Why `path` cannot be saved to, or None."""
-        target = Path(path).expanduser()
-        if target.exists():
-            return f"{target} exists; choose another name"
+    def resolve(self, text: str) -> SaveTarget | None:
+        """Refuse a path that cannot take the model; else copy the checkpoint there (a thread worker)."""
+        target = user_path(text)
+        check_output(target, inputs=[self.entry.path] if self.entry.path else [])
+        if target.exists() or target.is_symlink():
+            raise UserFileError(errno.EEXIST, f"{target} exists; choose another name")
         if not target.parent.is_dir():
-            return f"no such folder: {target.parent}"
-        return None
+            raise UserFileError(errno.ENOENT, f"no such folder: {target.parent}")
+        if not self.entry.path:
+            return SaveTarget(str(target), copied=False)
+        source = Path(self.entry.path)
+        data = read_checkpoint_bytes(source, read_header(source))  # the bytes whose header was just validated
+        if get_current_worker().is_cancelled:
+            return None  # Escape while reading: write nothing
+        try:
+            write_atomic(target, data, exclusive=True)
+        except FileExistsError:
+            raise UserFileError(errno.EEXIST, f"{target} exists; choose another name") from None
+        return SaveTarget(str(target), copied=True)
 
 
 class LoadPrompt(PathPrompt):
-    """Ask for a checkpoint to load and answer its ModelEntry; a file whose header cannot be read is refused."""
+    """Ask for a checkpoint to load and answer its ModelEntry; a file whose header is not valid is refused."""
 
     def __init__(self) -> None:
-        super().__init__("Load a checkpoint from:", "", self.refuse)
-        self.found: dict[str, RunMeta] = {}  # path typed -> what its checkpoint says
+        super().__init__("Load a checkpoint from:", "")
 
-    def refuse(self, path: str) -> str | None:
-        """Why `path` cannot be loaded, or None (its metadata is then in `found`)."""
-        try:
-            self.found[path] = read_metadata(Path(path).expanduser())
-        except CheckpointError as e:
-            return str(e)
-        return None
-
-    def accept(self, path: str) -> ModelEntry:
-        """The model at `path`, as a new entry for the runs table."""
-        return ModelEntry.loaded(path, self.found[path])
+    def resolve(self, text: str) -> ModelEntry:
+        """The model at `text`, as a new entry for the runs table, once its whole header is checked (a thread)."""
+        path = user_path(text)
+        return ModelEntry.loaded(str(path), read_header(path).run)

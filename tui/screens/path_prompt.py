@@ -1,25 +1,49 @@
-"""A small modal that asks for a checkpoint path (to save to, or to load from)."""
+"""A small modal that asks for a path and checks it off the UI thread (a file named by a person can block).
+
+The check (and whatever it leads to, such as copying a checkpoint) runs in a thread worker; meanwhile
+the prompt says "checking...", keeps taking keys, and Escape closes it at once. A result that comes
+back after Escape, or after a newer Enter, is ignored. Every refusal is one line in the prompt.
+"""
 
 from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import partial
 
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
+from textual.content import Content
+from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label, Static
 
+from core.world.header import CheckpointError
 
-class PathPrompt(ModalScreen[str | None]):
-    """Ask for a path; dismisses with the text, or None on Escape."""
+from ..guard import app_log, guarded, log_error, one_line
+
+CHECKING = "checking..."
+
+
+class PathPrompt(ModalScreen[object]):
+    """Ask for a path; dismisses with what `resolve` makes of it, or None on Escape."""
 
     BINDINGS = [Binding("escape", "cancel", "Cancel")]
 
-    def __init__(self, title: str, value: str = "", check=None) -> None:
+    @dataclass
+    class Checked(Message):
+        """Attempt `attempt` was checked: `answer` to dismiss with, or `problem` to show."""
+
+        attempt: int
+        answer: object = None
+        problem: str = ""
+
+    def __init__(self, title: str, value: str = "") -> None:
         super().__init__()
         self.title_text = title
         self.value = value
-        self.check = check  # path -> error text or None, run before dismissing
+        self.attempt = 0  # Enter presses so far: only the latest one's result counts
 
     def compose(self) -> ComposeResult:
         with Vertical(id="path-box"):
@@ -28,20 +52,61 @@ class PathPrompt(ModalScreen[str | None]):
             yield Static("Enter to confirm, Escape to cancel", id="path-message")
 
     @on(Input.Submitted, "#path")
+    @guarded
     def confirm(self, event: Input.Submitted) -> None:
-        """Accept the path unless the check refuses it (then say why, inline)."""
-        path = event.value.strip()
-        problem = "a path is needed" if not path else (self.check(path) if self.check else None)
-        if problem:
-            msg = self.query_one("#path-message", Static)
-            msg.add_class("error")
-            msg.update(problem)
+        """Check the path in a thread worker; the prompt closes once it passes, or says why not."""
+        text = event.value.strip()
+        self.attempt += 1
+        if not text:
+            self.say("a path is needed", error=True)
             return
-        self.dismiss(self.accept(path))
+        self.say(CHECKING)
+        self.run_worker(
+            partial(self._check, self.attempt, text), name="check path", group="check", thread=True, exclusive=True
+        )
 
-    def accept(self, path: str):
-        """What the prompt answers once `path` passed the check: here the path itself."""
-        return path
+    def _check(self, attempt: int, text: str) -> None:
+        """Run `resolve` (a thread worker) and post its answer, or its refusal as one line."""
+        answer, problem = None, ""
+        try:
+            answer = self.resolve(text)
+        except (CheckpointError, OSError) as e:
+            problem = one_line(e)
+        except Exception as e:  # noqa: BLE001 -- a bug must not end the app: log it, say it
+            problem = f"unexpected error: {one_line(e)}"
+            if log_error(e, f"{type(self).__name__}.resolve"):
+                problem += f" (details in {app_log()})"
+        self.post_message(self.Checked(attempt, answer, problem))
 
+    @on(Checked)
+    @guarded
+    def settle(self, message: Checked) -> None:
+        """Close with the answer, or show the refusal; a stale result (a newer Enter, or Escape) is ignored."""
+        if message.attempt != self.attempt or not self.is_current:
+            return
+        if message.problem:
+            self.say(message.problem, error=True)
+        else:
+            self.dismiss(message.answer)
+
+    def resolve(self, text: str) -> object:
+        """What the prompt answers for `text` (runs in a thread; raise OSError or CheckpointError to refuse)."""
+        return text
+
+    def say(self, text: str, error: bool = False) -> None:
+        """Show one line under the path box, as plain text (a path typed may hold '[/]', which is not markup)."""
+        msg = self.query_one("#path-message", Static)
+        msg.set_class(error, "error")
+        msg.update(Content(text))
+
+    @property
+    def message(self) -> str:
+        """The line under the path box (what the person reads)."""
+        return str(self.query_one("#path-message", Static).render())
+
+    @guarded
     def action_cancel(self) -> None:
+        """Close at once; a check still running is abandoned and its result ignored."""
+        self.attempt += 1
+        self.workers.cancel_group(self, "check")
         self.dismiss(None)

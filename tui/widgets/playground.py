@@ -14,6 +14,7 @@ from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.content import Content
 from textual.message import Message
 from textual.reactive import var
 from textual.widgets import Input, Static
@@ -21,6 +22,8 @@ from textual.widgets import Input, Static
 from core.world.families import Problem
 from core.world.probe import SumError, parse_sum
 from core.world.transcript import Role, visible
+
+from ..guard import guarded
 
 PACES = [("instant", 0.0), ("fast", 60.0), ("normal", 20.0), ("slow", 6.0)]  # (name, characters per second)
 TICK_HZ = 30
@@ -103,6 +106,7 @@ class Playground(Vertical):
         self.set_interval(1 / TICK_HZ, self._tick)
 
     @on(Input.Submitted, "#sum")
+    @guarded
     def submit(self, event: Input.Submitted) -> None:
         """Check the sum; a bad one gets an inline message, a good one is played."""
         try:
@@ -119,10 +123,10 @@ class Playground(Vertical):
         self.query_one("#sum", Input).focus()
 
     def say(self, text: str, error: bool = False) -> None:
-        """Show a message under the sum box."""
+        """Show a message under the sum box, as plain text (it may quote what was typed; no markup is parsed)."""
         msg = self.query_one("#sum-message", Static)
         msg.set_class(error, "error")
-        msg.update(text)
+        msg.update(Content(text))
 
     def clear_note(self) -> None:
         """Clear the message under the sum box, unless it is an error still to be fixed."""

@@ -21,6 +21,7 @@ from core.world.records import HeldOutScore
 from core.world.stats import mean_sd, wilson
 
 from ..catalog import ModelEntry
+from ..guard import guarded
 
 BAR = 10  # bar width in cells
 
@@ -127,6 +128,7 @@ class ScorePanel(Vertical):
         line.display = bool(summary.plain)  # no empty row taken from the table
 
     @on(DataTable.RowSelected, "#runs")
+    @guarded
     def choose(self, event: DataTable.RowSelected) -> None:
         """Enter or a click on a row switches to that model."""
         self.post_message(self.ModelChosen(event.row_key.value))

@@ -15,6 +15,7 @@ from core.world.mix import Mix, MixError
 from core.world.presets import DEFAULT_PRESET, PRESETS, preset_of
 from core.world.settings import HELD_OUT, FinetuneSettings, held_out_from_text
 
+from ..guard import guarded
 from .loss_plot import LossPlot
 
 CUSTOM = "custom"
@@ -88,6 +89,7 @@ class TrainPanel(Vertical):
     # the form
 
     @on(Select.Changed, "#preset")
+    @guarded
     def fill_preset(self, event: Select.Changed) -> None:
         """Choosing a preset fills in its counts."""
         if event.value in PRESETS:
@@ -96,6 +98,7 @@ class TrainPanel(Vertical):
                 self.query_one(f"#count-{name}", Input).value = str(counts.get(name, 0))
 
     @on(Input.Changed, ".num")
+    @guarded
     def mark_custom(self, event: Input.Changed) -> None:
         """Editing a count by hand switches the preset to 'custom' unless it matches one."""
         if not (event.input.id or "").startswith("count-"):
@@ -132,6 +135,7 @@ class TrainPanel(Vertical):
         return mix, settings, held_out
 
     @on(Button.Pressed, "#train")
+    @guarded
     def ask_train(self) -> None:
         """Validate the form and ask the app to train."""
         try:
@@ -142,6 +146,7 @@ class TrainPanel(Vertical):
         self.post_message(self.TrainRequested(mix, settings, held_out))
 
     @on(Button.Pressed, "#stop")
+    @guarded
     def ask_stop(self) -> None:
         """Ask the app to stop training."""
         self.post_message(self.StopRequested())
