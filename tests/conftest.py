@@ -2,26 +2,19 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 
 
-@pytest.fixture(autouse=True, scope="session")
-def private_home(tmp_path_factory):
-    """Every test writes its runs, logs and results store under a private BREADTH_HOME, never the user's."""
+@pytest.fixture(autouse=True)
+def private_home(tmp_path_factory, monkeypatch):
+    """Every test writes its runs, logs and results store under its own BREADTH_HOME, never the user's."""
     home = tmp_path_factory.mktemp("breadth-home")
-    saved = {k: os.environ.get(k) for k in ("BREADTH_HOME", "BREADTH_RUNS", "BREADTH_STORE")}
-    os.environ["BREADTH_HOME"] = str(home)
-    os.environ.pop("BREADTH_RUNS", None)
-    os.environ.pop("BREADTH_STORE", None)
-    yield home
-    for key, value in saved.items():
-        if value is None:
-            os.environ.pop(key, None)
-        else:
-            os.environ[key] = value
+    monkeypatch.setenv("BREADTH_HOME", str(home))
+    monkeypatch.delenv("BREADTH_RUNS", raising=False)
+    monkeypatch.delenv("BREADTH_STORE", raising=False)
+    return home
 
 
 @pytest.fixture(scope="session")

@@ -25,7 +25,9 @@ from core.world.records import MetadataError, RunMeta
 from core.world.settings import FinetuneSettings, SettingsError
 from core.world.vocab import CHARS
 
-QUICK = settings(max_examples=400, deadline=2000, suppress_health_check=[HealthCheck.too_slow])
+QUICK = settings(
+    max_examples=400, deadline=2000, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
+)
 FILES = settings(
     max_examples=150, deadline=5000, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
 )

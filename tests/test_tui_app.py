@@ -246,7 +246,7 @@ async def test_a_wedged_engine_is_killed_after_the_stop_grace_and_replaced(monke
 
 
 def test_runs_of_one_mix_on_several_seeds_get_a_mean_and_spread():
-    """Two seeds of the same mix and settings give a mean ± sd line; other settings or one seed give none."""
+    """Seeds of one mix and settings give a mean and 95% interval line; other settings or one seed give none."""
     from core.world.records import RunMeta
     from tui.catalog import ModelEntry
     from tui.widgets.score_panel import across_seeds
@@ -264,7 +264,10 @@ def test_runs_of_one_mix_on_several_seeds_get_a_mean_and_spread():
     assert across_seeds([entry(0, 20, 28)]).plain == ""
     assert across_seeds([entry(0, 20, 28), entry(1, 30, 30, lr=0.001)]).plain == ""
     line = across_seeds([entry(0, 21, 27), entry(1, 27, 30)]).plain
-    assert "×2" in line and "2d 80±14" in line and "3d 95±7" in line
+    assert "×2" in line and "2d 80 [0-100]" in line and "3d 95 [31-100]" in line  # t(1) makes two seeds wide
+    four = [entry(s, 21 + s, 27) for s in range(4)] + [entry(9, 3, 3, lr=0.001), entry(8, 3, 3, lr=0.001)]
+    line = across_seeds(four, current=four[0]).plain  # only the current model's group
+    assert line.startswith("2d 35+3d 35 ×4: 2d 75 [68-82] 3d 90 [90-90]") and "\n" not in line
 
 
 async def test_an_engine_that_keeps_dying_is_restarted_three_times_then_left_dead():

@@ -130,3 +130,20 @@ async def test_pace_key_cycles_the_streaming_pace():
             seen.append(app.playground.pace)
         assert sorted(seen) == [0, 1, 2, 3]
         assert app.focused.id == "sum"
+
+
+async def test_the_probe_log_keeps_the_last_probes_only(monkeypatch):
+    """Past MAX_PROBES the oldest finished probes (and model lines above them) leave the log: a talk stays bounded."""
+    from tui.widgets.playground import ProbeView
+
+    monkeypatch.setattr("tui.widgets.playground.MAX_PROBES", 3)
+    app = fake_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        for i in range(6):
+            view = await _play_one(pilot, f"{i}+1")
+            assert view.state.verdict is not None
+        await pilot.pause()
+        log = app.playground.query_one("#probes")
+        views = [w for w in log.children if isinstance(w, ProbeView)]
+        assert [v.state.problem.operands[0] for v in views] == [3, 4, 5]
+        assert len(log.children) == 4  # the model line naming their model, then the three probes

@@ -22,9 +22,9 @@ from core.world.paths import BASE, runs_dir
 from core.world.presets import DEFAULT_PRESET
 
 from . import messages as m
-from .catalog import ModelEntry, shipped_entries
+from .catalog import ModelEntry, shipped_entries, stored_entries
 from .engine import EngineProcess, engine_log
-from .guard import guarded, log_error
+from .guard import guarded, log_error, one_line
 from .screens.checkpoint_prompts import LoadPrompt, SavePrompt, SaveTarget
 from .screens.help import HelpScreen
 from .supervisor import Supervisor
@@ -90,6 +90,30 @@ class BreadthApp(App):
         self.playground.focus_sum()
         if self.auto_start:
             self.call_after_refresh(self.supervisor.ensure)  # torch loads after the first frame
+        self.call_after_refresh(lambda: self.run_worker(self._read_store, thread=True, group="store"))
+
+    def _read_store(self) -> None:
+        """In a worker: the results store's runs of the shipped base, for the runs table."""
+        try:
+            self.post_message(m.StoreRead(stored_entries()))
+        except Exception as e:  # noqa: BLE001 -- a store that cannot be read must not stop the app
+            log_error(e, "reading the results store")
+            self.post_message(m.StoreRead([], one_line(e)))
+
+    @on(m.StoreRead)
+    @guarded
+    def add_stored_runs(self, message: m.StoreRead) -> None:
+        """Stored runs (earlier sessions, sweeps) join the table after the shipped models, oldest first."""
+        if message.error:
+            self.notify(f"results store not read: {message.error}", severity="warning", timeout=8)
+        shipped = {k: e for k, e in self.entries.items() if e.origin == "shipped"}
+        known = {e.path for e in self.entries.values() if e.path}
+        stored = {
+            e.key: e for e in message.entries if e.key not in self.entries and (not e.path or e.path not in known)
+        }
+        rest = {k: e for k, e in self.entries.items() if k not in shipped}
+        self.entries = {**shipped, **stored, **rest}
+        self.current = self.current  # redraw the table with the stored rows
 
     # state -> screen
 
@@ -123,6 +147,11 @@ class BreadthApp(App):
     def note_loaded(self, message: m.ModelLoaded) -> None:
         self.supervisor.loaded.add(message.event.key)
 
+    @on(m.ModelUnloaded)
+    @guarded
+    def note_unloaded(self, message: m.ModelUnloaded) -> None:
+        self.supervisor.loaded.discard(message.event.key)  # loaded again if chosen
+
     @on(m.EngineDied)
     @guarded
     def recover_engine(self, message: m.EngineDied) -> None:
@@ -155,7 +184,7 @@ class BreadthApp(App):
 
     def _forget_unsaved_models(self) -> None:
         """Drop the models that lived only in the dead engine's memory, and say so."""
-        lost = [key for key, entry in self.entries.items() if not entry.path]
+        lost = [key for key, entry in self.entries.items() if entry.origin == "trained" and not entry.path]
         if not lost:
             return
         self.notify("Lost with the engine (never saved): " + ", ".join(map(self._title, lost)), severity="error")
@@ -283,7 +312,8 @@ class BreadthApp(App):
         self.current = key
         if key is not None:
             entry = self.entries[key]
-            self.supervisor.load(key, entry.path, fresh)
+            if entry.path:
+                self.supervisor.load(key, entry.path, fresh)
             self.train_panel.show_reference(list(entry.run.losses), entry.title)
 
     @guarded
@@ -343,6 +373,13 @@ class BreadthApp(App):
             return
         if self.supervisor.gave_up:
             playground.say(engine_gone(), error=True)
+            return
+        if self.entries[self.current].scores_only:
+            playground.say(
+                "this stored run kept no model (a sweep's, or its file is gone): pick a row with a "
+                "model (Ctrl+N) to play",
+                error=True,
+            )
             return
         if not self.supervisor.ready:
             playground.say("the engine is starting (loading torch); this sum plays as soon as it is ready")

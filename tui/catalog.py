@@ -1,7 +1,8 @@
-"""The models the app knows: the shipped ones and those trained or loaded this session.
+"""The models the app knows: the shipped ones, the runs in the results store, those trained or loaded now.
 
-Entries are built from checkpoint metadata alone (no torch), so the runs table and the score panel
-are filled before the engine has even started.
+Entries are built from checkpoint metadata and the store alone (no torch), so the runs table and the
+score panel are filled before the engine has even started. A stored run whose checkpoint is gone (or
+that never kept one, like a sweep's) is `scores_only`: its scores show, but it cannot play.
 """
 
 from __future__ import annotations
@@ -9,7 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from core.world.header import CheckpointError, read_metadata
+from core.results.store import Store
+from core.world.header import CheckpointError, read_metadata, weights_hash
+from core.world.paths import BASE
 from core.world.presets import PRESETS
 from core.world.records import HeldOutScore, RunMeta
 
@@ -22,7 +25,8 @@ class ModelEntry:
     title: str  # what the runs table shows
     path: str
     run: RunMeta  # what its checkpoint says: mix, seed, settings, scores, losses
-    origin: str  # "shipped", "trained" or "loaded"
+    origin: str  # "shipped", "trained", "loaded" or "stored"
+    scores_only: bool = False  # a stored run without a checkpoint: scores to show, no model to play
 
     @classmethod
     def trained(cls, key: str, job: int, path: str, meta: dict) -> ModelEntry:
@@ -50,6 +54,20 @@ class ModelEntry:
     def mix_label(self) -> str:
         """`2d 35+3d 35`-style label that fits a narrow column."""
         return self.run.mix_label
+
+
+MAX_STORED = 500  # the most recent stored runs the table shows
+
+
+def stored_entries() -> list[ModelEntry]:
+    """The results store's runs from the shipped base, oldest first (StoreError if the store cannot be read)."""
+    with Store() as store:
+        runs = store.runs(base_hash=weights_hash(BASE))[-MAX_STORED:]
+    out = []
+    for stored in runs:
+        path = stored.checkpoint if stored.checkpoint and Path(stored.checkpoint).is_file() else ""
+        out.append(ModelEntry(f"stored:{stored.key}", stored.run.mix_label, path, stored.run, "stored", not path))
+    return out
 
 
 def shipped_entries() -> list[ModelEntry]:

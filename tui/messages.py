@@ -80,9 +80,16 @@ class CommandFailed(FromEngine):
     event: p.Failed
 
 
+class ModelUnloaded(FromEngine):
+    """The engine let go of `event.key` (to bound its memory); it is loaded again when chosen."""
+
+    event: p.Unloaded
+
+
 FOR_EVENT: dict[type, type[FromEngine]] = {
     p.Ready: EngineReady,
     p.Loaded: ModelLoaded,
+    p.Unloaded: ModelUnloaded,
     p.Step: TrainingStep,
     p.Evaluating: EvaluationStarted,
     p.Trained: ModelTrained,
@@ -100,3 +107,11 @@ class EngineDied(Message):
 
     exitcode: int | None
     last_words: str = ""  # last line of the engine's log
+
+
+@dataclass
+class StoreRead(Message):
+    """The results store's runs, read in a worker (or why they could not be)."""
+
+    entries: list
+    error: str = ""

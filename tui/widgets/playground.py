@@ -27,6 +27,7 @@ from ..guard import guarded
 
 PACES = [("instant", 0.0), ("fast", 60.0), ("normal", 20.0), ("slow", 6.0)]  # (name, characters per second)
 TICK_HZ = 30
+MAX_PROBES = 100  # probes kept in the log; older finished ones are dropped
 
 
 def legend() -> Text:
@@ -159,6 +160,19 @@ class Playground(Vertical):
         self.probes[probe] = view
         log.mount(view)
         view.render_state()
+        self._forget_old(log)
+
+    def _forget_old(self, log) -> None:
+        """Keep the log to the last MAX_PROBES probes (a long talk must not grow the app without bound)."""
+        finished = [k for k, v in self.probes.items() if v.state.verdict is not None and not v.state.pending]
+        for key in finished[: max(0, len(self.probes) - MAX_PROBES)]:
+            self.probes.pop(key).remove()
+        first = next((w for w in log.children if isinstance(w, ProbeView) and w.is_attached), None)
+        if first is None:
+            return
+        before = list(log.children)[: list(log.children).index(first)]
+        for line in before[:-1]:  # model lines above the oldest probe kept, but the one naming its model
+            line.remove()
 
     def char(self, probe: int, role: str, char: str) -> None:
         if probe in self.probes:

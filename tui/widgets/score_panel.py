@@ -2,7 +2,8 @@
 
 Bars carry a 95% interval, because 30 held-out sums are noisy; the runs table builds up the plate's
 figure as models are trained (shipped ones first), and selecting a row switches to that model. When
-one mix has been trained on several seeds with the same settings, a line gives its mean ± sd.
+the current model's mix has been run on several seeds with the same settings (here or in a sweep, read
+from the results store), a line gives each family's mean and 95% interval over those seeds.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from textual.widgets import DataTable, Static
 
 from core.world.families import FAMILIES
 from core.world.records import HeldOutScore
-from core.world.stats import mean_sd, wilson
+from core.world.stats import mean_interval, wilson
 
 from ..catalog import ModelEntry
 from ..guard import guarded
@@ -40,10 +41,11 @@ def score_bar(score: HeldOutScore) -> Text:
     )
 
 
-def across_seeds(entries: list[ModelEntry]) -> Text:
-    """One line per mix and settings run on two or more seeds: each family's mean ± sd (%) over those seeds.
+def across_seeds(entries: list[ModelEntry], current: ModelEntry | None = None) -> Text:
+    """Mean and 95% interval over seeds (%) per family, for each mix and settings run on two or more seeds.
 
-    `2d 35+3d 35 ×3: 2d 81±17 3d 97±3` reads: three seeds of that mix, two-digit 81% ± 17, three-digit 97% ± 3.
+    `2d 35+3d 35 ×10: 2d 85 [78-93] 3d 91 [82-100]` reads: ten seeds of that mix with the same settings,
+    two-digit 85% (95% t interval over seeds 78-93), three-digit 91%. With `current`, only its group.
     """
     groups: dict[tuple, dict[int, ModelEntry]] = {}
     for e in entries:
@@ -51,6 +53,10 @@ def across_seeds(entries: list[ModelEntry]) -> Text:
         if run.scores and run.seed is not None and run.settings is not None:
             key = (run.mix, replace(run.settings, seed=0), run.held_out)  # the same settings but the seed
             groups.setdefault(key, {})[run.seed] = e  # one run per seed
+    if current is not None:
+        run = current.run
+        key = (run.mix, replace(run.settings, seed=0), run.held_out) if run.settings is not None else None
+        groups = {key: groups[key]} if key in groups else {}
     lines = []
     for runs in groups.values():
         if len(runs) < 2:
@@ -64,8 +70,8 @@ def across_seeds(entries: list[ModelEntry]) -> Text:
                 if family.name in r.scores and r.scores[family.name].total
             ]
             if rates:
-                m, sd = mean_sd(rates)
-                parts.append(f"{family.short} {m:.0f}±{sd:.0f}")
+                m, lo, hi = mean_interval(rates)
+                parts.append(f"{family.short} {m:.0f} [{max(0, lo):.0f}-{min(100, hi):.0f}]")
         lines.append(Text.assemble((f"{some.mix_label} ×{len(runs)}: ", "bold"), " ".join(parts)))
     return Text("\n").join(lines)
 
@@ -118,11 +124,14 @@ class ScorePanel(Vertical):
         table = self.query_one("#runs", DataTable)
         table.clear()
         for e in entries:
-            table.add_row(e.title, e.seed, *(_percent(e.scores.get(name)) for name in FAMILIES), key=e.key)
+            style = "dim" if e.scores_only else ""  # a stored run with no model to play
+            cells = [e.title, e.seed, *(_percent(e.scores.get(name)) for name in FAMILIES)]
+            table.add_row(*(Text(c, style=style) for c in cells), key=e.key)
         keys = [e.key for e in entries]
         if current in keys:
             table.move_cursor(row=keys.index(current))
-        summary = across_seeds(entries)
+        chosen = next((e for e in entries if e.key == current), None)
+        summary = across_seeds(entries, chosen) if chosen is not None else Text("")
         line = self.query_one("#across-seeds", Static)
         line.update(summary)
         line.display = bool(summary.plain)  # no empty row taken from the table
