@@ -34,8 +34,9 @@ completely. Only a **mix** learns both. Train a mix, watch the loss, then probe 
 
 **Colours**: prompt in bold, the model's own tokens in cyan, the calculator's results on yellow.
 **Scores**: held-out sums of each family (never among the demonstrations), greedy decoding,
-with a 95% Wilson interval; the runs table keeps every model of this session, and a mix trained on
-several seeds with the same settings gets a line `mix ×n: 2d mean±sd 3d mean±sd` (percent).
+with a 95% Wilson interval; the runs table holds the shipped models, the runs of the results store
+(dim rows kept no model: scores only) and this session's; when the current mix and settings were run on
+several seeds, a line gives `mix ×n: 2d mean [95% interval] 3d mean [interval]` (percent).
 Models trained here are saved as soon as they finish, in the runs folder shown after training.
 """
 
