@@ -133,7 +133,7 @@ async def test_pace_key_cycles_the_streaming_pace():
 
 
 async def test_the_probe_log_keeps_the_last_probes_only(monkeypatch):
-    """Past MAX_PROBES the oldest finished probes (and model lines above them) leave the log: a talk stays bounded."""
+    """Past MAX_PROBES the oldest finished probe's view is reused for the next: a talk makes no new widgets."""
     from tui.widgets.playground import ProbeView
 
     monkeypatch.setattr("tui.widgets.playground.MAX_PROBES", 3)
@@ -142,8 +142,11 @@ async def test_the_probe_log_keeps_the_last_probes_only(monkeypatch):
         for i in range(6):
             view = await _play_one(pilot, f"{i}+1")
             assert view.state.verdict is not None
+            if i == 2:
+                first_views = {id(v) for v in app.playground.probes.values()}
         await pilot.pause()
         log = app.playground.query_one("#probes")
         views = [w for w in log.children if isinstance(w, ProbeView)]
-        assert [v.state.problem.operands[0] for v in views] == [3, 4, 5]
+        assert [v.state.problem.operands[0] for v in views] == [3, 4, 5]  # the last three, in order
+        assert {id(v) for v in views} == first_views  # the same three widgets, reused
         assert len(log.children) == 4  # the model line naming their model, then the three probes

@@ -27,7 +27,7 @@ from ..guard import guarded
 
 PACES = [("instant", 0.0), ("fast", 60.0), ("normal", 20.0), ("slow", 6.0)]  # (name, characters per second)
 TICK_HZ = 30
-MAX_PROBES = 100  # probes kept in the log; older finished ones are dropped
+MAX_PROBES = 50  # probes kept in the log; past this the oldest finished view is reused for the next
 
 
 def legend() -> Text:
@@ -156,23 +156,31 @@ class Playground(Vertical):
         if model != self._last_model:
             self._last_model = model
             log.mount(Static(f"model: {model}", classes="model-change"))
-        view = ProbeView(ProbeState(problem, model))
+        state = ProbeState(problem, model)
+        oldest = next((k for k, v in self.probes.items() if v.state.verdict is not None and not v.state.pending), None)
+        if len(self.probes) >= MAX_PROBES and oldest is not None:
+            view = self.probes.pop(oldest)  # reuse the oldest finished view: a long talk makes no new widgets
+            view.state = state
+            log.move_child(view, after=log.children[-1])
+        else:
+            view = ProbeView(state)
+            log.mount(view)
         self.probes[probe] = view
-        log.mount(view)
         view.render_state()
-        self._forget_old(log)
+        self._drop_stale_model_lines(log)
 
-    def _forget_old(self, log) -> None:
-        """Keep the log to the last MAX_PROBES probes (a long talk must not grow the app without bound)."""
-        finished = [k for k, v in self.probes.items() if v.state.verdict is not None and not v.state.pending]
-        for key in finished[: max(0, len(self.probes) - MAX_PROBES)]:
-            self.probes.pop(key).remove()
-        first = next((w for w in log.children if isinstance(w, ProbeView) and w.is_attached), None)
+    def _drop_stale_model_lines(self, log) -> None:
+        """Remove model lines above the oldest probe kept, but the one naming that probe's model."""
+        children = list(log.children)
+        first = next((i for i, w in enumerate(children) if isinstance(w, ProbeView)), None)
         if first is None:
             return
-        before = list(log.children)[: list(log.children).index(first)]
-        for line in before[:-1]:  # model lines above the oldest probe kept, but the one naming its model
+        for line in children[: first - 1]:
             line.remove()
+        for i, widget in enumerate(children[first:], start=first):  # model lines left between reused views
+            after = children[i + 1] if i + 1 < len(children) else None
+            if not isinstance(widget, ProbeView) and (after is None or not isinstance(after, ProbeView)):
+                widget.remove()
 
     def char(self, probe: int, role: str, char: str) -> None:
         if probe in self.probes:
