@@ -6,6 +6,7 @@ import io
 import json
 import threading
 
+import pytest
 from fake_engine import ScriptedModels
 
 from core.frontends import protocol as p
@@ -16,6 +17,16 @@ from core.world.paths import BASE
 
 def _disk_full(*args):
     raise OSError(28, "No space left on device")
+
+
+@pytest.fixture
+def full_disk(monkeypatch):
+    """A session over scripted models whose saves after training fail (a full disk), and its events."""
+    monkeypatch.setattr("fake_engine.STEP_SECONDS", 0.0)
+    models = ScriptedModels()
+    monkeypatch.setattr(models, "save_new", _disk_full)
+    events: list = []
+    return Session(events.append, models), events
 
 
 def _serve(lines: list[str]) -> list[dict]:
@@ -88,13 +99,9 @@ def test_two_runs_of_one_mix_and_seed_in_the_same_second_keep_both_models(tmp_pa
     ]
 
 
-def test_a_model_that_could_not_be_saved_stays_in_memory_and_can_be_saved_later(tmp_path, monkeypatch):
+def test_a_model_that_could_not_be_saved_stays_in_memory_and_can_be_saved_later(tmp_path, full_disk):
     """If saving after training fails (a full disk), the model is kept and announced; Save writes it later."""
-    monkeypatch.setattr("fake_engine.STEP_SECONDS", 0.0)
-    models = ScriptedModels()
-    monkeypatch.setattr(models, "save_new", _disk_full)
-    events: list = []
-    session = Session(events.append, models)
+    session, events = full_disk
     session.handle(p.Train(1, "two_digit=4", {"steps": 2}, str(BASE), str(tmp_path), 3))
     (trained,) = [e for e in events if isinstance(e, p.Trained)]
     assert trained.path == "" and "kept in memory" in trained.note and trained.key in session.loaded
@@ -108,15 +115,11 @@ def test_a_model_that_could_not_be_saved_stays_in_memory_and_can_be_saved_later(
     assert isinstance(events[-1], p.Failed) and events[-1].what == "save" and events[-1].id == 3
 
 
-def test_the_engine_holds_a_bounded_number_of_models_and_never_drops_one_only_in_memory(tmp_path, monkeypatch):
+def test_the_engine_holds_a_bounded_number_of_models_and_never_drops_one_only_in_memory(tmp_path, full_disk):
     """Past MAX_LOADED models, the least recently used one with a file is unloaded (and said so); memory-only stay."""
     from core.frontends.session import MAX_LOADED
 
-    monkeypatch.setattr("fake_engine.STEP_SECONDS", 0.0)
-    models = ScriptedModels()
-    monkeypatch.setattr(models, "save_new", _disk_full)
-    events: list = []
-    session = Session(events.append, models)
+    session, events = full_disk
     session.handle(p.Train(1, "two_digit=4", {"steps": 1}, str(BASE), str(tmp_path), 3))  # only in memory
     for i in range(MAX_LOADED + 2):
         session.handle(p.Load(f"m{i}", str(BASE)))

@@ -49,20 +49,37 @@ def _positive_int(text: str) -> int:
     return n
 
 
-def _seeds(text: str) -> list[str]:
-    seeds = [s.strip() for s in text.split(",") if s.strip()]
-    if not seeds:
-        raise argparse.ArgumentTypeError("expected seeds such as 0,1,2")
-    return seeds
+SETTING_FLAGS = (  # (flag, what it sets): the fine-tuning settings a command can take
+    ("steps", "optimiser steps"),
+    ("lr", "AdamW learning rate"),
+    ("dropout", "dropout"),
+    ("batch-size", "demonstrations per step"),
+    ("weight-decay", "AdamW weight decay"),
+)
 
 
-def _settings_flags(s: argparse.ArgumentParser, ft) -> None:
-    """The fine-tuning hyper-parameter flags shared by `train` and `plate`; checked by FinetuneSettings."""
-    s.add_argument("--steps", help=f"optimiser steps (default {ft.steps})")
-    s.add_argument("--lr", help=f"AdamW learning rate (default {ft.lr})")
-    s.add_argument("--dropout", help=f"dropout (default {ft.dropout})")
-    s.add_argument("--batch-size", help=f"demonstrations per step (default {ft.batch_size})")
-    s.add_argument("--weight-decay", help=f"AdamW weight decay (default {ft.weight_decay})")
+def _settings_flags(s: argparse.ArgumentParser, ft, how: str = "one") -> None:
+    """The fine-tuning setting flags, each checked by FinetuneSettings: one value (`train`, `plate`), a
+    comma-separated list to sweep (`sweep`), or a value to filter stored runs by (`runs`, `report`)."""
+    for flag, what in SETTING_FLAGS:
+        default = getattr(ft, flag.replace("-", "_"))
+        text = {
+            "one": f"{what} (default {default})",
+            "sweep": f"{what}: comma-separated values (default {default})",
+            "filter": f"only runs with this {what}",
+        }[how]
+        s.add_argument(f"--{flag}", help=text)
+
+
+def _held_out_flag(s: argparse.ArgumentParser, filter_only: bool = False) -> None:
+    from ..world.settings import HELD_OUT
+
+    if filter_only:
+        s.add_argument("--held-out", help="only runs scored on this many sums per family (a number or 'all')")
+    else:
+        s.add_argument(
+            "--held-out", default=str(HELD_OUT), help=f"sums per family: a number or 'all' (default {HELD_OUT})"
+        )
 
 
 def finetune_settings(args, seed: str | None = None):
@@ -81,7 +98,7 @@ def finetune_settings(args, seed: str | None = None):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from ..world.settings import HELD_OUT, FinetuneSettings, PretrainSettings
+    from ..world.settings import FinetuneSettings, PretrainSettings
 
     ft, pt = FinetuneSettings(), PretrainSettings()
     p = _Parser(
@@ -126,7 +143,7 @@ def build_parser() -> argparse.ArgumentParser:
         "held-out sums; prints solved/total and the failure kinds.",
     )
     s.add_argument("checkpoint", type=Path)
-    s.add_argument("--held-out", default=str(HELD_OUT), help=f"sums per family: a number or 'all' (default {HELD_OUT})")
+    _held_out_flag(s)
     s.add_argument("--seed", default=None, help="held-out sets of this seed (default: the checkpoint's training seed)")
     s.add_argument("--json", type=Path, default=None, help="also write the scores and episodes here")
 
@@ -145,9 +162,9 @@ def build_parser() -> argparse.ArgumentParser:
         description="Fine-tune the plate's three mixes on each seed in parallel processes, "
         "score them, print the table beside the plate's numbers and write every run to JSON.",
     )
-    s.add_argument("--seeds", type=_seeds, default=[0, 1, 2], help="comma-separated seeds (default 0,1,2)")
+    s.add_argument("--seeds", default="0,1,2", help="seeds: 0,1,2, 0-9 or 0-4,10 (default 0,1,2)")
     _settings_flags(s, ft)
-    s.add_argument("--held-out", default=str(HELD_OUT), help=f"sums per family: a number or 'all' (default {HELD_OUT})")
+    _held_out_flag(s)
     s.add_argument("--workers", type=_positive_int, default=WORKERS, help=f"parallel processes (default {WORKERS})")
     s.add_argument("--json", type=Path, default=None, help="write every run here")
     _store_flag(s)
@@ -166,16 +183,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     s.add_argument("--plate", action="store_true", help="the plate's three mixes")
     s.add_argument("--seeds", default="0-2", help="seeds: 0-9, 0,1,2 or 0-4,10 (default 0-2)")
-    s.add_argument("--held-out", default=str(HELD_OUT), help=f"sums per family: a number or 'all' (default {HELD_OUT})")
-    for name, help_text in (
-        ("steps", "optimiser steps"),
-        ("lr", "learning rates"),
-        ("batch-size", "batch sizes"),
-        ("dropout", "dropouts"),
-        ("weight-decay", "weight decays"),
-    ):
-        default = getattr(ft, name.replace("-", "_"))
-        s.add_argument(f"--{name}", help=f"{help_text}, comma-separated (default {default})")
+    _held_out_flag(s)
+    _settings_flags(s, ft, "sweep")
     s.add_argument(
         "--workers",
         type=_positive_int,
@@ -195,9 +204,8 @@ def build_parser() -> argparse.ArgumentParser:
         s = sub.add_parser(name, help=help_text, description=help_text[0].upper() + help_text[1:] + ".")
         s.add_argument("--mix", action="append", default=[], help="only this mix (repeat for several)")
         s.add_argument("--seeds", help="only these seeds (0-9, 0,1,2)")
-        s.add_argument("--held-out", help="only runs scored on this many sums per family (a number or 'all')")
-        for setting in ("steps", "lr", "batch-size", "dropout", "weight-decay"):
-            s.add_argument(f"--{setting}", help=f"only runs with this {setting.replace('-', ' ')}")
+        _held_out_flag(s, filter_only=True)
+        _settings_flags(s, ft, "filter")
         s.add_argument("--base", type=Path, help="only runs from this base checkpoint ('shipped' for the shipped one)")
         _store_flag(s)
         if name == "runs":

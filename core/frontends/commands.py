@@ -8,7 +8,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.text import Text
 
-from ..results.grid import Grid
+from ..results.grid import Grid, parse_seeds
 from ..results.store import Store, StoredRun, run_key
 from ..world.files import check_output, write_json
 from ..world.header import read_header, weights_hash
@@ -160,7 +160,7 @@ def plate(args) -> int:
 
     read_header(BASE)  # fail fast, before starting processes
     held_out = held_out_from_text(args.held_out)
-    seeds = tuple(finetune_settings(args, seed).seed for seed in args.seeds)
+    seeds = parse_seeds(args.seeds)
     settings = finetune_settings(args)
     if args.json:
         check_output(args.json, inputs=[BASE])

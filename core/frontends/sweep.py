@@ -69,10 +69,9 @@ def run_jobs(
     start = time.perf_counter()
     executor, close = _executor(workers, cluster)
     try:
-        remote = cluster is not None
-        futures: dict[Future, Job] = {
-            executor.submit(_run_job(), _spec(job, base, base_hash, remote)): job for job in todo
-        }
+        where = _base_for_workers(base, remote=cluster is not None)  # read once, not once per job
+        run_job = _run_job()
+        futures: dict[Future, Job] = {executor.submit(run_job, _spec(job, base_hash, where)): job for job in todo}
         for future in as_completed(futures):
             job = futures[future]
             run = None
@@ -105,19 +104,23 @@ def _run_job():
     return run_job
 
 
-def _spec(job: Job, base: Path, base_hash: str, remote: bool) -> dict:
-    spec = {
+def _base_for_workers(base: Path, remote: bool) -> dict:
+    """How workers find the base: its path (local), nothing (remote, the shipped one), or its bytes (remote, other)."""
+    if not remote:
+        return {"base_path": str(base)}
+    if Path(base).resolve() == BASE.resolve():
+        return {}  # every worker has the shipped base in its package
+    return {"base_bytes": Path(base).read_bytes()}
+
+
+def _spec(job: Job, base_hash: str, where: dict) -> dict:
+    return {
         "mix": job.cell.mix.spec(),
         "settings": job.settings.to_dict(),
         "held_out": job.held_out,
         "base_hash": base_hash,
+        **where,
     }
-    shipped = Path(base).resolve() == BASE.resolve()
-    if not remote:
-        spec["base_path"] = str(base)
-    elif not shipped:
-        spec["base_bytes"] = Path(base).read_bytes()  # a remote worker has the shipped base, not this one
-    return spec
 
 
 def _executor(workers: int, cluster: str | None) -> tuple[Executor, Callable[..., None]]:
