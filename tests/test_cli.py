@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from core.frontends.cli import USAGE_ERROR, main
-from core.world.header import read_metadata
+from core.world.header import read_header, read_metadata
+from core.world.vocab import CHARS
 
 BREADTH = Path(sys.executable).parent / "breadth"
 
@@ -238,3 +239,27 @@ def test_pretrain_writes_to_the_users_folder_never_into_the_package(capsys, tmp_
     out = tmp_path / "elsewhere.safetensors"
     assert main(["pretrain", "--steps", "2", "--out", str(out)]) == 0
     assert read_metadata(out).settings.steps == 2
+
+
+def test_pretrain_makes_the_shape_it_is_given_and_refuses_one_that_cannot_hold_an_episode(capsys, tmp_path):
+    """`pretrain --position rope --layers 1 --heads 2 --width 16` writes that model; a short context is one line."""
+    out = tmp_path / "rope.safetensors"
+    argv = ["pretrain", "--steps", "2", "--position", "rope", "--layers", "1", "--heads", "2", "--width", "16"]
+    assert main([*argv, "--lr", "1e-3", "--batch-size", "4", "--warmup", "1", "--out", str(out)]) == 0
+    header = read_header(out)
+    assert header.model | {"dropout": 0} == {
+        "vocab_size": len(CHARS),
+        "block_size": 64,
+        "n_layer": 1,
+        "n_head": 2,
+        "n_embd": 16,
+        "position": "rope",
+        "dropout": 0,
+    }
+    assert "wpe.weight" not in header.tensors  # rotary positions have no table
+    assert (header.run.settings.lr, header.run.settings.batch_size) == (1e-3, 4)
+    capsys.readouterr()
+    assert "context must be from 64" in _usage_error(capsys, ["pretrain", "--context", "20", "--out", tmp_path / "c"])
+    assert "not a multiple" in _usage_error(capsys, ["pretrain", "--width", "97", "--out", tmp_path / "w"])
+    assert "layers must be a whole" in _usage_error(capsys, ["pretrain", "--layers", "x", "--out", tmp_path / "l"])
+    assert not (tmp_path / "c").exists() and not (tmp_path / "w").exists()

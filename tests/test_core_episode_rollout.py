@@ -173,7 +173,7 @@ def test_never_closing_the_answer_ends_too_long():
     assert ep.end is End.TOO_LONG
     assert ep.answer is None
     assert len(ep.transcript.text) == MAX_LENGTH - 1  # the start token fills the first position
-    assert ep.transcript.text == "23+45=B23+45|68|68" + "8" * 13
+    assert ep.transcript.text == "23+45=B23+45|68|68" + "8" * (MAX_LENGTH - 1 - len("23+45=B23+45|68|68"))
 
 
 def test_rollout_respects_a_shorter_max_length():

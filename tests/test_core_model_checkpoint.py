@@ -14,11 +14,12 @@ from safetensors.torch import save_file
 
 from core.learning import checkpoint
 from core.learning.model import GPT, GPTConfig, KVCache
+from core.world.episode import MAX_LENGTH
 from core.world.header import CheckpointError, read_header
 from core.world.records import HeldOutScore, RunMeta
 from core.world.vocab import VOCAB_SIZE
 
-TINY = dict(vocab_size=VOCAB_SIZE, block_size=32, n_layer=2, n_head=2, n_embd=16)
+TINY = dict(vocab_size=VOCAB_SIZE, block_size=MAX_LENGTH, n_layer=2, n_head=2, n_embd=16)
 
 
 @pytest.fixture
@@ -90,7 +91,7 @@ def test_save_load_round_trip(tiny, tmp_path):
     assert model.head.weight is model.wte.weight
     assert not model.training
     assert header.run == run
-    assert header.model == TINY | {"dropout": 0.0}
+    assert header.model == TINY | {"dropout": 0.0, "position": "learned"}
     assert header.meta["params"] == tiny.num_params()
     assert read_header(path) == header
 
@@ -233,6 +234,8 @@ def test_metadata_for_another_program(tiny, tmp_path, change, needle):
         {"colour": "blue"},  # a field the model does not have
         {"vocab_size": 20},  # tensors could match, but decoding would index past the vocabulary
         {"block_size": 10**7},  # refused before allocating a huge position table
+        {"position": "rope"},  # rotary: no position table, yet the file has one
+        {"position": "spiral"},  # no such position scheme
     ],
 )
 def test_metadata_config_mismatching_the_tensors(tiny, tmp_path, change):

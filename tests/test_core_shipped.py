@@ -30,15 +30,18 @@ def test_two_digit_model_makes_at_most_one_call_on_three_digit_sums(shipped):
     scores, scored = shipped["two_digit_70"]
     assert max(_calls(scored, "three_digit")) <= 1
     assert scores["three_digit"].solved == 0
-    assert scores["two_digit"].solved >= 24  # it did learn its own family (29/30 when shipped)
+    assert scores["two_digit"].solved >= 27  # it did learn its own family (30/30 when shipped)
 
 
-def test_three_digit_model_splits_two_digit_sums(shipped):
-    """A three-digit-only model never makes the single call a two-digit sum needs, so it solves none."""
+def test_three_digit_model_never_makes_the_call_a_two_digit_sum_needs(shipped):
+    """A three-digit-only model never calls `a+b` on the two two-digit operands, so it solves none of them."""
     scores, scored = shipped["three_digit_70"]
-    assert 1 not in _calls(scored, "two_digit")
+    for s in scored:
+        if s.problem.family == "two_digit":
+            a, b = s.problem.operands
+            assert f"{a}+{b}" not in [call.body for call in s.episode.calls], s.episode.transcript.text
     assert scores["two_digit"].solved == 0
-    assert scores["three_digit"].solved >= 24  # 28/30 when shipped
+    assert scores["three_digit"].solved >= 27  # 30/30 when shipped
 
 
 def test_mix_model_learns_both_procedures(shipped):
@@ -47,3 +50,36 @@ def test_mix_model_learns_both_procedures(shipped):
     assert set(_calls(scored, "two_digit")) == {1}
     assert set(_calls(scored, "three_digit")) == {2}
     assert scores["two_digit"].solved > 0 and scores["three_digit"].solved > 0
+
+
+def test_shipped_models_score_what_their_metadata_says(shipped):
+    """Evaluating a shipped model here gives exactly the held-out scores it was shipped with (another CPU too).
+
+    Training is bit-identical only on one machine; a fixed model's greedy scores must hold on any.
+    """
+    for name, preset in PRESETS.items():
+        header = checkpoint.read_header(preset.shipped)
+        scores, _ = shipped[name]
+        assert header.run.held_out == 30 and set(scores) == set(header.run.scores)
+        for family, recorded in header.run.scores.items():
+            assert (scores[family].solved, scores[family].failures) == (recorded.solved, recorded.failures), (
+                name,
+                family,
+            )
+
+
+@pytest.mark.slow
+def test_the_default_recipe_gives_the_plate_pattern_on_seed_0_on_this_machine(one_thread):
+    """Trained here (any CPU) with the default recipe on seed 0 and scored on 200 sums per family, the plate's
+    three mixes land within the recipe's targets: each single family at least 95% / 90% on its own and at most
+    2% on the other, the mix above 0% on both."""
+    from core.learning.experiment import finetune_run
+    from core.world.settings import FinetuneSettings
+
+    rates = {}
+    for name, preset in PRESETS.items():
+        _, record = finetune_run(preset.mix, FinetuneSettings(seed=0), held_out=200)
+        rates[name] = {family: s.rate for family, s in record.scores.items()}
+    assert rates["two_digit_70"]["two_digit"] >= 0.95 and rates["two_digit_70"]["three_digit"] <= 0.02, rates
+    assert rates["three_digit_70"]["three_digit"] >= 0.90 and rates["three_digit_70"]["two_digit"] <= 0.02, rates
+    assert min(rates["mix_35_35"].values()) > 0, rates

@@ -12,17 +12,18 @@ import time
 
 import pytest
 
-from core.results.grid import Grid, GridError, parse_seeds, parse_share, parse_values
-from core.results.report import compare, summarise
+from core.results.grid import Grid, GridError, parse_budget, parse_seeds, parse_share, parse_values
+from core.results.report import budget, compare, summarise
 from core.results.store import SCHEMA, Store, StoredRun, StoreError, run_key
 from core.world.mix import Mix
 from core.world.records import HeldOutScore, RunMeta
 from core.world.settings import FinetuneSettings
 
 
-def _run(seed: int, solved: int, mix: str = "two_digit=70", lr: float = 2e-3) -> StoredRun:
+def _run(seed: int, solved: int, mix: str = "two_digit=70", lr: float = 2e-3, other: int = 0) -> StoredRun:
     settings = FinetuneSettings(seed=seed, lr=lr)
     scores = {"two_digit": HeldOutScore("two_digit", solved, 30, {"no call": 30 - solved} if solved < 30 else {})}
+    scores["three_digit"] = HeldOutScore("three_digit", other, 30, {"no call": 30 - other} if other < 30 else {})
     run = RunMeta("finetune", settings, mix, seed, 30, scores, (2.0, 1.0), 4.0, 0.1)
     return StoredRun(run_key(mix, settings, 30, "base0"), run, "base0", "test", versions={"torch": "x"})
 
@@ -183,7 +184,43 @@ def test_report_pairs_cells_by_seed():
     runs = [_run(s, 15 + s, lr=1e-3) for s in range(4)] + [_run(s, 20 + s) for s in range(4)]
     a, b = sorted(summarise(runs), key=lambda c: c.key.settings.lr)
     assert a.seeds == b.seeds == (0, 1, 2, 3)
-    (diff,) = compare(a, b)
+    diff, same = compare(a, b)
+    assert same.family == "three_digit" and same.mean == 0  # both solve none of it on every seed
     assert diff.seeds == 4 and diff.mean == pytest.approx(5 / 30)
     assert diff.low == pytest.approx(5 / 30) and diff.high == pytest.approx(5 / 30)  # the same gap on every seed
     assert a.families["two_digit"].mean == pytest.approx(sum(15 + s for s in range(4)) / 120)
+
+
+def test_a_budget_is_each_family_alone_and_an_even_mix_at_every_total():
+    """`a/b=10,35`: at each total, a alone, b alone and an even mix (an odd total gives a the extra one)."""
+    mixes = [m.spec() for m in parse_budget("two_digit/three_digit=10,35")]
+    assert mixes == [
+        "two_digit=10",
+        "three_digit=10",
+        "two_digit=5,three_digit=5",
+        "two_digit=35",
+        "three_digit=35",
+        "two_digit=18,three_digit=17",
+    ]
+    for bad in ("two_digit=10", "two_digit/two_digit=10", "two_digit/three_digit=1", "two_digit/nope=10", "a/b=x"):
+        with pytest.raises(GridError) as info:
+            parse_budget(bad)
+        assert "\n" not in str(info.value)
+
+
+def test_the_cost_of_mixing_pairs_each_family_alone_with_its_share_of_the_mix():
+    """A budget's point for a family at a total: alone vs in the mix, and their difference paired by seed."""
+    runs = []
+    for s in range(3):
+        runs.append(_run(s, 28, "two_digit=10", other=0))
+        runs.append(_run(s, 0, "three_digit=10", other=27))
+        runs.append(_run(s, 20 + s, "two_digit=5,three_digit=5", other=25))
+    points = budget(summarise(runs))
+    assert [(p.family, p.total, p.mixed_count) for p in points] == [("three_digit", 10, 5), ("two_digit", 10, 5)]
+    three, two = points
+    assert three.alone.mean == pytest.approx(27 / 30) and three.mixed.mean == pytest.approx(25 / 30)
+    n, mean, low, high = two.paired()
+    assert n == 3 and mean == pytest.approx((-8 - 7 - 6) / 3 / 30) and low < mean < high
+    assert budget(summarise(runs[:1])) == []  # a single-family run alone makes no budget
+    other_lr = [_run(s, 20, "two_digit=5,three_digit=5", lr=1e-3) for s in range(3)]
+    assert budget(summarise(runs + other_lr)) == []  # cells that differ by more than the mix are not one budget

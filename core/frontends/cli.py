@@ -98,7 +98,7 @@ def finetune_settings(args, seed: str | None = None):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from ..world.settings import FinetuneSettings, PretrainSettings
+    from ..world.settings import POSITIONS, WINDOWS, FinetuneSettings, ModelShape, PretrainSettings
 
     ft, pt = FinetuneSettings(), PretrainSettings()
     p = _Parser(
@@ -116,6 +116,20 @@ def build_parser() -> argparse.ArgumentParser:
     )
     s.add_argument("--steps", help=f"optimiser steps (default {pt.steps})")
     s.add_argument("--seed", help=f"seed (default {pt.seed})")
+    s.add_argument("--lr", help=f"peak AdamW learning rate (default {pt.lr:g})")
+    s.add_argument("--batch-size", help=f"worksheet windows per step (default {pt.batch_size})")
+    s.add_argument("--warmup", help=f"warm-up steps before the cosine decay (default {pt.warmup})")
+    s.add_argument(
+        "--windows",
+        choices=WINDOWS,
+        help=f"where training windows start: at a line's start, as episodes do, or anywhere (default {pt.windows})",
+    )
+    shape = ModelShape()
+    for name, flag in ModelShape.FLAGS.items():
+        s.add_argument(f"--{flag}", dest=name, help=f"model {flag} (default {getattr(shape, name)})")
+    s.add_argument(
+        "--position", choices=POSITIONS, help=f"position scheme: learned table or rotary (default {shape.position})"
+    )
     s.add_argument(
         "--out",
         type=Path,
@@ -180,6 +194,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--share",
         help="a share between two families, e.g. two_digit/three_digit=70:7 "
         "(70 demonstrations split 0/70, 7/63, ..., 70/0)",
+    )
+    s.add_argument(
+        "--budget",
+        help="the cost of mixing, e.g. two_digit/three_digit=10,20,35,70,140: at each total, each family alone "
+        "and an even mix of the two",
     )
     s.add_argument("--plate", action="store_true", help="the plate's three mixes")
     s.add_argument("--seeds", default="0-2", help="seeds: 0-9, 0,1,2 or 0-4,10 (default 0-2)")

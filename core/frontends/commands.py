@@ -17,7 +17,7 @@ from ..world.paths import BASE, default_base_out
 from ..world.presets import PRESETS
 from ..world.probe import parse_sum
 from ..world.records import RunMeta
-from ..world.settings import FinetuneSettings, PretrainSettings, held_out_from_text
+from ..world.settings import FinetuneSettings, ModelShape, PretrainSettings, held_out_from_text
 from .cli import finetune_settings
 from .tables import episode_json, episode_lines, episode_text, plate_table, scores_table
 
@@ -47,12 +47,14 @@ def pretrain(args) -> int:
     from ..learning.train import pretrain as run_pretrain
     from ..learning.train import use_one_thread
 
-    given = {"steps": args.steps, "seed": args.seed}
+    given = {name: getattr(args, name) for name in ("steps", "seed", "lr", "batch_size", "warmup", "windows")}
     settings = PretrainSettings.from_text(**{k: v for k, v in given.items() if v is not None})
+    given = {name: getattr(args, name) for name in (*ModelShape.FLAGS, "position")}
+    shape = ModelShape.from_text(**{k: v for k, v in given.items() if v is not None})
     out = check_output(args.out or default_base_out())
     use_one_thread()
     torch.manual_seed(settings.seed)
-    model = GPT(GPTConfig())
+    model = GPT(GPTConfig(**shape.to_dict()))
     console.print(f"pre-training a {model.num_params():,}-parameter model on single-digit worksheets")
     start = time.perf_counter()
     with _progress() as bar:

@@ -10,9 +10,9 @@ from pathlib import Path
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-from ..results.figures import sweep_figure
-from ..results.grid import SWEEPABLE, Grid, GridError, parse_seeds, parse_share, parse_values
-from ..results.report import CellSummary, compare, summarise
+from ..results.figures import figure
+from ..results.grid import SWEEPABLE, Grid, GridError, parse_budget, parse_seeds, parse_share, parse_values
+from ..results.report import CellSummary, budget, compare, summarise
 from ..results.store import Store, StoredRun
 from ..world.files import check_output, user_path, write_atomic, write_json
 from ..world.header import read_header, weights_hash
@@ -21,7 +21,7 @@ from ..world.paths import BASE
 from ..world.presets import PRESETS
 from ..world.settings import FinetuneSettings, SettingsError, held_out_from_text
 from .sweep import run_jobs
-from .tables import cells_table, differences_table, runs_table
+from .tables import budget_table, cells_table, differences_table, runs_table
 
 console = Console(highlight=False)
 
@@ -87,8 +87,10 @@ def _grid(args) -> Grid:
     mixes += [Mix.parse(text) for text in args.mix]
     if args.share:
         mixes += parse_share(args.share)
+    if args.budget:
+        mixes += parse_budget(args.budget)
     if not mixes:
-        raise GridError("no mixes: give --mix (repeatable), --share or --plate")
+        raise GridError("no mixes: give --mix (repeatable), --share, --budget or --plate")
     mixes = list(dict.fromkeys(mixes))
     values = []
     for name in SWEEPABLE:
@@ -163,12 +165,16 @@ def _filtered(args) -> list[StoredRun]:
         return store.runs(base_hash, mixes, seeds, held_out, **filters)
 
 
-def _write_outputs(cells: list[CellSummary], json_path: Path | None, figure: Path | None) -> None:
+def _write_outputs(cells: list[CellSummary], json_path: Path | None, figure_path: Path | None) -> None:
+    points = budget(cells)
+    if points:
+        title = "the cost of mixing: each family alone and in an even mix of the same total"
+        console.print(budget_table(points, title))
     if json_path:
         write_json(json_path, [_cell_json(c) for c in cells])
         console.print(f"wrote {json_path}")
-    if figure:
-        for path in sweep_figure(cells, figure):
+    if figure_path:
+        for path in figure(cells, figure_path):
             console.print(f"wrote {path}")
 
 

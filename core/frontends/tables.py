@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.table import Table
 from rich.text import Text
 
-from ..results.report import CellSummary, PairedDifference, varied
+from ..results.report import BudgetPoint, CellSummary, PairedDifference, varied
 from ..results.store import StoredRun
 from ..world.families import FAMILIES
 from ..world.mix import short_spec
@@ -170,4 +170,33 @@ def runs_table(runs: list[StoredRun], title: str) -> Table:
         row += [r.run.scores[name].percent() if name in r.run.scores else "-" for name in names]
         row += [f"{r.run.train_seconds + r.run.eval_seconds:.1f}", r.source]
         t.add_row(*row)
+    return t
+
+
+def budget_table(points: list[BudgetPoint], title: str) -> Table:
+    """Per family and total: success trained alone and in an even mix, and the paired cost of mixing."""
+    t = Table(title=title, title_justify="left")
+    t.add_column("family")
+    t.add_column("total", justify="right")
+    t.add_column("alone %", justify="right")
+    t.add_column("95%", justify="right", style="dim")
+    t.add_column("in the mix %", justify="right")
+    t.add_column("95%", justify="right", style="dim")
+    t.add_column("own demos", justify="right", style="dim")
+    t.add_column("mix - alone (paired)", justify="right")
+    for i, p in enumerate(points):
+        short = FAMILIES[p.family].short if p.family in FAMILIES else p.family
+        n, mean, low, high = p.paired()
+        last = i == len(points) - 1 or points[i + 1].family != p.family
+        t.add_row(
+            short,
+            str(p.total),
+            f"{100 * p.alone.mean:.1f}",
+            f"{100 * p.alone.low:.0f}-{100 * p.alone.high:.0f}",
+            f"{100 * p.mixed.mean:.1f}",
+            f"{100 * p.mixed.low:.0f}-{100 * p.mixed.high:.0f}",
+            str(p.mixed_count),
+            f"{100 * mean:+.1f} [{100 * low:+.0f}, {100 * high:+.0f}]" if n > 1 else f"{100 * mean:+.1f}",
+            end_section=last,
+        )
     return t

@@ -1,6 +1,8 @@
 """A nanoGPT-style character transformer in one file, with a KV cache for incremental decoding.
 
-Pre-LayerNorm blocks, learned positions, output head tied to the token embedding. `forward` with a
+Pre-LayerNorm blocks, output head tied to the token embedding, and one of two position schemes:
+a learned table of absolute positions (nanoGPT's), or rotary embeddings (RoPE) that rotate queries and
+keys by their position, so attention depends on offsets and a copying head works alike at every offset. `forward` with a
 `KVCache` appends the new positions' keys and values, so decoding one more token costs one
 position, not the whole sequence.
 """
@@ -28,6 +30,7 @@ class GPTConfig:
     n_head: int = 4  # attention heads per block
     n_embd: int = 96  # residual stream width
     dropout: float = 0.0  # dropout in attention, MLP and embeddings while training
+    position: str = "learned"  # "learned": absolute position table; "rope": rotary embeddings in attention
 
     def to_dict(self) -> dict:
         """Plain fields, for checkpoint metadata."""
@@ -52,6 +55,25 @@ class KVCache:
         return self.k[layer, :, :, :end], self.v[layer, :, :, :end]
 
 
+POSITIONS = ("learned", "rope")
+
+
+def rotary_tables(config: GPTConfig) -> tuple[torch.Tensor, torch.Tensor]:
+    """cos and sin (block_size, head_size / 2) of RoPE's rotation angles, base 10,000."""
+    hs = config.n_embd // config.n_head
+    freqs = 1.0 / (10_000 ** (torch.arange(0, hs - 1, 2, dtype=torch.float32) / hs))  # (hs/2,)
+    angles = torch.outer(torch.arange(config.block_size, dtype=torch.float32), freqs)  # (T_max, hs/2)
+    return angles.cos(), angles.sin()
+
+
+def rotate(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+    """x (B, nh, T, hs) with each pair of halves rotated by its position's angles cos, sin (T, hs/2)."""
+    half = x.size(-1) // 2
+    x1, x2 = x[..., :half], x[..., half : 2 * half]
+    rotated = torch.cat((x1 * cos - x2 * sin, x1 * sin + x2 * cos), dim=-1)
+    return torch.cat((rotated, x[..., 2 * half :]), dim=-1)  # an odd head size keeps its last channel
+
+
 class CausalSelfAttention(nn.Module):
     """Multi-head masked self-attention."""
 
@@ -65,10 +87,12 @@ class CausalSelfAttention(nn.Module):
         self.n_head = config.n_head
         self.dropout = config.dropout
 
-    def forward(self, x: torch.Tensor, cache: KVCache | None = None, layer: int = 0) -> torch.Tensor:
+    def forward(self, x: torch.Tensor, cache: KVCache | None = None, layer: int = 0, rope=None) -> torch.Tensor:
         B, T, C = x.size()
         q, k, v = self.c_attn(x).split(C, dim=2)
         q, k, v = (t.view(B, T, self.n_head, C // self.n_head).transpose(1, 2) for t in (q, k, v))  # (B, nh, T, hs)
+        if rope is not None:  # (cos, sin) of these T positions
+            q, k = rotate(q, *rope), rotate(k, *rope)
         p = self.dropout if self.training else 0.0
         if cache is None:
             y = F.scaled_dot_product_attention(q, k, v, dropout_p=p, is_causal=True)
@@ -105,19 +129,25 @@ class Block(nn.Module):
         self.ln_2 = nn.LayerNorm(config.n_embd)
         self.mlp = MLP(config)
 
-    def forward(self, x: torch.Tensor, cache: KVCache | None = None, layer: int = 0) -> torch.Tensor:
-        x = x + self.attn(self.ln_1(x), cache, layer)
+    def forward(self, x: torch.Tensor, cache: KVCache | None = None, layer: int = 0, rope=None) -> torch.Tensor:
+        x = x + self.attn(self.ln_1(x), cache, layer, rope)
         return x + self.mlp(self.ln_2(x))
 
 
 class GPT(nn.Module):
-    """The language model: token and position embeddings, blocks, final norm, tied head."""
+    """The language model: token (and learned position) embeddings, blocks, final norm, tied head."""
 
     def __init__(self, config: GPTConfig):
         super().__init__()
+        if config.position not in POSITIONS:
+            raise ValueError(f"position must be one of {', '.join(POSITIONS)}, not {config.position!r}")
         self.config = config
         self.wte = nn.Embedding(config.vocab_size, config.n_embd)
-        self.wpe = nn.Embedding(config.block_size, config.n_embd)
+        self.wpe = nn.Embedding(config.block_size, config.n_embd) if config.position == "learned" else None
+        if config.position == "rope":  # derived from the shape, so not saved with the weights
+            cos, sin = rotary_tables(config)
+            self.register_buffer("rope_cos", cos, persistent=False)
+            self.register_buffer("rope_sin", sin, persistent=False)
         self.drop = nn.Dropout(config.dropout)
         self.blocks = nn.ModuleList(Block(config) for _ in range(config.n_layer))
         self.ln_f = nn.LayerNorm(config.n_embd)
@@ -156,10 +186,15 @@ class GPT(nn.Module):
         B, T = idx.size()
         start = cache.pos if cache is not None else 0
         assert start + T <= self.config.block_size, "sequence longer than the context"
-        pos = torch.arange(start, start + T)  # (T,)
-        x = self.drop(self.wte(idx) + self.wpe(pos))  # (B, T, C)
+        x = self.wte(idx)  # (B, T, C)
+        rope = None
+        if self.wpe is not None:
+            x = x + self.wpe(torch.arange(start, start + T))
+        else:
+            rope = (self.rope_cos[start : start + T], self.rope_sin[start : start + T])  # (T, hs/2) each
+        x = self.drop(x)
         for i, block in enumerate(self.blocks):
-            x = block(x, cache, i)
+            x = block(x, cache, i, rope)
         if cache is not None:
             cache.pos += T
         logits = self.head(self.ln_f(x))  # (B, T, vocab)

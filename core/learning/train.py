@@ -18,7 +18,7 @@ import torch
 from ..world.families import Problem
 from ..world.records import Diverged, OnStep, StepStats
 from ..world.settings import FinetuneSettings, PretrainSettings
-from ..world.vocab import encode
+from ..world.vocab import BOS, encode
 from ..world.worksheets import worksheet_stream
 from .model import GPT
 
@@ -108,9 +108,13 @@ def pretrain(settings: PretrainSettings, model: GPT, on_step: OnStep | None = No
     gen = torch.Generator().manual_seed(settings.seed)
     T = model.config.block_size
     data = torch.tensor(encode(worksheet_stream(settings.seed, 20_000)))
+    if settings.windows == "lines":  # windows start at a line's start token, as every episode does
+        starts = (data[: len(data) - T - 1] == encode(BOS)[0]).nonzero()[:, 0]
+    else:
+        starts = torch.arange(len(data) - T - 1)
 
     def windows(step: int) -> Batch:
-        ix = torch.randint(len(data) - T - 1, (settings.batch_size,), generator=gen)
+        ix = starts[torch.randint(len(starts), (settings.batch_size,), generator=gen)]
         x = torch.stack([data[i : i + T] for i in ix])  # (B, T)
         y = torch.stack([data[i + 1 : i + T + 1] for i in ix])  # (B, T): every next character counts
         return x, y

@@ -12,7 +12,7 @@ from pathlib import Path
 from ..world.families import FAMILIES
 from ..world.files import write_atomic
 from ..world.mix import Mix
-from .report import CellSummary, varied
+from .report import BudgetPoint, CellSummary, budget, varied
 
 
 class FigureError(ValueError):
@@ -34,13 +34,73 @@ def axis(cells: list[CellSummary]) -> tuple[str, list[float]]:
     return f"{label} demonstrations (of {sum(mixes[0].values())})", [float(c.get(names[0], 0)) for c in mixes]
 
 
-def sweep_figure(cells: list[CellSummary], out: Path, title: str = "") -> list[Path]:
-    """Draw success per family against the swept value; write `out` as .png and .svg (atomically); the paths."""
+def _pyplot():
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    return plt
+
+
+def _save(fig, out: Path) -> list[Path]:
+    """Write the figure as `out`.png and .svg, atomically; the paths."""
+    written = []
+    for suffix in (".png", ".svg"):
+        buffer = io.BytesIO()
+        fig.savefig(buffer, format=suffix[1:])
+        written.append(write_atomic(out.with_suffix(suffix), buffer.getvalue()))
+    return written
+
+
+def figure(cells: list[CellSummary], out: Path) -> list[Path]:
+    """The picture the cells make: a budget (alone against mixed) if they are one, else a swept curve."""
+    points = budget(cells)
+    return budget_figure(points, out) if points else sweep_figure(cells, out)
+
+
+def budget_figure(points: list[BudgetPoint], out: Path) -> list[Path]:
+    """Per family, held-out success against the total of demonstrations, trained alone and in an even mix."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(6.4, 4.0), dpi=150)
+    families = list(dict.fromkeys(p.family for p in points))
+    for k, name in enumerate(families):
+        mine = [p for p in points if p.family == name]
+        shown = FAMILIES[name].label if name in FAMILIES else name
+        colour = f"C{k}"
+        for which, style in (("alone", "-"), ("mixed", "--")):
+            summaries = [getattr(p, which) for p in mine]
+            ax.errorbar(
+                [p.total for p in mine],
+                [100 * f.mean for f in summaries],
+                yerr=[[100 * (f.mean - f.low) for f in summaries], [100 * (f.high - f.mean) for f in summaries]],
+                marker="o" if which == "alone" else "s",
+                linestyle=style,
+                color=colour,
+                capsize=3,
+                label=f"{shown}: {'trained alone' if which == 'alone' else 'in an even mix'}",
+            )
+    totals = sorted({p.total for p in points})
+    ax.set_xscale("log")
+    ax.set_xticks(totals, [str(t) for t in totals])
+    ax.minorticks_off()
+    ax.set_xlabel("demonstrations in all (a mix gives each family half)")
+    ax.set_ylabel("held-out success (%)")
+    ax.set_ylim(-3, 103)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    seeds = sorted({len(p.alone.rates) for p in points} | {len(p.mixed.rates) for p in points})
+    n = seeds[0] if len(seeds) == 1 else f"{seeds[0]}-{seeds[-1]}"
+    ax.set_title(f"the cost of mixing: mean over {n} seeds, 95% intervals over seeds", fontsize=10)
+    fig.tight_layout()
+    written = _save(fig, out)
+    plt.close(fig)
+    return written
+
+
+def sweep_figure(cells: list[CellSummary], out: Path, title: str = "") -> list[Path]:
+    """Draw success per family against the swept value; write `out` as .png and .svg (atomically); the paths."""
+    plt = _pyplot()
     label, xs = axis(cells)
     order = sorted(range(len(cells)), key=lambda i: xs[i])
     fig, ax = plt.subplots(figsize=(6.4, 4.0), dpi=150)
@@ -63,10 +123,6 @@ def sweep_figure(cells: list[CellSummary], out: Path, title: str = "") -> list[P
     n = seeds[0] if len(seeds) == 1 else f"{seeds[0]}-{seeds[-1]}"
     ax.set_title(title or f"mean over {n} seeds, 95% intervals over seeds", fontsize=10)
     fig.tight_layout()
-    written = []
-    for suffix in (".png", ".svg"):
-        buffer = io.BytesIO()
-        fig.savefig(buffer, format=suffix[1:])
-        written.append(write_atomic(out.with_suffix(suffix), buffer.getvalue()))
+    written = _save(fig, out)
     plt.close(fig)
     return written

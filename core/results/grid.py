@@ -159,3 +159,30 @@ def parse_share(text: str) -> tuple[Mix, ...]:
         return tuple(Mix.of(**{first.strip(): n, second.strip(): total_n - n}) for n in counts)
     except (MixError, TypeError) as e:
         raise GridError(str(e)) from None
+
+
+def parse_budget(text: str) -> tuple[Mix, ...]:
+    """`two_digit/three_digit=10,20,35,70,140`: at each total, each family alone and an even mix of the two.
+
+    An odd total gives the first family the extra demonstration (35: 18 + 17).
+    """
+    families, eq, amounts = text.partition("=")
+    first, slash, second = (part.strip() for part in families.partition("/"))
+    totals = [part.strip() for part in amounts.split(",")]
+    if not (eq and slash and totals and all(t.isdigit() for t in totals)):
+        raise GridError(f"expected a budget such as two_digit/three_digit=10,20,35,70,140, got {text!r}")
+    if first == second:
+        raise GridError(f"a budget compares two different families, not {first!r} twice")
+    mixes = []
+    try:
+        for total in dict.fromkeys(int(t) for t in totals):
+            if total < 2:
+                raise GridError(f"a budget's totals are at least 2 (one demonstration per family), not {total}")
+            mixes += [
+                Mix.of(**{first: total}),
+                Mix.of(**{second: total}),
+                Mix.of(**{first: total - total // 2, second: total // 2}),
+            ]
+    except (MixError, TypeError) as e:
+        raise GridError(str(e)) from None
+    return tuple(mixes)

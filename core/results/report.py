@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from ..world.mix import Mix
 from ..world.settings import FinetuneSettings
 from ..world.stats import mean_interval, paired_difference, wilson
 from .store import StoredRun
@@ -112,3 +113,43 @@ def varied(cells: list[CellSummary]) -> tuple[str, ...]:
     if len({c.key.base_hash for c in cells}) > 1:
         out.append("base")
     return tuple(out)
+
+
+@dataclass(frozen=True)
+class BudgetPoint:
+    """One family at one total of demonstrations: trained alone on the whole total, or in an even mix."""
+
+    family: str
+    total: int
+    alone: FamilySummary
+    mixed: FamilySummary
+    mixed_count: int  # the family's own demonstrations in the mix
+
+    def paired(self) -> tuple[int, float, float, float]:
+        """Mixed minus alone, seed by seed: (seeds, mean, low, high) in share solved."""
+        return paired_difference(self.alone.rates, self.mixed.rates)
+
+
+def budget(cells: list[CellSummary]) -> list[BudgetPoint]:
+    """The cells read as a demonstration budget (see core.results.grid.parse_budget), or [] if they are not one.
+
+    For every total where a family was trained alone and in an even two-family mix of the same
+    total, a point: its held-out success alone and mixed. Cells must share everything but the mix.
+    """
+    if set(varied(cells)) - {"mix"}:
+        return []
+    alone: dict[tuple[str, int], FamilySummary] = {}
+    mixed: dict[tuple[str, int], tuple[FamilySummary, int]] = {}
+    for cell in cells:
+        counts = dict(Mix.parse(cell.key.mix).counts)
+        total = sum(counts.values())
+        if len(counts) == 1:
+            (name,) = counts
+            if name in cell.families:
+                alone[name, total] = cell.families[name]
+        elif len(counts) == 2 and max(counts.values()) - min(counts.values()) <= 1:
+            for name, n in counts.items():
+                if name in cell.families:
+                    mixed[name, total] = (cell.families[name], n)
+    points = [BudgetPoint(f, t, alone[f, t], *mixed[f, t]) for f, t in alone if (f, t) in mixed]
+    return sorted(points, key=lambda p: (p.family, p.total))

@@ -16,7 +16,7 @@ from .transcript import Role, Transcript
 from .vocab import CALL_OPEN, CLOSE
 
 MAX_CALLS = 4  # calls allowed in one episode; opening one more ends it
-MAX_LENGTH = 32  # characters in an episode, start token included (the model's context)
+MAX_LENGTH = 64  # characters in an episode, start token included (the model's context)
 
 
 class End(str, Enum):

@@ -149,7 +149,7 @@ def _check_model(path: Path, meta: dict) -> dict:
     model = meta.get("model")
     if not isinstance(model, dict):
         raise CheckpointError(f"{path}: metadata has no model configuration")
-    unknown = sorted(str(k) for k in model if k not in {"vocab_size", "dropout", *MODEL_LIMITS})
+    unknown = sorted(str(k) for k in model if k not in {"vocab_size", "dropout", "position", *MODEL_LIMITS})
     if unknown:
         raise CheckpointError(f"{path}: model configuration has an unknown field {_short(unknown[0])}")
     if model.get("vocab_size") != len(CHARS):
@@ -166,6 +166,9 @@ def _check_model(path: Path, meta: dict) -> dict:
         raise CheckpointError(
             f"{path}: a context of {model['block_size']} characters cannot hold an episode ({MAX_LENGTH})"
         )
+    if model.get("position", "learned") not in ("learned", "rope"):
+        position = _short(model.get("position"))
+        raise CheckpointError(f"{path}: model position must be 'learned' or 'rope', not {position}")
     dropout = model.get("dropout", 0.0)
     if not isinstance(dropout, (int, float)) or isinstance(dropout, bool) or not 0 <= dropout < 1:
         raise CheckpointError(f"{path}: model dropout must be in [0, 1), not {_short(dropout)}")

@@ -1,7 +1,8 @@
 """The fixed character vocabulary shared by every checkpoint, with encode and decode.
 
-The base checkpoint fixes the vocabulary, so it already holds every symbol a later family may use
-(`-` and `*` besides `+`). Index 0 is padding and never appears in text.
+The base checkpoint fixes the vocabulary, so it already holds every symbol a later family may use:
+`-` and `*` besides `+`, and `(`, `)` and `,` for a second call syntax. Index 0 is padding and never
+appears in text.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ CALL_OPEN = "B"  # the model opens a calculator call
 CLOSE = "|"  # closes a call, a tool result and the final answer
 ERROR = "?"  # what the calculator writes for a call it cannot parse
 
-CHARS = PAD + BOS + "0123456789+-*=" + CALL_OPEN + CLOSE + ERROR
+CHARS = PAD + BOS + "0123456789+-*=" + CALL_OPEN + CLOSE + ERROR + "(),"
 VOCAB_SIZE = len(CHARS)
 PAD_ID = 0
 _INDEX = {c: i for i, c in enumerate(CHARS)}
