@@ -216,8 +216,8 @@ def test_the_cost_of_mixing_pairs_each_family_alone_with_its_share_of_the_mix():
         runs.append(_run(s, 0, "three_digit=10", other=27))
         runs.append(_run(s, 20 + s, "two_digit=5,three_digit=5", other=25))
     points = budget(summarise(runs))
-    assert [(p.family, p.total, p.mixed_count) for p in points] == [("three_digit", 10, 5), ("two_digit", 10, 5)]
-    three, two = points
+    assert [(p.family, p.total, p.mixed_count) for p in points] == [("two_digit", 10, 5), ("three_digit", 10, 5)]
+    two, three = points
     assert three.alone.mean == pytest.approx(27 / 30) and three.mixed.mean == pytest.approx(25 / 30)
     n, mean, low, high = two.paired()
     assert n == 3 and mean == pytest.approx((-8 - 7 - 6) / 3 / 30) and low < mean < high

@@ -192,3 +192,23 @@ def test_runs_export_csv_and_json_and_report_compares_and_draws(capsys, tmp_path
     assert figure.with_suffix(".png").stat().st_size > 1000 and figure.with_suffix(".svg").read_text().startswith(
         "<?xml"
     )
+
+
+def test_a_budget_sweep_prints_the_cost_of_mixing_and_draws_it(capsys, tmp_path):
+    """`sweep --budget a/b=2,4` runs each family alone and the even mix at each total, prints the paired cost of
+    mixing per family and total, and draws it (PNG and SVG)."""
+    store, figure = tmp_path / "s.sqlite", tmp_path / "cost"
+    argv = ["sweep", "--budget", "two_digit/three_digit=2,4", "--seeds", "0-1", *QUICK, "--store", str(store)]
+    assert main([*argv, "--figure", str(figure)]) == 0
+    printed = capsys.readouterr().out
+    assert "the cost of mixing" in printed and "mix - alone" in printed
+    with Store(store) as s:
+        assert {r.run.mix for r in s.runs()} == {
+            "two_digit=2",
+            "three_digit=2",
+            "two_digit=1,three_digit=1",
+            "two_digit=4",
+            "three_digit=4",
+            "two_digit=2,three_digit=2",
+        }
+    assert figure.with_suffix(".png").stat().st_size > 1000 and "<svg" in figure.with_suffix(".svg").read_text()

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from ..world.families import FAMILIES
 from ..world.mix import Mix
 from ..world.settings import FinetuneSettings
 from ..world.stats import mean_interval, paired_difference, wilson
@@ -152,4 +153,5 @@ def budget(cells: list[CellSummary]) -> list[BudgetPoint]:
                 if name in cell.families:
                     mixed[name, total] = (cell.families[name], n)
     points = [BudgetPoint(f, t, alone[f, t], *mixed[f, t]) for f, t in alone if (f, t) in mixed]
-    return sorted(points, key=lambda p: (p.family, p.total))
+    order = list(FAMILIES)
+    return sorted(points, key=lambda p: (order.index(p.family) if p.family in order else len(order), p.total))
