@@ -224,3 +224,5 @@ def test_the_cost_of_mixing_pairs_each_family_alone_with_its_share_of_the_mix():
     assert budget(summarise(runs[:1])) == []  # a single-family run alone makes no budget
     other_lr = [_run(s, 20, "two_digit=5,three_digit=5", lr=1e-3) for s in range(3)]
     assert budget(summarise(runs + other_lr)) == []  # cells that differ by more than the mix are not one budget
+    uneven = [_run(s, 25, "two_digit=7,three_digit=3", other=20) for s in range(3)]
+    assert budget(summarise(runs + uneven)) == []  # a share sweep's uneven mix: not a budget

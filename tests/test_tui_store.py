@@ -14,9 +14,9 @@ from core.world.records import HeldOutScore, RunMeta
 from core.world.settings import FinetuneSettings
 
 
-def _sweep_run(seed: int, solved: int, base_hash: str) -> StoredRun:
+def _sweep_run(seed: int, solved: int, base_hash: str, **settings_given) -> StoredRun:
     """A stored sweep run (no checkpoint) of the two-digit-only mix."""
-    settings = FinetuneSettings(seed=seed)
+    settings = FinetuneSettings(seed=seed, **settings_given)
     scores = {"two_digit": HeldOutScore("two_digit", solved, 200), "three_digit": HeldOutScore("three_digit", 0, 200)}
     run = RunMeta("finetune", settings, "two_digit=70", seed, 200, scores, (1.0,), 5.0, 0.1)
     return StoredRun(run_key("two_digit=70", settings, 200, base_hash), run, base_hash, "sweep")
@@ -66,3 +66,19 @@ async def test_a_store_that_cannot_be_read_is_one_warning_and_the_app_runs_on(tm
     async with app.run_test(size=(80, 24)) as pilot:
         await wait_for(pilot, lambda: any("results store" in n.message for n in app._notifications), what="a warning")
         assert len(app.entries) == 3 and bad.read_text() == "hello\n"
+
+
+async def test_stored_runs_of_other_settings_are_told_apart_and_scores_stay_in_view_at_80x24(tmp_path, monkeypatch):
+    """A stored run with non-default settings names them in its title (`2d 70 lr 0.001 drop 0.1`); the runs table
+    cuts long titles so that every family's score column stays on screen at 80x24."""
+    monkeypatch.setenv("BREADTH_STORE", str(tmp_path / "s.sqlite"))
+    with Store() as store:
+        store.add(_sweep_run(0, 200, weights_hash(BASE), lr=1e-3, dropout=0.1))
+    app = fake_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for(pilot, lambda: len(app.entries) == 4, what="the stored run")
+        (entry,) = [e for e in app.entries.values() if e.origin == "stored"]
+        assert entry.title == "2d 70 lr 0.001 drop 0.1"
+        table = app.score_panel.query_one("#runs")
+        widths = [c.get_render_width(table) for c in table.ordered_columns]
+        assert sum(widths) <= table.scrollable_content_region.width  # no column scrolled out of view

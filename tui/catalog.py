@@ -32,7 +32,7 @@ class ModelEntry:
     def trained(cls, key: str, job: int, path: str, meta: dict) -> ModelEntry:
         """The model training job `job` made ('#n' in its title: the n-th run of this session)."""
         run = RunMeta.from_dict(meta)
-        return cls(key, f"{run.mix_label} #{job}", path, run, "trained")
+        return cls(key, f"{run.mix_label} {run.settings_note} #{job}".replace("  ", " "), path, run, "trained")
 
     @classmethod
     def loaded(cls, path: str, run: RunMeta) -> ModelEntry:
@@ -66,7 +66,8 @@ def stored_entries() -> list[ModelEntry]:
     out = []
     for stored in runs:
         path = stored.checkpoint if stored.checkpoint and Path(stored.checkpoint).is_file() else ""
-        out.append(ModelEntry(f"stored:{stored.key}", stored.run.mix_label, path, stored.run, "stored", not path))
+        title = f"{stored.run.mix_label} {stored.run.settings_note}".strip()
+        out.append(ModelEntry(f"stored:{stored.key}", title, path, stored.run, "stored", not path))
     return out
 
 

@@ -54,9 +54,11 @@ def _save(fig, out: Path) -> list[Path]:
 
 
 def figure(cells: list[CellSummary], out: Path) -> list[Path]:
-    """The picture the cells make: a budget (alone against mixed) if they are one, else a swept curve."""
+    """The picture the cells make: a budget (alone against mixed) over several totals if they are one, else a curve."""
     points = budget(cells)
-    return budget_figure(points, out) if points else sweep_figure(cells, out)
+    if len({p.total for p in points}) > 1:
+        return budget_figure(points, out)
+    return sweep_figure(cells, out)
 
 
 def budget_figure(points: list[BudgetPoint], out: Path) -> list[Path]:

@@ -135,7 +135,8 @@ def budget(cells: list[CellSummary]) -> list[BudgetPoint]:
     """The cells read as a demonstration budget (see core.results.grid.parse_budget), or [] if they are not one.
 
     For every total where a family was trained alone and in an even two-family mix of the same
-    total, a point: its held-out success alone and mixed. Cells must share everything but the mix.
+    total, a point: its held-out success alone and mixed. Cells must share everything but the mix,
+    and every mix must be one family or an even two-family mix (a share sweep's uneven mixes are not).
     """
     if set(varied(cells)) - {"mix"}:
         return []
@@ -152,6 +153,8 @@ def budget(cells: list[CellSummary]) -> list[BudgetPoint]:
             for name, n in counts.items():
                 if name in cell.families:
                     mixed[name, total] = (cell.families[name], n)
+        else:
+            return []
     points = [BudgetPoint(f, t, alone[f, t], *mixed[f, t]) for f, t in alone if (f, t) in mixed]
     order = list(FAMILIES)
     return sorted(points, key=lambda p: (order.index(p.family) if p.family in order else len(order), p.total))

@@ -98,6 +98,19 @@ class RunMeta:
         return "pre-trained only" if self.kind == "pretrain" else "?"
 
     @property
+    def settings_note(self) -> str:
+        """Fine-tuning settings that differ from the defaults, e.g. `lr 0.001 drop 0.1` ('' for none or a base)."""
+        if not isinstance(self.settings, FinetuneSettings):
+            return ""
+        default = FinetuneSettings()
+        short = {"steps": "steps", "lr": "lr", "batch_size": "batch", "dropout": "drop", "weight_decay": "wd"}
+        return " ".join(
+            f"{word} {getattr(self.settings, name):g}"
+            for name, word in short.items()
+            if getattr(self.settings, name) != getattr(default, name)
+        )
+
+    @property
     def seed_text(self) -> str:
         """The seed as a table shows it (`-` when there is none)."""
         return "-" if self.seed is None else str(self.seed)

@@ -26,6 +26,8 @@ from ..guard import guarded
 
 BAR = 10  # bar width in cells
 
+MODEL_WIDTH = 15  # characters of a model's title in the runs table (the header line shows all of it)
+
 
 def score_bar(score: HeldOutScore) -> Text:
     """`█████████░ 27/30  90% 74-97` coloured by how much is solved, then its 95% interval."""
@@ -92,7 +94,7 @@ class ScorePanel(Vertical):
         yield Static("", id="current-model")
         yield Static("", id="family-scores")
         table = DataTable(id="runs", cursor_type="row", zebra_stripes=True)
-        table.add_column("model", key="model")
+        table.add_column("model", key="model", width=MODEL_WIDTH)  # longer titles are cut: scores stay in view
         table.add_column("seed", key="seed")
         for family in FAMILIES.values():
             table.add_column(family.short, key=family.name)
@@ -121,7 +123,7 @@ class ScorePanel(Vertical):
 
     def set_runs(self, entries: list[ModelEntry], current: str | None) -> None:
         """Rebuild the runs table: one row per model, the cursor on the current one (scrolled into view)."""
-        table = self.query_one("#runs", DataTable)
+        table = self.query_one("#runs", DataTable)  # titles longer than MODEL_WIDTH show in full above the table
         table.clear()
         for e in entries:
             style = "dim" if e.scores_only else ""  # a stored run with no model to play
