@@ -28,12 +28,12 @@ from core.world.vocab import BOS, PAD
 from tui.engine import EngineGone
 
 
-def demonstrator(operands: tuple[int, ...]) -> str:
+def demonstrator(operands: tuple[int, ...], op: str = "+") -> str:
     """The actions a perfect demonstrator writes for a sum: left-to-right calls, then the answer."""
     acc, out = operands[0], []
     for x in operands[1:]:
-        out.append(f"B{acc}+{x}|")
-        acc += x
+        out.append(f"B{acc}{op}{x}|")
+        acc = acc + x if op == "+" else acc - x
     return "".join(out) + f"{acc}|"
 
 
@@ -62,8 +62,9 @@ class ScriptedPolicy:
 
 
 def _episode_text(prompt: str, script) -> str:
-    operands = tuple(int(x) for x in prompt.removesuffix("=").split("+"))
-    actions = list(script(operands))
+    op = "-" if "-" in prompt else "+"
+    operands = tuple(int(x) for x in prompt.removesuffix("=").split(op))
+    actions = list(script(operands, op) if script is demonstrator else script(operands))  # others script `+` only
     episode = Episode(prompt)
     while not episode.done:
         if episode.next_forced() is None:

@@ -66,7 +66,7 @@ def test_play_bad_sum(capsys, base_path):
     assert "bad sum" in _usage_error(capsys, ["play", base_path, "abc"])
 
 
-@pytest.mark.parametrize("text", ["", "2++3", "1+2+3+4+5", "1234+1", "3*4", "23-4"])
+@pytest.mark.parametrize("text", ["", "2++3", "1+2+3+4+5", "1234+1", "3*4", "4-23", "3+4-1"])
 def test_play_other_bad_sums(capsys, base_path, text):
     """Every kind of sum the playground cannot pose is refused in one line."""
     assert "bad sum" in _usage_error(capsys, ["play", base_path, text])

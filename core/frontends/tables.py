@@ -38,18 +38,30 @@ def plate_table(records: dict[tuple[str, int], RunMeta], seeds: list[int], held_
         title=f"held-out success, {n} sums per family; mean ± sd over seeds {','.join(map(str, seeds))}",
         title_justify="left",
     )
+    plate = list(dict.fromkeys(fam for preset in PRESETS.values() for fam in preset.plate))
+    others = [fam for fam in FAMILIES if fam not in plate]
     t.add_column("trained on")
-    for fam in FAMILIES:
+    for fam in plate:
         t.add_column(fam, justify="right")
         t.add_column("per seed", justify="right", style="dim")
+    if others:
+        t.add_column(f"{len(others)} other families", justify="right")
     t.add_column("plate", justify="right", style="dim")
     for preset in PRESETS.values():
         row = [preset.label]
-        for fam in FAMILIES:
+        for fam in plate:
             rates = [100 * records[(preset.name, s)].scores[fam].rate for s in seeds]
             m, sd = mean_sd(rates)
             row += [f"{m:.0f}% ± {sd:.0f}", " ".join(f"{r:.0f}" for r in rates)]
-        row.append(" / ".join(f"{preset.plate.get(fam, 0)}%" for fam in FAMILIES))
+        if others:  # environments none of the plate's mixes trains on: the mean over them and over seeds
+            rates = [
+                100 * records[(preset.name, s)].scores[fam].rate
+                for s in seeds
+                for fam in others
+                if fam in records[(preset.name, s)].scores
+            ]
+            row.append(f"{mean_sd(rates)[0]:.0f}%" if rates else "-")
+        row.append(" / ".join(f"{preset.plate.get(fam, 0)}%" for fam in plate))
         t.add_row(*row)
     return t
 

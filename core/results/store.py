@@ -1,7 +1,8 @@
 """The results store: every finished run in an SQLite database, keyed by what determines it.
 
-A run's key is a hash of its mix, its settings (seed included), its held-out size and the weights
-of the base it started from, so a run already stored is never repeated. The database runs in WAL
+A run's key is a hash of its mix, its settings (seed included), its held-out size, the weights of
+the base it started from and the families it was scored on, so a run already stored is never
+repeated, and a run scored before a family was registered is run again to score that family too. The database runs in WAL
 mode with one transaction per run: a crash or `kill -9` mid-write loses no finished run and corrupts
 nothing. The schema has a version (`PRAGMA user_version`) and a migration path; a store of a newer
 schema, or a file that is not SQLite, is refused and never written.
@@ -19,12 +20,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..world.families import FAMILIES
 from ..world.files import user_path
 from ..world.paths import data_dir
 from ..world.records import MetadataError, RunMeta
 from ..world.settings import FinetuneSettings
 
-SCHEMA = 1  # the schema this program writes; older stores are migrated, newer ones refused
+SCHEMA = 2  # the schema this program writes; older stores are migrated, newer ones refused
 SQLITE_MAGIC = b"SQLite format 3\x00"
 BUSY_SECONDS = 30.0  # how long a writer waits for another (the app's engine and a sweep may share a store)
 
@@ -39,9 +41,19 @@ def default_store() -> Path:
     return user_path(env) if env else data_dir() / "runs.sqlite"
 
 
-def run_key(mix: str, settings: FinetuneSettings, held_out: int | None, base_hash: str) -> str:
-    """The hash of what determines a run (the same inputs on one machine give the same run)."""
-    what = {"mix": mix, "settings": settings.to_dict(), "held_out": held_out, "base": base_hash}
+def run_key(
+    mix: str,
+    settings: FinetuneSettings,
+    held_out: int | None,
+    base_hash: str,
+    families: Iterable[str] | None = None,
+) -> str:
+    """The hash of what determines a run (the same inputs on one machine give the same run).
+
+    `families`: the families it is scored on; by default every registered family.
+    """
+    scored = sorted(FAMILIES if families is None else families)
+    what = {"mix": mix, "settings": settings.to_dict(), "held_out": held_out, "base": base_hash, "families": scored}
     return hashlib.sha256(json.dumps(what, sort_keys=True).encode()).hexdigest()[:20]
 
 
@@ -58,7 +70,7 @@ class StoredRun:
     created: float = 0.0  # unix time it was stored
 
 
-_MIGRATIONS = {  # schema version -> SQL that brings the version below it up to it
+_MIGRATIONS: dict = {  # schema version -> SQL (or a function of the connection) that brings the one below up to it
     1: """
         CREATE TABLE runs (
             key TEXT PRIMARY KEY,
@@ -93,6 +105,21 @@ _MIGRATIONS = {  # schema version -> SQL that brings the version below it up to 
 }
 
 
+def _key_the_families_scored(db: sqlite3.Connection) -> None:
+    """Schema 2: a run's key also names the families it was scored on (each run: the families in its scores)."""
+    db.execute("PRAGMA defer_foreign_keys = ON")  # runs and scores change key together, checked at commit
+    rows = db.execute("SELECT key, mix, held_out, base_hash, record FROM runs").fetchall()
+    for key, mix, held_out, base_hash, record in rows:
+        settings = FinetuneSettings.from_dict(json.loads(record)["settings"])
+        families = [row[0] for row in db.execute("SELECT family FROM scores WHERE key = ?", (key,))]
+        new = run_key(mix, settings, held_out, base_hash, families)
+        db.execute("UPDATE runs SET key = ? WHERE key = ?", (new, key))
+        db.execute("UPDATE scores SET key = ? WHERE key = ?", (new, key))
+
+
+_MIGRATIONS[2] = _key_the_families_scored
+
+
 class Store:
     """An open results store (one connection; use it from one thread)."""
 
@@ -123,8 +150,12 @@ class Store:
             self.db.execute("BEGIN IMMEDIATE")
             try:
                 if self.db.execute("PRAGMA user_version").fetchone()[0] < target:  # another process may have won
-                    for statement in filter(str.strip, _MIGRATIONS[target].split(";")):
-                        self.db.execute(statement)
+                    step = _MIGRATIONS[target]
+                    if callable(step):
+                        step(self.db)
+                    else:
+                        for statement in filter(str.strip, step.split(";")):
+                            self.db.execute(statement)
                     self.db.execute(f"PRAGMA user_version = {target}")
                 self.db.execute("COMMIT")
             except BaseException:

@@ -1,17 +1,26 @@
-"""Task families in a registry that refuses duplicate names, each reproducible from (seed, index).
+"""Task families: a grid of environments along named dimensions, in a registry that refuses duplicates.
 
 A family is a finite space of sums and the procedure that solves them with a binary calculator:
 call on the first two operands, then on each running result and the next operand, then answer.
-`two_digit` (a+b, 10..99, one call) and `three_digit` (a+b+c, single digits, two calls) are the
-plate's. For a seed, the family's space is shuffled once; demonstrations come from the front of
-that order and held-out sums from behind a fixed pool, so the two can never meet.
+Every family sits at coordinates on three dimensions: how many operands (2, 3, 4: one, two, three
+calls), how many digits each operand has (1 or 2) and the operation (`+`, or `-` with a running
+result that never goes below zero). `two_digit` (2 operands x 2 digits, +) and `three_digit`
+(3 x 1, +) are the plate's and keep its names, demonstrations and held-out sums.
+
+For a seed, a family's space is put in a seeded order; demonstrations come from the front of that
+order and held-out sums from behind the family's demonstration pool, so the two never meet. Small
+spaces are shuffled whole; larger ones (3 or 4 two-digit operands: 729,000 and 65.6 million sums)
+are sampled index by index without replacement (and without the sums a `-` family excludes), which
+gives the same prefix for any length asked.
+
+Adding a family is one definition and one `register` call (see the bottom of this file).
 """
 
 from __future__ import annotations
 
 import itertools
+import math
 import random
-from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -20,33 +29,43 @@ from .settings import HELD_OUT
 from .transcript import Role, Transcript
 from .vocab import CALL_OPEN, CLOSE
 
-DEMO_POOL = 200  # demonstrations of a family come from the first DEMO_POOL of its seeded order
+DEMO_POOL = 200  # demonstrations of a family come from the first DEMO_POOL of its seeded order (or half a small one)
+LISTED_UP_TO = 100_000  # spaces with at most this many candidate tuples are listed and shuffled; larger are sampled
+SAMPLED_ALL = 10_000  # `held_out=None` ("all") on a sampled family scores this many held-out sums, not millions
+DIMENSIONS = ("operands", "digits", "op")  # the grid's named dimensions, in display order
+OPS = {"+": "add", "-": "sub"}  # the operation's sign and its name in family names and selectors
 
 
 @dataclass(frozen=True)
 class Problem:
-    """A sum to solve: its operands and the family it was drawn from ('' for a free probe)."""
+    """A task: its operands, the operation joining them and the family it was drawn from ('' for a free probe)."""
 
     operands: tuple[int, ...]
     family: str = ""
+    op: str = "+"
 
     @property
     def prompt(self) -> str:
-        """The task as posed, e.g. `23+45=`."""
-        return "+".join(map(str, self.operands)) + "="
+        """The task as posed, e.g. `23+45=` or `9-4-3=`."""
+        return self.op.join(map(str, self.operands)) + "="
+
+    def running(self) -> list[int]:
+        """The running results of the left-to-right procedure, one per call."""
+        out, acc = [], self.operands[0]
+        for x in self.operands[1:]:
+            acc = acc + x if self.op == "+" else acc - x
+            out.append(acc)
+        return out
 
     @property
     def answer(self) -> int:
-        """The true sum."""
-        return sum(self.operands)
+        """The true result."""
+        return self.running()[-1] if len(self.operands) > 1 else self.operands[0]
 
     def expected_calls(self) -> list[str]:
         """The calls of the left-to-right procedure: `a+b`, then `result+c`, ..."""
-        calls, acc = [], self.operands[0]
-        for x in self.operands[1:]:
-            calls.append(f"{acc}+{x}")
-            acc += x
-        return calls
+        lefts = [self.operands[0], *self.running()[:-1]]
+        return [f"{left}{self.op}{x}" for left, x in zip(lefts, self.operands[1:], strict=True)]
 
     def demonstration(self) -> Transcript:
         """The transcript a demonstrator writes: each call, the tool's result, then the answer."""
@@ -58,68 +77,167 @@ class Problem:
         return t
 
 
-class Family:
-    """A task family: a finite, ordered space of operand tuples, its labels, and its seeded orders.
+@dataclass(frozen=True)
+class Coordinates:
+    """Where a family sits on the grid's dimensions."""
 
-    The family owns its data: the space is built once and kept on the instance, and nothing here
-    looks the family up by name, so a family works whether or not it is registered.
+    operands: int  # numbers in the sum: calls = operands - 1
+    digits: int  # digits of every operand: 1 (0..9) or 2 (10..99)
+    op: str  # "+" or "-"
+
+    @property
+    def low(self) -> int:
+        return 0 if self.digits == 1 else 10 ** (self.digits - 1)
+
+    @property
+    def high(self) -> int:
+        return 10**self.digits - 1
+
+    def value(self, dimension: str) -> str:
+        """This family's value on a dimension as text: `2`, `1`, `add`."""
+        return OPS[self.op] if dimension == "op" else str(getattr(self, dimension))
+
+
+class Family:
+    """A task family: its coordinates, labels, its space of sums and its seeded orders.
+
+    The family owns its data and never looks itself up by name, so it works registered or not.
     """
 
-    def __init__(
-        self, name: str, short: str, label: str, description: str, space: Callable[[], Iterable[tuple[int, ...]]]
-    ) -> None:
+    def __init__(self, name: str, short: str, label: str, description: str, at: Coordinates) -> None:
         self.name = name  # registry key and the name in mixes, e.g. `two_digit`
         self.short = short  # a column header, e.g. `2d`
         self.label = label  # for people, e.g. `two-digit`
         self.description = description
-        self._make_space = space  # every problem of the family, in a fixed order
-        self._orders: dict[int, tuple[tuple[int, ...], ...]] = {}  # seed -> shuffled space (a few seeds)
+        self.at = at
+        self._orders: dict[int, _Order] = {}  # seed -> seeded order (the last few seeds)
 
     def __repr__(self) -> str:
         return f"Family({self.name!r})"
 
-    @cached_property
-    def space(self) -> tuple[tuple[int, ...], ...]:
-        """Every operand tuple of the family, in its fixed order (built once)."""
-        return tuple(tuple(ops) for ops in self._make_space())
+    @property
+    def op(self) -> str:
+        return self.at.op
 
-    @cached_property
-    def _members(self) -> frozenset[tuple[int, ...]]:
-        return frozenset(self.space)
+    @property
+    def _radix(self) -> int:
+        return self.at.high - self.at.low + 1
+
+    @property
+    def _candidates(self) -> int:
+        """Operand tuples before the non-negative filter (the whole space for `+`)."""
+        return self._radix**self.at.operands
+
+    @property
+    def sampled(self) -> bool:
+        """True if the space is too large to list and is sampled instead."""
+        return self._candidates > LISTED_UP_TO
+
+    def _tuple(self, index: int) -> tuple[int, ...]:
+        """The index-th candidate tuple in lexicographic order (as itertools.product lists them)."""
+        digits = []
+        for _ in range(self.at.operands):
+            index, d = divmod(index, self._radix)
+            digits.append(self.at.low + d)
+        return tuple(reversed(digits))
 
     def contains(self, operands: tuple[int, ...]) -> bool:
-        """True if these operands are a sum of this family."""
-        return tuple(operands) in self._members
+        """True if these operands are a sum of this family (operation aside)."""
+        ops = tuple(operands)
+        if len(ops) != self.at.operands or not all(self.at.low <= x <= self.at.high for x in ops):
+            return False
+        return self.op == "+" or ops[0] >= sum(ops[1:])  # a `-` family's running result never goes below zero
+
+    @cached_property
+    def space(self) -> tuple[tuple[int, ...], ...]:
+        """Every operand tuple of a listed family, in lexicographic order (built once)."""
+        if self.sampled:
+            raise ValueError(f"{self.name} has {self._candidates:,} sums: too many to list")
+        every = itertools.product(range(self.at.low, self.at.high + 1), repeat=self.at.operands)
+        return tuple(t for t in every if self.contains(t))
+
+    @cached_property
+    def _size(self) -> int:
+        if not self.sampled:
+            return len(self.space)
+        if self.op == "+":
+            return self._candidates
+        # `-`: first operand at least the sum of the others; count by the others' sum
+        ways = {0: 1}
+        for _ in range(self.at.operands - 1):
+            nxt: dict[int, int] = {}
+            for total, n in ways.items():
+                for x in range(self.at.low, self.at.high + 1):
+                    nxt[total + x] = nxt.get(total + x, 0) + n
+            ways = nxt
+        return sum(n * max(0, self.at.high - max(self.at.low, t) + 1) for t, n in ways.items())
 
     def size(self) -> int:
         """How many distinct sums the family holds."""
-        return len(self.space)
+        return self._size
 
-    def order(self, seed: int) -> tuple[tuple[int, ...], ...]:
-        """The space shuffled by `seed` (the last few seeds' orders are kept)."""
+    @property
+    def demo_pool(self) -> int:
+        """How many problems at the front of each seeded order are kept for demonstrations."""
+        return min(DEMO_POOL, self.size() // 2)
+
+    def order(self, seed: int) -> _Order:
+        """The space in the order `seed` gives it (the last few seeds' orders are kept)."""
         if seed not in self._orders:
             if len(self._orders) >= _ORDERS_KEPT:
                 self._orders.pop(next(iter(self._orders)))
-            space = list(self.space)
-            random.Random(f"{self.name}/{seed}").shuffle(space)
-            self._orders[seed] = tuple(space)
+            if self.sampled:
+                self._orders[seed] = _Sampled(self, random.Random(f"{self.name}/{seed}"))
+            else:
+                space = list(self.space)
+                random.Random(f"{self.name}/{seed}").shuffle(space)
+                self._orders[seed] = _Listed(tuple(space))
         return self._orders[seed]
 
     def problem(self, seed: int, index: int) -> Problem:
         """The index-th problem of the family's order for `seed`."""
-        return Problem(self.order(seed)[index], self.name)
+        return Problem(self.order(seed)[index], self.name, self.op)
 
     def demonstrations(self, seed: int, count: int) -> list[Problem]:
-        """The first `count` problems of the seeded order (count at most DEMO_POOL)."""
-        if not 0 <= count <= DEMO_POOL:
-            raise ValueError(f"{self.name}: between 0 and {DEMO_POOL} demonstrations, not {count}")
+        """The first `count` problems of the seeded order (count at most the demonstration pool)."""
+        if not 0 <= count <= self.demo_pool:
+            raise ValueError(f"{self.name}: between 0 and {self.demo_pool} demonstrations, not {count}")
         return [self.problem(seed, i) for i in range(count)]
 
     def held_out(self, seed: int, count: int | None = HELD_OUT) -> list[Problem]:
-        """`count` held-out problems (None: every problem outside the demonstration pool)."""
-        n = self.size() - DEMO_POOL
+        """`count` held-out problems; None: every problem outside the pool (SAMPLED_ALL of a sampled family)."""
+        n = (SAMPLED_ALL if self.sampled else self.size()) - self.demo_pool
         count = n if count is None else min(count, n)
-        return [self.problem(seed, DEMO_POOL + i) for i in range(count)]
+        return [self.problem(seed, self.demo_pool + i) for i in range(count)]
+
+
+class _Listed:
+    """A seeded order of a listed space."""
+
+    def __init__(self, items: tuple[tuple[int, ...], ...]) -> None:
+        self.items = items
+
+    def __getitem__(self, index: int) -> tuple[int, ...]:
+        return self.items[index]
+
+
+class _Sampled:
+    """A seeded order of a space too large to list: distinct indices drawn one by one, kept as drawn."""
+
+    def __init__(self, family: Family, rng: random.Random) -> None:
+        self.family, self.rng = family, rng
+        self.items: list[tuple[int, ...]] = []
+        self.seen: set[int] = set()
+
+    def __getitem__(self, index: int) -> tuple[int, ...]:
+        while len(self.items) <= index:
+            i = self.rng.randrange(self.family._candidates)
+            if i not in self.seen:
+                self.seen.add(i)
+                candidate = self.family._tuple(i)
+                if self.family.contains(candidate):  # a `-` family skips sums that would go below zero
+                    self.items.append(candidate)
+        return self.items[index]
 
 
 _ORDERS_KEPT = 16  # seeded orders cached per family
@@ -128,16 +246,19 @@ FAMILIES: dict[str, Family] = {}
 
 
 def register(family: Family) -> Family:
-    """Add a family to the registry; a second family of the same name is refused."""
+    """Add a family to the registry; a second family of the same name or the same coordinates is refused."""
     if family.name in FAMILIES:
         raise ValueError(f"a family named {family.name!r} is already registered")
+    same = next((f.name for f in FAMILIES.values() if f.at == family.at), None)
+    if same is not None:
+        raise ValueError(f"{family.name!r} sits at the same coordinates as {same!r}")
     FAMILIES[family.name] = family
     return family
 
 
-def family_of(operands: tuple[int, ...]) -> str:
-    """The name of the registered family holding these operands, or '' for a sum outside all of them."""
-    return next((f.name for f in FAMILIES.values() if f.contains(operands)), "")
+def family_of(operands: tuple[int, ...], op: str = "+") -> str:
+    """The name of the registered family holding this sum, or '' for a sum outside all of them."""
+    return next((f.name for f in FAMILIES.values() if f.op == op and f.contains(operands)), "")
 
 
 def short_label(name: str) -> str:
@@ -146,21 +267,46 @@ def short_label(name: str) -> str:
     return family.short if family else name
 
 
-register(
-    Family(
-        "two_digit",
-        "2d",
-        "two-digit",
-        "a+b with a, b in 10..99: one call",
-        lambda: itertools.product(range(10, 100), repeat=2),
+def grid_family(operands: int, digits: int, op: str) -> Family:
+    """A family named by its coordinates: `add_3x2` is three two-digit operands added (two calls)."""
+    verb = "added" if op == "+" else "subtracted left to right, never below zero"
+    numbers = {1: "single-digit", 2: "two-digit"}[digits]
+    calls = operands - 1
+    return Family(
+        f"{OPS[op]}_{operands}x{digits}",
+        f"{operands}x{digits}{op}",
+        f"{operands} {numbers} {OPS[op]}",
+        f"{operands} {numbers} numbers {verb}: {calls} call{'s' if calls > 1 else ''}",
+        Coordinates(operands, digits, op),
     )
-)
-register(
-    Family(
-        "three_digit",
-        "3d",
-        "three-digit",
-        "a+b+c with single digits: two calls",
-        lambda: itertools.product(range(10), repeat=3),
-    )
-)
+
+
+# The plate's two families, by their plate names.
+register(Family("two_digit", "2d", "two-digit", "a+b with a, b in 10..99: one call", Coordinates(2, 2, "+")))
+register(Family("three_digit", "3d", "three-digit", "a+b+c with single digits: two calls", Coordinates(3, 1, "+")))
+# The rest of the grid: operands x digits x operation.
+for _operands, _digits, _op in (
+    (2, 1, "+"),
+    (4, 1, "+"),
+    (3, 2, "+"),
+    (4, 2, "+"),
+    (2, 2, "-"),
+    (3, 1, "-"),
+    (4, 1, "-"),
+    (3, 2, "-"),
+):
+    register(grid_family(_operands, _digits, _op))
+
+
+def families_where(**values: str) -> list[str]:
+    """Registered families whose coordinates have these values (`operands="2"`, `op="sub"`), in registry order."""
+    unknown = [d for d in values if d not in DIMENSIONS]
+    if unknown:
+        raise ValueError(f"unknown dimension {unknown[0]!r}; dimensions: {', '.join(DIMENSIONS)}")
+    return [f.name for f in FAMILIES.values() if all(f.at.value(d) == v for d, v in values.items())]
+
+
+def dimension_values(dimension: str) -> list[str]:
+    """The values a dimension takes over the registered families, in order."""
+    seen = {f.at.value(dimension): None for f in FAMILIES.values()}
+    return sorted(seen, key=lambda v: (not v.isdigit(), int(v) if v.isdigit() else math.inf, v))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .families import DEMO_POOL, FAMILIES, Problem, short_label
+from .families import FAMILIES, Problem, short_label
 
 
 class MixError(ValueError):
@@ -23,8 +23,9 @@ class Mix:
         for name, n in counts.items():
             if name not in FAMILIES:
                 raise MixError(f"unknown family {name!r}; known: {', '.join(FAMILIES)}")
-            if not isinstance(n, int) or not 0 <= n <= DEMO_POOL:
-                raise MixError(f"{name}: a count from 0 to {DEMO_POOL}, not {n!r}")
+            pool = FAMILIES[name].demo_pool
+            if not isinstance(n, int) or isinstance(n, bool) or not 0 <= n <= pool:
+                raise MixError(f"{name}: a count from 0 to {pool}, not {n!r}")
         if sum(counts.values()) == 0:
             raise MixError("a mix needs at least one demonstration")
         return cls(tuple((name, counts[name]) for name in FAMILIES if counts.get(name, 0) > 0))

@@ -1,8 +1,9 @@
-"""Reading a sum typed by a person (`23+45`, `3+4+5`, `123+4`) into a Problem, with one-line refusals.
+"""Reading a sum typed by a person (`23+45`, `3+4+5`, `9-4-3`, `123+4`) into a Problem, with one-line refusals.
 
-Probes may lie outside both families, so people can test how far a procedure reaches; they must
-only fit what the calculator and the context can hold: every call of the left-to-right procedure
-parses, and the whole solved episode fits the model's context.
+Probes may lie outside every family, so people can test how far a procedure reaches; they must
+only fit what the calculator and the context can hold: one operation, every call of the
+left-to-right procedure parses (no running result below zero), and the solved episode fits the
+model's context. The Problem names the family that holds the sum, or '' for none.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from .episode import MAX_LENGTH
 from .families import Problem, family_of
 
 MAX_OPERANDS = 4  # a+b+c+d: three calls
-_SUM = re.compile(r"[0-9]+(?:\+[0-9]+)+")
+_SUM = re.compile(r"[0-9]+(?:([+-])[0-9]+)(?:\1[0-9]+)*")  # one operation throughout
 
 
 class SumError(ValueError):
@@ -25,22 +26,29 @@ def parse_sum(text: str) -> Problem:
     """The Problem for a typed sum such as `23+45` (a trailing `=` and spaces are ignored)."""
     s = text.replace(" ", "").removesuffix("=")
     if not s:
-        raise SumError("type a sum such as 23+45 or 3+4+5")
+        raise SumError("type a sum such as 23+45, 3+4+5 or 9-4-3")
     if len(s) > 20:
         raise SumError(
             f"too long ({len(s)} characters): at most {MAX_OPERANDS} numbers of up to {MAX_OPERAND_DIGITS} digits"
         )
-    bad = next((c for c in s if not (c.isascii() and (c.isdigit() or c == "+"))), None)
+    bad = next((c for c in s if not (c.isascii() and (c.isdigit() or c in "+-"))), None)
     if bad is not None:
-        raise SumError(f"{bad!r} is not allowed: only digits and + (e.g. 23+45)")
-    if not _SUM.fullmatch(s):
-        raise SumError(f"{text.strip()!r} is not a sum: write numbers joined by single + signs, e.g. 3+4+5")
-    operands = tuple(int(x) for x in s.split("+"))
+        raise SumError(f"{bad!r} is not allowed: only digits, + and - (e.g. 23+45 or 9-4)")
+    m = _SUM.fullmatch(s)
+    if m is None:
+        if "+" in s and "-" in s and s[0].isdigit():
+            raise SumError(f"{text.strip()!r} mixes + and -: one operation per sum, e.g. 3+4+5 or 9-4-3")
+        raise SumError(f"{text.strip()!r} is not a sum: write numbers joined by single + or - signs, e.g. 3+4+5")
+    op = m.group(1)
+    parts = s.split(op)
+    operands = tuple(int(x) for x in parts)
     if len(operands) > MAX_OPERANDS:
         raise SumError(f"at most {MAX_OPERANDS} numbers, got {len(operands)}")
-    if any(len(x) > MAX_OPERAND_DIGITS for x in s.split("+")):
+    if any(len(x) > MAX_OPERAND_DIGITS for x in parts):
         raise SumError(f"numbers of at most {MAX_OPERAND_DIGITS} digits (the calculator's limit)")
-    problem = Problem(operands, family_of(operands))
+    problem = Problem(operands, family_of(operands, op), op)
+    if min(problem.running()) < 0:
+        raise SumError(f"{text.strip()!r} goes below zero; the calculator works with numbers from 0 up")
     if any(parse_call(call) is None for call in problem.expected_calls()):
         raise SumError(f"a running total passes {MAX_OPERAND_DIGITS} digits, more than the calculator takes")
     needed = len(problem.demonstration().text) + 1  # and the start token
