@@ -2,10 +2,10 @@
 
 A run's key is a hash of its mix, its settings (seed included), its held-out size, the weights of
 the base it started from and the families it was scored on, so a run already stored is never
-repeated, and a run scored before a family was registered is run again to score that family too. The database runs in WAL
-mode with one transaction per run: a crash or `kill -9` mid-write loses no finished run and corrupts
-nothing. The schema has a version (`PRAGMA user_version`) and a migration path; a store of a newer
-schema, or a file that is not SQLite, is refused and never written.
+repeated, and a run scored before a family was registered is run again to score that family too.
+The database runs in WAL mode with one transaction per run: a crash or `kill -9` mid-write loses
+no finished run and corrupts nothing. The schema has a version (`PRAGMA user_version`) and a
+migration path; a store of a newer schema, or a file that is not SQLite, is refused and never written.
 """
 
 from __future__ import annotations

@@ -211,7 +211,14 @@ class Family:
         return [self.problem(seed, self.demo_pool + i) for i in range(count)]
 
 
-class _Listed:
+class _Order:
+    """A seeded order of a family's sums: the operand tuple at each index."""
+
+    def __getitem__(self, index: int) -> tuple[int, ...]:
+        raise NotImplementedError
+
+
+class _Listed(_Order):
     """A seeded order of a listed space."""
 
     def __init__(self, items: tuple[tuple[int, ...], ...]) -> None:
@@ -221,7 +228,7 @@ class _Listed:
         return self.items[index]
 
 
-class _Sampled:
+class _Sampled(_Order):
     """A seeded order of a space too large to list: distinct indices drawn one by one, kept as drawn."""
 
     def __init__(self, family: Family, rng: random.Random) -> None:
