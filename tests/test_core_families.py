@@ -280,3 +280,32 @@ def test_parse_sum_refuses(text):
     with pytest.raises(SumError) as info:
         parse_sum(text)
     assert "\n" not in str(info.value) and str(info.value)
+
+
+@pytest.mark.parametrize(
+    "text, families",
+    [
+        ("@operands:2=35", {"two_digit": 35, "add_2x1": 35, "sub_2x2": 35}),
+        ("@op:sub&digits:1=20,two_digit=70", {"two_digit": 70, "sub_3x1": 20, "sub_4x1": 20}),
+        ("@all!operands:3&digits:2=10", {n: 10 for n in FAMILIES if n not in ("add_3x2", "sub_3x2")}),
+        ("@all=10,add_4x2=0", {n: 10 for n in FAMILIES if n != "add_4x2"}),
+    ],
+)
+def test_mixes_name_families_by_their_coordinates(text, families):
+    """`@dimension:value=count` gives count to every family there; `!` excludes; later parts override."""
+    assert dict(Mix.parse(text).counts) == families
+
+
+@pytest.mark.parametrize("text", ["@colour:red=3", "@operands:9=3", "@all=70", "@operands=3", "@=3", "@all!=3"])
+def test_bad_selectors_are_one_line(text):
+    """An unknown dimension, a selector naming no family, or a count past a selected family's pool is one line."""
+    with pytest.raises(MixError) as info:
+        Mix.parse(text)
+    assert "\n" not in str(info.value) and str(info.value)
+
+
+def test_held_out_all_scores_every_held_out_sum_or_a_fixed_sample_of_a_huge_family():
+    """`held_out=None` gives every non-demonstration sum of a listed family and SAMPLED_ALL of a sampled one."""
+    assert len(FAMILIES["sub_4x1"].held_out(0, None)) == FAMILIES["sub_4x1"].size() - 200
+    huge = FAMILIES["add_4x2"]
+    assert huge.sampled and huge.size() == 90**4 and len(huge.held_out(0, None)) == SAMPLED_ALL - 200

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import sqlite3
@@ -14,7 +15,7 @@ import pytest
 
 from core.results.grid import Grid, GridError, parse_budget, parse_seeds, parse_share, parse_values
 from core.results.report import budget, compare, summarise
-from core.results.store import SCHEMA, Store, StoredRun, StoreError, run_key
+from core.results.store import _MIGRATIONS, SCHEMA, Store, StoredRun, StoreError, run_key
 from core.world.mix import Mix
 from core.world.records import HeldOutScore, RunMeta
 from core.world.settings import FinetuneSettings
@@ -108,6 +109,50 @@ def test_an_empty_store_of_schema_zero_is_migrated(tmp_path):
     with Store(path) as store:
         assert store.db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA
         assert store.add(_run(0, 1))
+
+
+def test_a_schema_1_store_is_rekeyed_by_the_families_its_runs_were_scored_on(tmp_path):
+    """Schema 1 keys did not name the families scored; migrating keeps every run and score under the key of the
+    families it was scored on, so the same run scored on every family today is a new run, not a duplicate."""
+    path = tmp_path / "v1.sqlite"
+    db = sqlite3.connect(path)
+    db.executescript(_MIGRATIONS[1])
+    run = _run(3, 20).run  # scored on two_digit and three_digit
+    old_key = "0123456789abcdef0123"
+    db.execute(
+        "INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            old_key,
+            run.mix,
+            3,
+            400,
+            2e-3,
+            8,
+            0.0,
+            0.0,
+            30,
+            "base0",
+            "test",
+            None,
+            None,
+            None,
+            4.0,
+            0.1,
+            1.0,
+            json.dumps(run.to_dict()),
+        ),
+    )
+    for name, sc in run.scores.items():
+        db.execute("INSERT INTO scores VALUES (?, ?, ?, ?, ?)", (old_key, name, sc.solved, sc.total, "{}"))
+    db.execute("PRAGMA user_version = 1")
+    db.commit()
+    db.close()
+    with Store(path) as store:
+        (stored,) = store.runs()
+        assert store.db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA
+        assert stored.key == run_key(run.mix, run.settings, 30, "base0", ["two_digit", "three_digit"])
+        assert stored.run.scores["two_digit"].solved == 20
+        assert not store.has(run_key(run.mix, run.settings, 30, "base0"))  # scored on every family: not stored yet
 
 
 def test_kill_9_while_writing_loses_no_finished_run_and_corrupts_nothing(tmp_path):

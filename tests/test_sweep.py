@@ -212,3 +212,22 @@ def test_a_budget_sweep_prints_the_cost_of_mixing_and_draws_it(capsys, tmp_path)
             "two_digit=2,three_digit=2",
         }
     assert figure.with_suffix(".png").stat().st_size > 1000 and "<svg" in figure.with_suffix(".svg").read_text()
+
+
+def test_the_matrix_runs_what_is_missing_and_prints_every_family_for_every_row(capsys, tmp_path):
+    """`breadth matrix` trains each row's mix on each seed (once: a second call finds them stored), scores every
+    family, marks the trained ones, and writes JSON and a picture."""
+    from core.world.families import FAMILIES
+
+    store, figure, data = tmp_path / "s.sqlite", tmp_path / "m", tmp_path / "m.json"
+    argv = ["matrix", "--mix", "@operands:4&op:add=3", "--mix", "two_digit=3", "--seeds", "0-1", *QUICK]
+    assert main([*argv, "--store", str(store), "--figure", str(figure), "--json", str(data)]) == 0
+    printed = capsys.readouterr().out
+    assert "ran 4, already stored 0" in printed and "*" in printed
+    rows = json.loads(data.read_text())
+    assert [r["mix"] for r in rows] == ["add_4x1=3,add_4x2=3", "two_digit=3"]
+    assert all(set(r["families"]) == set(FAMILIES) and r["seeds"] == [0, 1] for r in rows)
+    assert rows[0]["trained"] == ["add_4x1", "add_4x2"]
+    assert figure.with_suffix(".png").stat().st_size > 1000
+    assert main([*argv, "--store", str(store)]) == 0
+    assert "ran 0, already stored 4" in capsys.readouterr().out.replace("\n", " ")

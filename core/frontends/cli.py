@@ -23,6 +23,7 @@ HANDLERS = {  # subcommand -> (module of core.frontends, function)
     "play": ("commands", "play"),
     "plate": ("commands", "plate"),
     "sweep": ("results", "sweep"),
+    "matrix": ("results", "matrix"),
     "runs": ("results", "runs"),
     "report": ("results", "report"),
 }
@@ -214,6 +215,31 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--base", type=Path, default=None, help="pre-trained checkpoint (default: the shipped base)")
     s.add_argument("--figure", type=Path, help="also draw success against the swept value: FIGURE.png and .svg")
     s.add_argument("--json", type=Path, help="also write the cells' summaries here")
+    _store_flag(s)
+
+    s = sub.add_parser(
+        "matrix",
+        help="the transfer matrix: training mixes x every family, success over seeds",
+        description="Rows: training mixes; columns: every family, grouped by operation, operands and digits; "
+        "cells: mean held-out success over seeds with a 95%% interval. Runs what the store lacks, then prints the "
+        "table; a family outside a row's mix is a held-out environment.",
+    )
+    s.add_argument("--mix", action="append", default=[], help="a row: a mix, e.g. @operands:2=35 (repeatable)")
+    s.add_argument("--single", type=_positive_int, help="a row per family trained alone on this many demonstrations")
+    s.add_argument("--plate", action="store_true", help="rows for the plate's three mixes")
+    s.add_argument("--seeds", default="0-4", help="seeds: 0-9, 0,1,2 or 0-4,10 (default 0-4)")
+    _held_out_flag(s)
+    _settings_flags(s, ft, "one")
+    s.add_argument(
+        "--workers",
+        type=_positive_int,
+        default=WORKERS,
+        help=f"local processes, one torch thread each (default {WORKERS}, one per core)",
+    )
+    s.add_argument("--cluster", help="a Dask scheduler's address (tcp://host:8786): run there instead")
+    s.add_argument("--base", type=Path, default=None, help="pre-trained checkpoint (default: the shipped base)")
+    s.add_argument("--figure", type=Path, help="also draw the matrix: FIGURE.png and .svg")
+    s.add_argument("--json", type=Path, help="also write the matrix here")
     _store_flag(s)
 
     for name, help_text in (

@@ -10,18 +10,21 @@ from pathlib import Path
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-from ..results.figures import figure
+from ..results.figures import figure, matrix_figure
 from ..results.grid import SWEEPABLE, Grid, GridError, parse_budget, parse_seeds, parse_share, parse_values
+from ..results.matrix import matrix as build_matrix
 from ..results.report import CellSummary, budget, compare, summarise
 from ..results.store import Store, StoredRun
+from ..world.families import FAMILIES
 from ..world.files import check_output, user_path, write_atomic, write_json
 from ..world.header import read_header, weights_hash
 from ..world.mix import Mix
 from ..world.paths import BASE
 from ..world.presets import PRESETS
 from ..world.settings import FinetuneSettings, SettingsError, held_out_from_text
+from .cli import finetune_settings
 from .sweep import run_jobs
-from .tables import budget_table, cells_table, differences_table, runs_table
+from .tables import budget_table, cells_table, differences_table, matrix_table, runs_table
 
 console = Console(highlight=False)
 
@@ -55,6 +58,62 @@ def sweep(args) -> int:
     for job, why in outcome.failed:
         console.print(f"failed: {job.cell.label(grid.varied)} seed {job.seed}: {why}", markup=False)
     return 1 if outcome.failed else 0
+
+
+def matrix(args) -> int:
+    """Run what the store lacks for the matrix's rows (mixes x seeds), then print and draw the matrix."""
+    mixes: list[Mix] = [Mix.parse(text) for text in args.mix]
+    if args.single:
+        mixes += [Mix.of(**{f.name: min(args.single, f.demo_pool)}) for f in FAMILIES.values()]
+    if args.plate:
+        mixes += [p.mix for p in PRESETS.values()]
+    if not mixes:
+        raise GridError("no rows: give --mix (repeatable), --single N or --plate")
+    mixes = list(dict.fromkeys(mixes))
+    settings = finetune_settings(args)
+    grid = Grid(tuple(mixes), settings, (), parse_seeds(args.seeds), held_out_from_text(args.held_out))
+    base = user_path(args.base) if args.base else BASE
+    read_header(base)
+    for path in (args.json, *_figure_paths(args.figure)):
+        if path is not None:
+            check_output(path, inputs=[base])
+    with Store(args.store) as store:
+        base_hash = weights_hash(base)
+        jobs = grid.jobs(base_hash)
+        console.print(
+            f"transfer matrix: {len(mixes)} mixes x {len(FAMILIES)} families, {len(grid.seeds)} seeds, held-out "
+            f"{'all' if grid.held_out is None else grid.held_out} per family; {len(jobs)} runs; store {store.path}"
+        )
+        outcome = run_with_progress(jobs, store, base, base_hash, "matrix", args.workers, args.cluster)
+    rows = build_matrix(
+        summarise([outcome.stored[j.key] for j in jobs if j.key in outcome.stored]), [m.spec() for m in mixes]
+    )
+    console.print(matrix_table(rows, f"held-out success over seeds {args.seeds} (mean, 95% interval); * trained on"))
+    console.print(
+        f"ran {outcome.ran}, already stored {len(outcome.stored) - outcome.ran}, failed "
+        f"{len(outcome.failed)}, in {outcome.seconds:.1f} s"
+    )
+    if args.json:
+        write_json(args.json, [_row_json(r) for r in rows])
+        console.print(f"wrote {args.json}")
+    if args.figure:
+        for path in matrix_figure(rows, args.figure):
+            console.print(f"wrote {path}")
+    for job, why in outcome.failed:
+        console.print(f"failed: {job.cell.label()} seed {job.seed}: {why}", markup=False)
+    return 1 if outcome.failed else 0
+
+
+def _row_json(row) -> dict:
+    return {
+        "mix": row.mix,
+        "trained": sorted(row.trained),
+        "seeds": list(row.seeds),
+        "families": {
+            name: {"mean": f.mean, "interval": [f.low, f.high], "per_seed": {str(s): r for s, r in f.rates.items()}}
+            for name, f in row.cells.items()
+        },
+    }
 
 
 def run_with_progress(jobs, store, base, base_hash, source, workers, cluster):

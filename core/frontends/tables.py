@@ -5,6 +5,7 @@ from __future__ import annotations
 from rich.table import Table
 from rich.text import Text
 
+from ..results.matrix import MatrixRow, columns, group_of
 from ..results.report import BudgetPoint, CellSummary, PairedDifference, varied
 from ..results.store import StoredRun
 from ..world.families import FAMILIES
@@ -211,4 +212,32 @@ def budget_table(points: list[BudgetPoint], title: str) -> Table:
             f"{100 * mean:+.1f} [{100 * low:+.0f}, {100 * high:+.0f}]" if n > 1 else f"{100 * mean:+.1f}",
             end_section=last,
         )
+    return t
+
+
+def matrix_table(rows: list[MatrixRow], title: str) -> Table:
+    """Rows: training mixes; columns: every family, grouped; cells: mean % over seeds and its 95% interval."""
+    names = columns()
+    t = Table(title=title, title_justify="left", show_lines=True)
+    t.add_column("trained on")
+    t.add_column("seeds", justify="right", style="dim")
+    for i, name in enumerate(names):
+        first = i == 0 or group_of(names[i - 1]) != group_of(name)
+        header = f"{group_of(name)}\n{FAMILIES[name].short}" if first else f"\n{FAMILIES[name].short}"
+        t.add_column(header, justify="right")
+    for row in rows:
+        cells = []
+        for name in names:
+            f = row.cells.get(name)
+            if f is None:
+                cells.append(Text("-", style="dim"))
+                continue
+            mark = "*" if name in row.trained else ""
+            cells.append(
+                Text.assemble(
+                    (f"{mark}{100 * f.mean:.0f}", "bold" if mark else ""),
+                    (f"\n{100 * f.low:.0f}-{100 * f.high:.0f}", "dim"),
+                )
+            )
+        t.add_row(row.label, str(len(row.seeds)), *cells)
     return t

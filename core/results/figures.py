@@ -12,6 +12,7 @@ from pathlib import Path
 from ..world.families import FAMILIES
 from ..world.files import write_atomic
 from ..world.mix import Mix
+from .matrix import MatrixRow, columns, group_of
 from .report import BudgetPoint, CellSummary, budget, varied
 
 
@@ -124,6 +125,68 @@ def sweep_figure(cells: list[CellSummary], out: Path, title: str = "") -> list[P
     ax.legend()
     n = seeds[0] if len(seeds) == 1 else f"{seeds[0]}-{seeds[-1]}"
     ax.set_title(title or f"mean over {n} seeds, 95% intervals over seeds", fontsize=10)
+    fig.tight_layout()
+    written = _save(fig, out)
+    plt.close(fig)
+    return written
+
+
+def matrix_figure(rows: list[MatrixRow], out: Path) -> list[Path]:
+    """The transfer matrix as a heat map: mean success per (mix, family), its interval, trained cells outlined."""
+    import numpy as np
+
+    plt = _pyplot()
+    names = columns()
+    values = np.full((len(rows), len(names)), np.nan)
+    for i, row in enumerate(rows):
+        for j, name in enumerate(names):
+            if name in row.cells:
+                values[i, j] = 100 * row.cells[name].mean
+    fig, ax = plt.subplots(figsize=(1.2 + 0.9 * len(names), 1.2 + 0.55 * len(rows)), dpi=150)
+    ax.imshow(values, cmap="Greens", vmin=0, vmax=100, aspect="auto")
+    for i, row in enumerate(rows):
+        for j, name in enumerate(names):
+            f = row.cells.get(name)
+            if f is None:
+                continue
+            dark = 100 * f.mean > 60
+            ax.text(
+                j,
+                i - 0.12,
+                f"{100 * f.mean:.0f}",
+                ha="center",
+                va="center",
+                fontsize=9,
+                color="white" if dark else "black",
+                fontweight="bold" if name in row.trained else "normal",
+            )
+            ax.text(
+                j,
+                i + 0.22,
+                f"{100 * f.low:.0f}-{100 * f.high:.0f}",
+                ha="center",
+                va="center",
+                fontsize=6,
+                color="white" if dark else "dimgray",
+            )
+            if name in row.trained:
+                ax.add_patch(plt.Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, edgecolor="black", linewidth=1.5))
+    starts = [j for j in range(len(names)) if j == 0 or group_of(names[j]) != group_of(names[j - 1])]
+    for k, j in enumerate(starts):
+        end = starts[k + 1] if k + 1 < len(starts) else len(names)
+        if j:
+            ax.axvline(j - 0.5, color="black", linewidth=1)
+        ax.text((j + end - 1) / 2, len(rows) - 0.5 + 0.35, group_of(names[j]), ha="center", va="top", fontsize=9)
+    ax.set_xticks(range(len(names)), [f"{FAMILIES[n].short}" for n in names], fontsize=8)
+    ax.set_yticks(range(len(rows)), [r.label for r in rows], fontsize=8)
+    ax.xaxis.set_ticks_position("top")
+    seeds = sorted({len(r.seeds) for r in rows})
+    n = seeds[0] if len(seeds) == 1 else f"{seeds[0]}-{seeds[-1]}"
+    ax.set_title(
+        f"held-out success (%) by training mix and environment; mean over {n} seeds, 95% interval; outlined: trained",
+        fontsize=8,
+        pad=18,
+    )
     fig.tight_layout()
     written = _save(fig, out)
     plt.close(fig)

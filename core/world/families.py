@@ -275,13 +275,13 @@ def short_label(name: str) -> str:
 
 
 def grid_family(operands: int, digits: int, op: str) -> Family:
-    """A family named by its coordinates: `add_3x2` is three two-digit operands added (two calls)."""
+    """A family named by its coordinates: `add_3x2` (short `a3x2`) is three two-digit operands added (two calls)."""
     verb = "added" if op == "+" else "subtracted left to right, never below zero"
     numbers = {1: "single-digit", 2: "two-digit"}[digits]
     calls = operands - 1
     return Family(
         f"{OPS[op]}_{operands}x{digits}",
-        f"{operands}x{digits}{op}",
+        f"{OPS[op][0]}{operands}x{digits}",  # no sign in it: mixes join shorts with `+`
         f"{operands} {numbers} {OPS[op]}",
         f"{operands} {numbers} numbers {verb}: {calls} call{'s' if calls > 1 else ''}",
         Coordinates(operands, digits, op),

@@ -1,10 +1,17 @@
-"""A training mix: how many demonstrations of each family, parsed from `two_digit=35,three_digit=35`."""
+"""A training mix: how many demonstrations of each family, parsed from `two_digit=35,three_digit=35`.
+
+Families can also be named by their coordinates on the grid's dimensions: `@operands:2=35` gives 35
+demonstrations to every family with two operands, `@all=10` to every family, and
+`@all!operands:3&digits:2=10` to every family but those with three two-digit operands (`&` joins
+conditions, `!` excludes what follows it). Later parts override earlier ones for the families they
+name; a family named twice by its own name is refused.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .families import FAMILIES, Problem, short_label
+from .families import DIMENSIONS, FAMILIES, Problem, families_where, short_label
 
 
 class MixError(ValueError):
@@ -32,18 +39,24 @@ class Mix:
 
     @classmethod
     def parse(cls, text: str) -> Mix:
-        """A mix from `family=count,...`; raises MixError with one readable line."""
+        """A mix from `family=count,...` or `@selector=count,...`; raises MixError with one readable line."""
         counts: dict[str, int] = {}
+        named: set[str] = set()
         for part in filter(None, (p.strip() for p in text.split(","))):
-            name, sep, value = part.partition("=")
+            name, sep, value = part.rpartition("=") if part.startswith("@") else part.partition("=")
             name, value = name.strip(), value.strip()
             if not sep or not (value.isascii() and value.isdigit()):  # isdigit alone passes '²', which int() refuses
-                raise MixError(f"expected family=count, got {part!r}")
-            if name in counts:
+                raise MixError(f"expected family=count or @selector=count, got {part!r}")
+            if name.startswith("@"):
+                for family in select(name[1:]):
+                    counts[family] = int(value)
+                continue
+            if name in named:
                 raise MixError(f"family {name!r} appears twice in the mix")
+            named.add(name)
             counts[name] = int(value)
         if not counts:
-            raise MixError("empty mix; write e.g. two_digit=35,three_digit=35")
+            raise MixError("empty mix; write e.g. two_digit=35,three_digit=35 or @operands:2=35")
         return cls.of(**counts)
 
     @property
@@ -60,7 +73,9 @@ class Mix:
         return ",".join(f"{name}={n}" for name, n in self.counts)
 
     def short(self) -> str:
-        """A label that fits a narrow column, e.g. `2d 35+3d 35`."""
+        """A label that fits a narrow column, e.g. `2d 35+3d 35`; past three families, `10 families 100`."""
+        if len(self.counts) > 3:
+            return f"{len(self.counts)} families {self.total}"
         return "+".join(f"{short_label(name)} {n}" for name, n in self.counts)
 
     def slug(self) -> str:
@@ -70,6 +85,27 @@ class Mix:
     def demonstrations(self, seed: int) -> list[Problem]:
         """Every demonstration problem of the mix for `seed`, family by family."""
         return [p for name, n in self.counts for p in FAMILIES[name].demonstrations(seed, n)]
+
+
+def select(selector: str) -> list[str]:
+    """Families named by coordinates: `operands:2`, `op:sub&digits:1`, `all`, `all!operands:3&digits:2`."""
+    keep, bang, drop = selector.partition("!")
+    chosen = list(FAMILIES) if keep.strip() == "all" else _where(keep)
+    dropped = set(_where(drop)) if bang else set()
+    out = [name for name in chosen if name not in dropped]
+    if not out:
+        raise MixError(f"@{selector} names no family")
+    return out
+
+
+def _where(conditions: str) -> list[str]:
+    values: dict[str, str] = {}
+    for condition in conditions.split("&"):
+        dimension, colon, value = (x.strip() for x in condition.partition(":"))
+        if not colon or dimension not in DIMENSIONS or not value:
+            raise MixError(f"expected dimension:value ({', '.join(DIMENSIONS)}), or all, got {condition.strip()!r}")
+        values[dimension] = value
+    return families_where(**values)
 
 
 def slug(spec: str) -> str:
