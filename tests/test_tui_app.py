@@ -9,6 +9,7 @@ from pathlib import Path
 from textual.widgets import Input
 from tui_helpers import fake_app, type_text, wait_for
 
+from core.world.families import FAMILIES
 from core.world.presets import PRESETS
 from tui.screens.help import HelpScreen
 from tui.screens.path_prompt import PathPrompt
@@ -37,7 +38,8 @@ def test_the_ui_process_does_not_import_torch_before_its_first_frame():
 
 
 async def test_start_shows_three_panels_with_the_shipped_mix_loaded():
-    """At start the train, score and playground panels are on screen and the shipped mix model is current."""
+    """At start the train, score and playground panels are on screen and the shipped mix model is current:
+    its own families with solved/total, every other environment with its percentage."""
     app = fake_app()
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
@@ -47,8 +49,12 @@ async def test_start_shows_three_panels_with_the_shipped_mix_loaded():
             assert region.right <= 80 and region.bottom <= 24
         assert app.current == "shipped:mix_35_35"
         shown = str(app.score_panel.query_one("#family-scores").render())
-        for name, s in app.entries["shipped:mix_35_35"].scores.items():
-            assert f"{s.solved}/{s.total}" in shown, f"{name} score not shown"
+        scores = app.entries["shipped:mix_35_35"].scores
+        assert len(scores) == len(FAMILIES)
+        for name, s in scores.items():
+            own = name in ("two_digit", "three_digit")
+            text = f"{s.solved}/{s.total}" if own else f"{FAMILIES[name].short:<5}{100 * s.rate:>3.0f}"
+            assert text in shown, f"{name} score not shown"
 
 
 async def test_layout_survives_resizing_between_small_and_large_terminals():

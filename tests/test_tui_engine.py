@@ -10,6 +10,7 @@ import pytest
 from textual.widgets import Button, Input
 from tui_helpers import type_text, wait_for
 
+from core.world.families import FAMILIES
 from tui.app import BreadthApp
 from tui.widgets.loss_plot import LossPlot
 
@@ -45,7 +46,7 @@ async def test_train_streams_loss_then_scores_and_saves_the_model(runs):
         entry = app.entries[app.current]
         assert entry.origin == "trained" and entry.run.mix == "two_digit=8,three_digit=8"
         assert len(entry.run.losses) == 40
-        assert set(entry.scores) == {"two_digit", "three_digit"}
+        assert set(entry.scores) == set(FAMILIES)  # every family of the grid is scored
         assert all(s.total == 12 for s in entry.scores.values())  # the held-out size asked for
         assert Path(entry.path).parent == runs and Path(entry.path).is_file()
         assert len(app.score_panel.query_one("#runs").rows) == 4  # three shipped + this run

@@ -5,6 +5,8 @@ from __future__ import annotations
 from textual.widgets import Input
 from tui_helpers import fake_app, type_text, wait_for
 
+from core.world.families import FAMILIES
+
 
 def _roles_and_text(view) -> list[tuple[str, str]]:
     """The shown characters of a probe merged into (role, text) runs."""
@@ -150,3 +152,17 @@ async def test_the_probe_log_keeps_the_last_probes_only(monkeypatch):
         assert [v.state.problem.operands[0] for v in views] == [3, 4, 5]  # the last three, in order
         assert {id(v) for v in views} == first_views  # the same three widgets, reused
         assert len(log.children) == 4  # the model line naming their model, then the three probes
+
+
+async def test_a_difference_plays_and_its_verdict_names_its_family():
+    """`9-4-3` plays with two calls of `-`, and the verdict names its family (sub_3x1) by its label."""
+    app = fake_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        assert "9-4-3" in str(app.playground.query_one("#hint").render())
+        view = await _play_one(pilot, "9-4-3")
+        assert view.state.problem.family == "sub_3x1"
+        assert _roles_and_text(view)[1:3] == [("action", "B9-4|"), ("environment", "5|")]
+        shown = str(view.render())
+        assert "correct" in shown and f"({FAMILIES['sub_3x1'].label})" in shown
+        outside = await _play_one(pilot, "123+4")
+        assert "(outside every family)" in str(outside.render())

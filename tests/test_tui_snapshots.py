@@ -53,7 +53,7 @@ def test_snapshot_training(snap_compare):
 
 
 def test_snapshot_probe_shown(snap_compare):
-    """After probes: coloured episodes with verdicts, a one-call model failing 3+4+5, a sum outside both families."""
+    """After probes: coloured episodes with verdicts, a one-call model failing 3+4+5, a sum outside every family."""
 
     async def run_before(pilot) -> None:
         app = pilot.app

@@ -70,7 +70,7 @@ async def test_a_store_that_cannot_be_read_is_one_warning_and_the_app_runs_on(tm
 
 async def test_stored_runs_of_other_settings_are_told_apart_and_scores_stay_in_view_at_80x24(tmp_path, monkeypatch):
     """A stored run with non-default settings names them in its title (`2d 70 lr 0.001 drop 0.1`); the runs table
-    cuts long titles so that every family's score column stays on screen at 80x24."""
+    cuts long titles so that every score column (seed, 2d, 3d, own, other) stays on screen at 80x24."""
     monkeypatch.setenv("BREADTH_STORE", str(tmp_path / "s.sqlite"))
     with Store() as store:
         store.add(_sweep_run(0, 200, weights_hash(BASE), lr=1e-3, dropout=0.1))
@@ -80,5 +80,7 @@ async def test_stored_runs_of_other_settings_are_told_apart_and_scores_stay_in_v
         (entry,) = [e for e in app.entries.values() if e.origin == "stored"]
         assert entry.title == "2d 70 lr 0.001 drop 0.1"
         table = app.score_panel.query_one("#runs")
+        keys = [c.key.value for c in table.ordered_columns]
+        assert keys == ["model", "seed", "two_digit", "three_digit", "own", "other"]
         widths = [c.get_render_width(table) for c in table.ordered_columns]
         assert sum(widths) <= table.scrollable_content_region.width  # no column scrolled out of view

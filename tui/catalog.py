@@ -11,10 +11,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from core.results.store import Store
+from core.world.families import FAMILIES
 from core.world.header import CheckpointError, read_metadata, weights_hash
 from core.world.paths import BASE
 from core.world.presets import PRESETS
 from core.world.records import HeldOutScore, RunMeta
+
+PLATE = tuple(n for n in FAMILIES if any(n in dict(p.mix.counts) for p in PRESETS.values()))  # the plate's families
 
 
 @dataclass

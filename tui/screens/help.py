@@ -13,11 +13,13 @@ HELP = """\
 
 A tiny character model, pre-trained only on single-digit worksheets (`3+4=7`), is fine-tuned to
 call a calculator. It writes a call `B23+45|`, the **calculator appends** `68|`, and the model
-answers `68|`. Two task families: **two-digit** sums `23+45` (one call) and **three-digit** sums
-`3+4+5` (two calls; the second uses the first result).
+answers `68|`. The plate's two task families: **two-digit** sums `23+45` (one call) and
+**three-digit** sums `3+4+5` (two calls; the second uses the first result). Eight more make a grid:
+2 to 4 operands, one or two digits, `+` or `-` (`9-4-3`, never below zero); they are under
+*more families* in the form.
 
-Fine-tuned on one family only, a model learns that family's *procedure* and fails the other
-completely. Only a **mix** learns both. Train a mix, watch the loss, then probe it.
+Fine-tuned on one family only, a model learns that family's *procedure* and fails the others
+completely. Only a **mix** learns both. Train a mix, watch the loss, then probe it with any sum.
 
 | key | does |
 |---|---|
@@ -33,10 +35,13 @@ completely. Only a **mix** learns both. Train a mix, watch the loss, then probe 
 | `Ctrl+Q` | quit |
 
 **Colours**: prompt in bold, the model's own tokens in cyan, the calculator's results on yellow.
-**Scores**: held-out sums of each family (never among the demonstrations), greedy decoding,
-with a 95% Wilson interval; the runs table holds the shipped models, the runs of the results store
+**Scores**: held-out sums of each family (never among the demonstrations), greedy decoding;
+the families of the model's mix with a bar and a 95% Wilson interval, the *other environments*
+(every family outside its mix) under their mean. The runs table (percent) gives the plate's `2d`
+and `3d`, `own` (mean over the run's mix) and `other` (mean outside it; `-` if a family was never
+scored) and holds the shipped models, the runs of the results store
 (dim rows kept no model: scores only) and this session's; when the current mix and settings were run on
-several seeds, a line gives `mix ×n: 2d mean [95% interval] 3d mean [interval]` (percent).
+several seeds, a line gives `mix ×n: 2d mean [95% interval] 3d mean [interval] other mean [interval]`.
 Models trained here are saved as soon as they finish, in the runs folder shown after training.
 """
 

@@ -2,6 +2,8 @@
 
 Characters arrive from the engine as fast as it decodes them; a 30 Hz timer reveals those that are
 due at the chosen pace (a per-character sleep would drift under load). Earlier probes stay above.
+Any sum the calculator and the context hold can be posed (`9-4-3` too); the verdict names the
+family it belongs to by its label, or says it lies outside every family.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from textual.message import Message
 from textual.reactive import var
 from textual.widgets import Input, Static
 
-from core.world.families import Problem
+from core.world.families import FAMILIES, Problem
 from core.world.probe import SumError, parse_sum
 from core.world.transcript import Role, visible
 
@@ -51,6 +53,12 @@ class ProbeState:
     revealed_at_start: int = 0
 
 
+def where(problem: Problem) -> str:
+    """The label of the family holding `problem` (`3 single-digit sub`), or `outside every family`."""
+    family = FAMILIES.get(problem.family)
+    return family.label if family else "outside every family"
+
+
 class ProbeView(Static):
     """One probe: the sum, the episode so far in colour, then the verdict."""
 
@@ -69,8 +77,7 @@ class ProbeView(Static):
         if st.verdict is not None and not st.pending:
             line.append("  ")
             line.append_text(st.verdict)
-        if not st.problem.family:
-            line.append("  (neither family)", "dim")
+        line.append(f"  ({where(st.problem)})", "dim")
         self.update(line)
 
 
@@ -95,11 +102,12 @@ class Playground(Vertical):
         self._last_model = ""
 
     def compose(self) -> ComposeResult:
-        yield VerticalScroll(Static("Type a sum such as 23+45 or 3+4+5 and press Enter.", id="hint"), id="probes")
+        hint = Static("Type a sum such as 23+45, 3+4+5 or 9-4-3 and press Enter.", id="hint")
+        yield VerticalScroll(hint, id="probes")
         with Horizontal(id="legend-row"):
             yield Static(legend(), id="legend")
             yield Static("", id="pace")
-        yield Input(placeholder="a sum: 23+45, 3+4+5, 123+4 ...", id="sum", max_length=40)
+        yield Input(placeholder="a sum: 23+45, 3+4+5, 9-4-3, 123+4 ...", id="sum", max_length=40)
         yield Static("", id="sum-message")
 
     def on_mount(self) -> None:

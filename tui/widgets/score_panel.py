@@ -1,9 +1,13 @@
 """The score panel: held-out success per family for the loaded model, and the table of every run.
 
-Bars carry a 95% interval, because 30 held-out sums are noisy; the runs table builds up the plate's
-figure as models are trained (shipped ones first), and selecting a row switches to that model. When
-the current model's mix has been run on several seeds with the same settings (here or in a sweep, read
-from the results store), a line gives each family's mean and 95% interval over those seeds.
+A model is scored on every family of the grid. The families it was trained on (its mix) get a bar
+with a 95% interval, because 30 held-out sums are noisy; the other environments, those outside its
+mix, are summarised in a compact grid under their mean, so the story reads at a glance: trained 100%,
+elsewhere near 0%. The runs table keeps to columns that fit 80x24: the plate's two families, then
+`own` (mean over the run's mix) and `other` (mean over every family outside it); selecting a row
+switches to that model. When the current model's mix has been run on several seeds with the same
+settings (here or in a sweep, read from the results store), a line gives means and 95% intervals
+over those seeds.
 """
 
 from __future__ import annotations
@@ -18,22 +22,45 @@ from textual.message import Message
 from textual.widgets import DataTable, Static
 
 from core.world.families import FAMILIES
-from core.world.records import HeldOutScore
+from core.world.mix import Mix, MixError
+from core.world.records import HeldOutScore, RunMeta
 from core.world.stats import mean_interval, wilson
 
-from ..catalog import ModelEntry
+from ..catalog import PLATE, ModelEntry
 from ..guard import guarded
 
 BAR = 10  # bar width in cells
 
-MODEL_WIDTH = 15  # characters of a model's title in the runs table (the header line shows all of it)
+MODEL_WIDTH = 12  # characters of a model's title in the runs table (the header line shows all of it)
+GRID_COLUMNS = 4  # other environments per line in the summary (4 x 9 cells fit the panel at 80x24)
+SEED_WIDTH = 5
+# the runs table after model and seed: (key, header, width); cells are right-justified, no padding between
+SCORE_COLUMNS = (*((n, FAMILIES[n].short, 4) for n in PLATE), ("own", "own", 4), ("other", "other", 6))
+
+
+def own_families(run: RunMeta) -> list[str]:
+    """The families in a run's mix, in registry order (none for a model whose mix is unknown)."""
+    try:
+        return [name for name, _ in Mix.parse(run.mix).counts] if run.mix else []
+    except MixError:
+        return []
+
+
+def mean_rate(scores: dict[str, HeldOutScore], names: list[str]) -> float | None:
+    """Mean success (0..1) over the families `names`, each weighted alike; None unless every one was scored."""
+    rates = [scores[n].rate for n in names if n in scores and scores[n].total]
+    return sum(rates) / len(rates) if rates and len(rates) == len(names) else None
+
+
+def _colour(rate: float) -> str:
+    return "green" if rate >= 0.85 else "yellow" if rate >= 0.3 else "red"
 
 
 def score_bar(score: HeldOutScore) -> Text:
     """`█████████░ 27/30  90% 74-97` coloured by how much is solved, then its 95% interval."""
     rate = score.rate
     full = round(rate * BAR)
-    colour = "green" if rate >= 0.85 else "yellow" if rate >= 0.3 else "red"
+    colour = _colour(rate)
     lo, hi = wilson(score.solved, score.total)
     return Text.assemble(
         ("█" * full, colour),
@@ -43,11 +70,43 @@ def score_bar(score: HeldOutScore) -> Text:
     )
 
 
-def across_seeds(entries: list[ModelEntry], current: ModelEntry | None = None) -> Text:
-    """Mean and 95% interval over seeds (%) per family, for each mix and settings run on two or more seeds.
+def other_environments(scores: dict[str, HeldOutScore], own: list[str]) -> Text:
+    """The families outside `own` under their mean: `other environments  mean 1%`, then `2x1+  10 4x1+   0 ...`.
 
-    `2d 35+3d 35 ×10: 2d 85 [78-93] 3d 91 [82-100]` reads: ten seeds of that mix with the same settings,
-    two-digit 85% (95% t interval over seeds 78-93), three-digit 91%. With `current`, only its group.
+    A family never scored shows `-`; the mean is over those scored, and says so when some are missing.
+    """
+    names = [n for n in FAMILIES if n not in own]
+    scored = [n for n in names if n in scores and scores[n].total]
+    heading = Text("other environments" if own else "every environment (mix unknown)", style="bold")
+    if scored:
+        mean = sum(scores[n].rate for n in scored) / len(scored)
+        heading.append("  mean ")
+        heading.append(f"{100 * mean:.0f}%", _colour(mean))
+        if len(scored) < len(names):
+            heading.append(f" of {len(scored)} scored", "dim")
+    lines = [heading]
+    for i in range(0, len(names), GRID_COLUMNS):
+        line = Text()
+        for name in names[i : i + GRID_COLUMNS]:
+            s = scores.get(name)
+            line.append(f"{FAMILIES[name].short:<5}", "dim")
+            if s and s.total:
+                line.append(f"{100 * s.rate:>3.0f}", _colour(s.rate))
+            else:
+                line.append(f"{'-':>3}", "dim")
+            line.append(" ")
+        lines.append(line)
+    return Text("\n").join(lines)
+
+
+def across_seeds(entries: list[ModelEntry], current: ModelEntry | None = None) -> Text:
+    """Mean and 95% interval over seeds (%) for each mix and settings run on two or more seeds.
+
+    `2d 35+3d 35 ×10: 2d 85 [78-93] 3d 91 [82-100] other 1 [0-2]` reads: ten seeds of that mix with the
+    same settings, two-digit 85% (95% t interval over seeds 78-93), three-digit 91%, and the mean over the
+    families outside the mix 1%. The run's own families come first, then the plate's, then `other` when
+    every run scored every family outside its mix (else each further family scored). With `current`,
+    only its group.
     """
     groups: dict[tuple, dict[int, ModelEntry]] = {}
     for e in entries:
@@ -64,18 +123,32 @@ def across_seeds(entries: list[ModelEntry], current: ModelEntry | None = None) -
         if len(runs) < 2:
             continue
         some = next(iter(runs.values()))
-        parts = []
-        for family in FAMILIES.values():
-            rates = [
-                100 * r.scores[family.name].rate
-                for r in runs.values()
-                if family.name in r.scores and r.scores[family.name].total
-            ]
-            if rates:
-                m, lo, hi = mean_interval(rates)
-                parts.append(f"{family.short} {m:.0f} [{max(0, lo):.0f}-{min(100, hi):.0f}]")
-        lines.append(Text.assemble((f"{some.mix_label} ×{len(runs)}: ", "bold"), " ".join(parts)))
+        own = own_families(some.run)
+        first = [*own, *(n for n in PLATE if n not in own)]
+        others = [n for n in FAMILIES if n not in own]
+        parts = [_over_seeds(FAMILIES[n].short, [_rate(r.scores, [n]) for r in runs.values()]) for n in first]
+        other = [_rate(r.scores, others) for r in runs.values()]
+        if others and None not in other:
+            parts.append(_over_seeds("other", other))
+        else:  # some run lacks a family outside its mix: each further family scored, as it stands
+            rest = (n for n in FAMILIES if n not in first)
+            parts += [_over_seeds(FAMILIES[n].short, [_rate(r.scores, [n]) for r in runs.values()]) for n in rest]
+        lines.append(Text.assemble((f"{some.mix_label} ×{len(runs)}: ", "bold"), " ".join(filter(None, parts))))
     return Text("\n").join(lines)
+
+
+def _rate(scores: dict[str, HeldOutScore], names: list[str]) -> float | None:
+    rate = mean_rate(scores, names)
+    return None if rate is None else 100 * rate
+
+
+def _over_seeds(label: str, rates: list[float | None]) -> str:
+    """`2d 85 [78-93]` over the seeds that scored it ('' if none did)."""
+    got = [r for r in rates if r is not None]
+    if not got:
+        return ""
+    m, lo, hi = mean_interval(got)
+    return f"{label} {m:.0f} [{max(0, lo):.0f}-{min(100, hi):.0f}]"
 
 
 class ScorePanel(Vertical):
@@ -93,11 +166,10 @@ class ScorePanel(Vertical):
     def compose(self) -> ComposeResult:
         yield Static("", id="current-model")
         yield Static("", id="family-scores")
-        table = DataTable(id="runs", cursor_type="row", zebra_stripes=True)
+        table = DataTable(id="runs", cursor_type="row", zebra_stripes=True, cell_padding=0)
         table.add_column("model", key="model", width=MODEL_WIDTH)  # longer titles are cut: scores stay in view
-        table.add_column("seed", key="seed")
-        for family in FAMILIES.values():
-            table.add_column(family.short, key=family.name)
+        for key, header, width in (("seed", "seed", SEED_WIDTH), *SCORE_COLUMNS):
+            table.add_column(f"{header:>{width}}", key=key, width=width)
         yield table
         yield Static("", id="across-seeds")
 
@@ -112,13 +184,16 @@ class ScorePanel(Vertical):
             Text.assemble(("▶ ", "bold"), (entry.title, "bold"), seed, (f"  {note}" if note else "", "dim"))
         )
         lines = []
-        for family in FAMILIES.values():
-            s = entry.scores.get(family.name)
-            label = Text(f"{family.short:<4}", style="bold")
+        own = own_families(entry.run)
+        width = max((len(FAMILIES[n].short) for n in own), default=0) + 1
+        for name in own:  # the families it was trained on, each with its bar
+            s = entry.scores.get(name)
+            label = Text(f"{FAMILIES[name].short:<{width}}", style="bold")
             lines.append(label + (score_bar(s) if s else Text("not evaluated", style="dim")))
             if s and s.failures:  # why the rest failed: the procedure, not the arithmetic
                 kinds = ", ".join(f"{kind} {n}" for kind, n in s.failures.items())
                 lines.append(Text(f"    {kinds}", style="dim", no_wrap=True, overflow="ellipsis"))
+        lines.append(other_environments(entry.scores, own))
         self.query_one("#family-scores", Static).update(Text("\n").join(lines))
 
     def set_runs(self, entries: list[ModelEntry], current: str | None) -> None:
@@ -127,8 +202,7 @@ class ScorePanel(Vertical):
         table.clear()
         for e in entries:
             style = "dim" if e.scores_only else ""  # a stored run with no model to play
-            cells = [e.title, e.seed, *(_percent(e.scores.get(name)) for name in FAMILIES)]
-            table.add_row(*(Text(c, style=style) for c in cells), key=e.key)
+            table.add_row(Text(e.title, style=style), *run_cells(e, style), key=e.key)
         keys = [e.key for e in entries]
         if current in keys:
             table.move_cursor(row=keys.index(current))
@@ -145,5 +219,12 @@ class ScorePanel(Vertical):
         self.post_message(self.ModelChosen(event.row_key.value))
 
 
-def _percent(score: HeldOutScore | None) -> str:
-    return score.percent() if score else "-"
+def run_cells(entry: ModelEntry, style: str = "") -> list[Text]:
+    """A run's seed and SCORE_COLUMNS as cells right-justified to their width (%); `-` where one is not scored."""
+    own = own_families(entry.run)
+    groups = {"own": own, "other": [n for n in FAMILIES if n not in own]}
+    cells = [Text(f"{entry.seed:>{SEED_WIDTH}}", style=style)]
+    for key, _, width in SCORE_COLUMNS:
+        rate = mean_rate(entry.scores, groups.get(key, [key]))
+        cells.append(Text(f"{'-' if rate is None else f'{100 * rate:.0f}':>{width}}", style=style))
+    return cells

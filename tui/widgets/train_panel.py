@@ -1,4 +1,8 @@
-"""The training panel: pick a mix and settings, press Train, watch the loss, step and time left."""
+"""The training panel: pick a mix and settings, press Train, watch the loss, step and time left.
+
+Every family of the grid can be trained: the plate's two have their counts in view, the others sit
+under *more families* (four to a row), whose title lists the counts set there while it is folded.
+"""
 
 from __future__ import annotations
 
@@ -10,16 +14,19 @@ from textual.message import Message
 from textual.reactive import var
 from textual.widgets import Button, Collapsible, Input, Label, Select
 
-from core.world.families import DEMO_POOL, FAMILIES
+from core.world.families import FAMILIES
 from core.world.mix import Mix, MixError
 from core.world.presets import DEFAULT_PRESET, PRESETS, preset_of
 from core.world.settings import HELD_OUT, FinetuneSettings, held_out_from_text
 
+from ..catalog import PLATE
 from ..guard import guarded
 from .loss_plot import LossPlot
 
 CUSTOM = "custom"
 DEFAULTS = FinetuneSettings()
+MORE = tuple(n for n in FAMILIES if n not in PLATE)  # families under "more families"
+MORE_COLUMNS = 4  # count inputs per row under "more families"
 SETTING_FIELDS = {"steps": "steps", "seed": "seed", "lr": "lr", "dropout": "dropout", "batch_size": "batch"}
 
 
@@ -50,18 +57,13 @@ class TrainPanel(Vertical):
             yield Select(options, value=DEFAULT_PRESET, allow_blank=False, compact=True, id="preset")
             yield Button("Train ^t", id="train", variant="success", compact=True)
             yield Button("Stop ^x", id="stop", variant="error", compact=True, disabled=True)
+        default = dict(PRESETS[DEFAULT_PRESET].mix.counts)
         with Horizontal(classes="row"):
-            default = dict(PRESETS[DEFAULT_PRESET].mix.counts)
-            for family in FAMILIES.values():
-                yield Label(f"{family.short} ", classes="lbl")
-                yield Input(
-                    str(default.get(family.name, 0)),
-                    type="integer",
-                    max_length=3,
-                    compact=True,
-                    id=f"count-{family.name}",
-                    classes="num",
-                )
+            yield from _counts(PLATE, default, "num")
+        with Collapsible(title="more families", id="more"):
+            for i in range(0, len(MORE), MORE_COLUMNS):
+                with Horizontal(classes="row"):
+                    yield from _counts(MORE[i : i + MORE_COLUMNS], default, "num more-count")
         with Horizontal(classes="row"):
             yield Label("steps ", classes="lbl")
             yield Input(str(DEFAULTS.steps), type="integer", max_length=5, compact=True, id="steps", classes="num")
@@ -103,6 +105,7 @@ class TrainPanel(Vertical):
         """Editing a count by hand switches the preset to 'custom' unless it matches one."""
         if not (event.input.id or "").startswith("count-"):
             return
+        self._title_more()
         try:
             mix = self._mix()
         except (MixError, ValueError):
@@ -114,14 +117,26 @@ class TrainPanel(Vertical):
             with select.prevent(Select.Changed):
                 select.value = match
 
+    def _title_more(self) -> None:
+        """Folded, "more families" names the counts set under it, so none trains unseen."""
+        counts = ((n, self.query_one(f"#count-{n}", Input).value.strip()) for n in MORE)
+        set_here = " ".join(f"{FAMILIES[n].short} {v}" for n, v in counts if v not in ("", "0"))
+        self.query_one("#more", Collapsible).title = f"more families: {set_here}" if set_here else "more families"
+
     def _mix(self) -> Mix:
         counts = {}
         for family in FAMILIES.values():
             text = self.query_one(f"#count-{family.name}", Input).value.strip() or "0"
-            if not text.isdigit():
-                raise MixError(f"{family.short} count must be a whole number from 0 to {DEMO_POOL}")
+            if not (text.isascii() and text.isdigit()):
+                raise MixError(f"{family.short} count must be a whole number from 0 to {family.demo_pool}")
             counts[family.name] = int(text)
-        return Mix.of(**counts)
+        try:
+            return Mix.of(**counts)
+        except MixError as e:  # name the family as the form does, with its own limit
+            bad = next((f for f in FAMILIES.values() if not 0 <= counts[f.name] <= f.demo_pool), None)
+            if bad is None:
+                raise
+            raise MixError(f"{bad.short}: a count from 0 to {bad.demo_pool}, not {counts[bad.name]}") from e
 
     def request(self) -> tuple[Mix, FinetuneSettings, int | None]:
         """The mix, settings and held-out size in the form; ValueError with one line if any is bad.
@@ -182,3 +197,12 @@ class TrainPanel(Vertical):
         """Show a one-line error inline, in red."""
         self.status, self.status_is_error = text, True
         self.border_subtitle = f"[b $error]{escape(text)}[/]"
+
+
+def _counts(names, default: dict[str, int], classes: str):
+    """A label and a count input for each family in `names`."""
+    for name in names:
+        yield Label(f"{FAMILIES[name].short} ", classes="lbl count-lbl")
+        yield Input(
+            str(default.get(name, 0)), type="integer", max_length=3, compact=True, id=f"count-{name}", classes=classes
+        )

@@ -1,0 +1,91 @@
+"""The score panel on the grid of families: own families with bars, the other environments summarised, at 80x24."""
+
+from __future__ import annotations
+
+from textual.widgets import Collapsible, Input, Select
+from tui_helpers import fake_app, wait_for
+
+from core.results.store import Store, StoredRun, run_key
+from core.world.families import FAMILIES
+from core.world.header import weights_hash
+from core.world.paths import BASE
+from core.world.records import HeldOutScore, RunMeta
+from core.world.settings import FinetuneSettings
+
+
+def _old_run(base_hash: str) -> StoredRun:
+    """A stored run from before the grid: scored on the plate's two families only."""
+    settings = FinetuneSettings(seed=3)
+    scores = {"two_digit": HeldOutScore("two_digit", 27, 30), "three_digit": HeldOutScore("three_digit", 0, 30)}
+    run = RunMeta("finetune", settings, "two_digit=70", 3, 30, scores, (1.0,), 5.0, 0.1)
+    return StoredRun(run_key("two_digit=70", settings, 30, base_hash), run, base_hash, "sweep")
+
+
+def _row(table, key: str) -> list[str]:
+    """The cells of a runs-table row as plain text."""
+    return [cell.plain.strip() for cell in table.get_row(key)]
+
+
+async def test_own_families_have_bars_the_other_environments_a_summary_and_every_column_is_in_view(
+    tmp_path, monkeypatch
+):
+    """At 80x24 the two-digit model shows its own family's bar, then the nine other environments under their mean;
+    the runs table shows model, seed, 2d, 3d, own and other in view, and `-` for what an old run never scored."""
+    monkeypatch.setenv("BREADTH_STORE", str(tmp_path / "s.sqlite"))
+    with Store() as store:
+        store.add(_old_run(weights_hash(BASE)))
+    app = fake_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for(pilot, lambda: len(app.entries) == 4, what="the stored run")
+        app.switch_to("shipped:two_digit_70")
+        await pilot.pause()
+        panel = app.score_panel
+        shown = str(panel.query_one("#family-scores").render())
+        assert "30/30 100%" in shown  # its own family, with a bar
+        assert "other environments  mean 0%" in shown
+        for family in FAMILIES.values():
+            if family.name != "two_digit":
+                assert f"{family.short:<5}  0" in shown, f"{family.name} missing from the summary"
+        assert panel.query_one("#family-scores").region.right <= panel.region.right
+        table = panel.query_one("#runs")
+        assert sum(c.get_render_width(table) for c in table.ordered_columns) <= table.scrollable_content_region.width
+        assert table.region.bottom <= panel.region.bottom and table.region.height >= 4  # header and three rows
+        assert _row(table, "shipped:two_digit_70")[1:] == ["0", "100", "0", "100", "0"]
+        assert _row(table, "shipped:mix_35_35")[1:] == ["0", "100", "100", "100", "1"]
+        (old,) = [k for k, e in app.entries.items() if e.origin == "stored"]
+        assert _row(table, old)[1:] == ["3", "90", "0", "90", "-"]  # 8 families never scored
+        app.switch_to(old)
+        await pilot.pause()
+        shown = str(panel.query_one("#family-scores").render())
+        assert "mean 0% of 1 scored" in shown and f"{FAMILIES['sub_3x1'].short:<5}  -" in shown
+
+
+async def test_a_family_outside_the_plate_is_set_under_more_families_and_trained(tmp_path, monkeypatch):
+    """Counts set under "more families" (named in its folded title) train that family alone; the new model's
+    own family gets the bar and the plate's two join the other environments."""
+    monkeypatch.setenv("BREADTH_STORE", str(tmp_path / "s.sqlite"))
+    monkeypatch.setenv("BREADTH_RUNS", str(tmp_path / "runs"))
+    app = fake_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        panel = app.train_panel
+        sub = FAMILIES["sub_3x1"]
+        for name in ("two_digit", "three_digit"):
+            panel.query_one(f"#count-{name}", Input).value = "0"
+        panel.query_one("#count-sub_3x1", Input).value = str(sub.demo_pool + 1)
+        await pilot.press("ctrl+t")
+        await pilot.pause()
+        assert panel.status_is_error and str(sub.demo_pool) in panel.status and app.training is None
+        panel.query_one("#count-sub_3x1", Input).value = "40"
+        panel.query_one("#steps", Input).value = "10"
+        await pilot.pause()
+        assert panel.query_one("#preset", Select).value == "custom"
+        assert panel.query_one("#more", Collapsible).title == f"more families: {sub.short} 40"
+        await pilot.press("ctrl+t")
+        await wait_for(
+            pilot, lambda: app.training is None and app.entries[app.current].origin == "trained", what="training"
+        )
+        entry = app.entries[app.current]
+        assert entry.origin == "trained" and entry.run.mix == "sub_3x1=40" and set(entry.scores) == set(FAMILIES)
+        shown = str(app.score_panel.query_one("#family-scores").render())
+        assert shown.startswith(sub.short) and "other environments" in shown
+        assert f"{FAMILIES['two_digit'].short:<5}" in shown
