@@ -89,3 +89,15 @@ async def test_a_family_outside_the_plate_is_set_under_more_families_and_trained
         shown = str(app.score_panel.query_one("#family-scores").render())
         assert shown.startswith(sub.short) and "other environments" in shown
         assert f"{FAMILIES['two_digit'].short:<5}" in shown
+
+
+def test_a_long_title_keeps_its_run_number_in_the_runs_table():
+    """Two runs of one mix stay told apart when their titles are cut to the runs table's width."""
+    from tui.widgets.score_panel import MODEL_WIDTH, fit_title
+
+    assert fit_title("2d 70") == "2d 70"
+    cut = fit_title("2d 35+3d 35 #12")
+    assert len(cut) == MODEL_WIDTH and cut.endswith("… #12")
+    assert (
+        fit_title("2d 70 lr 0.001 drop 0.1").endswith("…") and len(fit_title("2d 70 lr 0.001 drop 0.1")) == MODEL_WIDTH
+    )

@@ -151,6 +151,16 @@ def _over_seeds(label: str, rates: list[float | None]) -> str:
     return f"{label} {m:.0f} [{max(0, lo):.0f}-{min(100, hi):.0f}]"
 
 
+def fit_title(title: str, width: int = MODEL_WIDTH) -> str:
+    """A title cut to `width`, keeping a trailing run number (`2d 35+3d 35 #1` -> `2d 35+3… #1`)."""
+    if len(title) <= width:
+        return title
+    head, sep, tail = title.rpartition(" #")
+    if sep and tail.isdigit() and len(tail) + 3 < width:
+        return head[: width - len(tail) - 3] + "… #" + tail
+    return title[: width - 1] + "…"
+
+
 class ScorePanel(Vertical):
     """Per-family held-out scores of the current model above the runs table."""
 
@@ -202,7 +212,7 @@ class ScorePanel(Vertical):
         table.clear()
         for e in entries:
             style = "dim" if e.scores_only else ""  # a stored run with no model to play
-            table.add_row(Text(e.title, style=style), *run_cells(e, style), key=e.key)
+            table.add_row(Text(fit_title(e.title), style=style), *run_cells(e, style), key=e.key)
         keys = [e.key for e in entries]
         if current in keys:
             table.move_cursor(row=keys.index(current))
