@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from core.frontends.cli import USAGE_ERROR, main
+from core.world.families import FAMILIES
 from core.world.header import read_header, read_metadata
 from core.world.vocab import CHARS
 
@@ -181,12 +182,12 @@ def test_train_then_eval(capsys, tmp_path, base_path):
     assert captured.err == ""
     data = json.loads(report.read_text())
     assert data["seed"] == 0 and data["held_out"] == 5
-    assert set(data["scores"]) == {"two_digit", "three_digit"}
+    assert set(data["scores"]) == set(FAMILIES)  # every environment of the grid is scored
     for score in data["scores"].values():
         assert score["total"] == 5
         assert 0 <= score["solved"] <= 5
         assert sum(score["failures"].values()) == 5 - score["solved"]
-    assert len(data["episodes"]) == 10
+    assert len(data["episodes"]) == 5 * len(FAMILIES)
     assert [e["family"] for e in data["episodes"]].count("three_digit") == 5
     for e in data["episodes"]:
         text = "".join(t for _, t in e["segments"])
@@ -210,7 +211,7 @@ def test_plate_runs_every_mix_and_seed_with_the_settings_given(capsys, tmp_path,
     for r in runs:
         assert r["settings"]["batch_size"] == 5 and r["settings"]["seed"] == r["seed"]
         assert r["steps_taken"] == 3
-        assert {f: v["total"] for f, v in r["scores"].items()} == {"two_digit": 4, "three_digit": 4}
+        assert {f: v["total"] for f, v in r["scores"].items()} == {name: 4 for name in FAMILIES}
     printed = capsys.readouterr().out
     assert "mix 35+35" in printed and "batch_size 5" in printed
 

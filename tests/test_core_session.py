@@ -11,6 +11,7 @@ import pytest
 from core.frontends import protocol as p
 from core.frontends.session import Session, serve
 from core.learning.experiment import TorchModels
+from core.world.families import FAMILIES
 from core.world.presets import PRESETS
 
 MIX = PRESETS["mix_35_35"].shipped
@@ -102,7 +103,7 @@ def test_train_streams_steps_saves_loads_and_reports_scores(session, tmp_path, b
     assert [e.step for e in got["Step"]] == [1, 2, 3, 4, 5, 6]
     (trained,) = got["Trained"]
     assert trained.path.startswith(str(tmp_path)) and trained.key in s.loaded
-    assert {f: v["total"] for f, v in trained.meta["scores"].items()} == {"two_digit": 3, "three_digit": 3}
+    assert {f: v["total"] for f, v in trained.meta["scores"].items()} == {name: 3 for name in FAMILIES}
     assert len(trained.meta["losses"]) == 6
 
 

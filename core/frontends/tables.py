@@ -43,10 +43,10 @@ def plate_table(records: dict[tuple[str, int], RunMeta], seeds: list[int], held_
     others = [fam for fam in FAMILIES if fam not in plate]
     t.add_column("trained on")
     for fam in plate:
-        t.add_column(fam, justify="right")
+        t.add_column(FAMILIES[fam].short, justify="right")
         t.add_column("per seed", justify="right", style="dim")
     if others:
-        t.add_column(f"{len(others)} other families", justify="right")
+        t.add_column(f"{len(others)} others", justify="right")
     t.add_column("plate", justify="right", style="dim")
     for preset in PRESETS.values():
         row = [preset.label]
