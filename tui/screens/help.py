@@ -43,6 +43,9 @@ scored) and holds the shipped models, the runs of the results store
 (dim rows kept no model: scores only) and this session's; when the current mix and settings were run on
 several seeds, a line gives `mix ×n: 2d mean [95% interval] 3d mean [interval] other mean [interval]`.
 Models trained here are saved as soon as they finish, in the runs folder shown after training.
+**Fill by coordinates** (first row under *more families*): choose all families, all with N operands
+or digits, all add or sub, or all but one family, give a count and press `fill` (or `Enter` in the
+count): those families get the count, every other family 0; a count over a family's pool is refused.
 """
 
 

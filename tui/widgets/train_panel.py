@@ -2,6 +2,8 @@
 
 Every family of the grid can be trained: the plate's two have their counts in view, the others sit
 under *more families* (four to a row), whose title lists the counts set there while it is folded.
+That section also fills every count by coordinates: "all with 2 operands" and a count set the families
+the selector `@operands:2` names to that count and every other family to 0.
 """
 
 from __future__ import annotations
@@ -14,8 +16,8 @@ from textual.message import Message
 from textual.reactive import var
 from textual.widgets import Button, Collapsible, Input, Label, Select
 
-from core.world.families import FAMILIES
-from core.world.mix import Mix, MixError
+from core.world.families import DIMENSIONS, FAMILIES, dimension_values
+from core.world.mix import Mix, MixError, select
 from core.world.presets import DEFAULT_PRESET, PRESETS, preset_of
 from core.world.settings import HELD_OUT, FinetuneSettings, held_out_from_text
 
@@ -27,6 +29,7 @@ CUSTOM = "custom"
 DEFAULTS = FinetuneSettings()
 MORE = tuple(n for n in FAMILIES if n not in PLATE)  # families under "more families"
 MORE_COLUMNS = 4  # count inputs per row under "more families"
+FILL_COUNT = 35  # the count the fill-by-coordinates row starts with
 SETTING_FIELDS = {"steps": "steps", "seed": "seed", "lr": "lr", "dropout": "dropout", "batch_size": "batch"}
 
 
@@ -61,6 +64,10 @@ class TrainPanel(Vertical):
         with Horizontal(classes="row"):
             yield from _counts(PLATE, default, "num")
         with Collapsible(title="more families", id="more"):
+            with Horizontal(classes="row"):
+                yield Select(fill_choices(), value="all", allow_blank=False, compact=True, id="fill-by")
+                yield Input(str(FILL_COUNT), type="integer", max_length=3, compact=True, id="fill-count")
+                yield Button("fill", id="fill", compact=True)
             for i in range(0, len(MORE), MORE_COLUMNS):
                 with Horizontal(classes="row"):
                     yield from _counts(MORE[i : i + MORE_COLUMNS], default, "num more-count")
@@ -98,6 +105,31 @@ class TrainPanel(Vertical):
             counts = dict(PRESETS[event.value].mix.counts)
             for name in FAMILIES:
                 self.query_one(f"#count-{name}", Input).value = str(counts.get(name, 0))
+
+    @on(Button.Pressed, "#fill")
+    @on(Input.Submitted, "#fill-count")
+    @guarded
+    def fill_by_coordinates(self) -> None:
+        """Set the chosen selector's families to the count and every other family to 0, or say why not."""
+        selector = str(self.query_one("#fill-by", Select).value)
+        text = self.query_one("#fill-count", Input).value.strip()
+        if not (text.isascii() and text.isdigit()):
+            self.show_error("fill: the count must be a whole number")
+            return
+        n = int(text)
+        bad = next((FAMILIES[name] for name in select(selector) if n > FAMILIES[name].demo_pool), None)
+        if bad is not None:  # name the family as the form does, with its own limit
+            self.show_error(f"{bad.short}: a count from 0 to {bad.demo_pool}, not {n}")
+            return
+        try:
+            mix = Mix.parse(f"@{selector}={n}")
+        except MixError as e:  # e.g. a count of 0: no demonstrations
+            self.show_error(str(e))
+            return
+        counts = dict(mix.counts)
+        for name in FAMILIES:
+            self.query_one(f"#count-{name}", Input).value = str(counts.get(name, 0))
+        self.show(f"filled {mix.short()}")
 
     @on(Input.Changed, ".num")
     @guarded
@@ -197,6 +229,29 @@ class TrainPanel(Vertical):
         """Show a one-line error inline, in red."""
         self.status, self.status_is_error = text, True
         self.border_subtitle = f"[b $error]{escape(text)}[/]"
+
+
+def fill_choices() -> list[tuple[str, str]]:
+    """The fill-by-coordinates options as (prompt, selector), built from the registry.
+
+    All families, all at each value of each dimension, then all but each family (leave one out).
+    """
+    choices = [("all families", "all")]
+    for dimension in DIMENSIONS:
+        for value in dimension_values(dimension):
+            choices.append((_all_at(dimension, value), f"{dimension}:{value}"))
+    for family in FAMILIES.values():
+        at = "&".join(f"{d}:{family.at.value(d)}" for d in DIMENSIONS)
+        choices.append((f"all but {family.label}", f"all!{at}"))
+    return choices
+
+
+def _all_at(dimension: str, value: str) -> str:
+    """`all with 2 operands`, `all with 1 digit`, `all sub`: the families at one value of a dimension."""
+    if dimension == "op":
+        return f"all {value}"
+    noun = dimension if value != "1" else dimension.removesuffix("s")
+    return f"all with {value} {noun}"
 
 
 def _counts(names, default: dict[str, int], classes: str):
