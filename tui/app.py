@@ -27,6 +27,7 @@ from .engine import EngineProcess, engine_log
 from .guard import guarded, log_error, one_line
 from .screens.checkpoint_prompts import LoadPrompt, SavePrompt, SaveTarget
 from .screens.help import HelpScreen
+from .screens.matrix_view import MatrixView
 from .supervisor import Supervisor
 from .widgets.playground import Playground
 from .widgets.score_panel import ScorePanel
@@ -54,6 +55,7 @@ class BreadthApp(App):
         Binding("ctrl+s", "save", "Save", priority=True),
         Binding("ctrl+l", "load", "Load", priority=True),
         Binding("ctrl+n", "next_model", "Next", priority=True),
+        Binding("ctrl+g", "matrix", "Matrix", priority=True),
         Binding("f1", "help", "Help", priority=True),
     ]
 
@@ -401,6 +403,11 @@ class BreadthApp(App):
     @guarded
     def action_pace(self) -> None:
         self.notify(f"streaming pace: {self.playground.cycle_pace()}", timeout=1.5)
+
+    @guarded
+    def action_matrix(self) -> None:
+        if not isinstance(self.screen, MatrixView):
+            self.push_screen(MatrixView())
 
     @guarded
     def action_help(self) -> None:

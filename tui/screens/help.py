@@ -31,6 +31,7 @@ completely. Only a **mix** learns both. Train a mix, watch the loss, then probe 
 | `Ctrl+L` | load a checkpoint from a path |
 | `Ctrl+N` | switch to the next model in the runs table |
 | `Tab` / `Shift+Tab` | move focus; `Enter` on a runs-table row switches model |
+| `Ctrl+G` | the transfer matrix of the results store (fills in as runs finish; `Esc` closes) |
 | `F1` | this help |
 | `Ctrl+Q` | quit |
 

@@ -1,0 +1,120 @@
+"""The transfer matrix view (Ctrl+G): stored runs by mix and family, filling in as runs finish."""
+
+from __future__ import annotations
+
+from textual.widgets import DataTable, Static
+from tui_helpers import fake_app, wait_for
+
+from core.results.matrix import columns
+from core.results.store import Store, StoredRun, run_key
+from core.world.families import FAMILIES
+from core.world.header import weights_hash
+from core.world.paths import BASE
+from core.world.records import HeldOutScore, RunMeta
+from core.world.settings import FinetuneSettings
+from tui.screens import matrix_view
+from tui.screens.matrix_view import MatrixView
+
+
+def _run(mix: str, seed: int, solved: dict[str, int], base_hash: str) -> StoredRun:
+    """A stored sweep run of `mix`: every family scored on 100 sums, `solved` given, the rest 0, failures 'no call'."""
+    settings = FinetuneSettings(seed=seed)
+    scores = {}
+    for name in FAMILIES:
+        n = solved.get(name, 0)
+        scores[name] = HeldOutScore(name, n, 100, {"no call": 100 - n} if n < 100 else {})
+    run = RunMeta("finetune", settings, mix, seed, 100, scores, (1.0,), 5.0, 0.1)
+    return StoredRun(run_key(mix, settings, 100, base_hash), run, base_hash, "sweep")
+
+
+def _text(app, selector: str) -> str:
+    return str(app.screen.query_one(selector, Static).render())
+
+
+def _table(app) -> DataTable:
+    return app.screen.query_one(DataTable)
+
+
+async def test_the_matrix_shows_a_row_per_mix_with_trained_cells_marked_at_80x24(tmp_path, monkeypatch):
+    """Ctrl+G opens the view: one row per stored mix, `*` on trained families, every family in grouped order."""
+    monkeypatch.setenv("BREADTH_STORE", str(tmp_path / "s.sqlite"))
+    base_hash = weights_hash(BASE)
+    with Store() as store:
+        for seed, rate in ((0, 90), (1, 94)):
+            store.add(_run("two_digit=70", seed, {"two_digit": rate}, base_hash))
+        store.add(_run("three_digit=35,sub_2x2=35", 0, {"three_digit": 100, "sub_2x2": 80, "two_digit": 5}, base_hash))
+        store.add(_run("sub_4x1=70", 0, {"sub_4x1": 100}, "another-base"))  # not from the shipped base: not shown
+    app = fake_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("ctrl+g")
+        await wait_for(pilot, lambda: isinstance(app.screen, MatrixView) and _table(app).row_count == 2, what="rows")
+        table = _table(app)
+        assert [str(c.label).split("\n")[-1] for c in table.columns.values()] == [FAMILIES[n].short for n in columns()]
+        assert [str(c.label).split("\n")[0] for c in table.columns.values()][:2] == ["add", ""]
+        names = columns()
+        first = [str(v) for v in table.get_row_at(0)]
+        assert first[names.index("two_digit")] == "*92" and first[names.index("three_digit")] == "0"
+        second = [str(v) for v in table.get_row_at(1)]
+        assert second[names.index("three_digit")] == "*100" and second[names.index("sub_2x2")] == "*80"
+        assert second[names.index("two_digit")] == "5"
+        assert "2 mixes" in _text(app, "#matrix-status")
+        assert table.virtual_size.width <= table.scrollable_content_region.width  # all ten columns fit at 80
+        await pilot.press("escape")
+        assert not isinstance(app.screen, MatrixView)
+
+
+async def test_moving_to_a_cell_shows_its_seeds_and_failure_kinds(tmp_path, monkeypatch):
+    """The cursor on a cell shows the mix, the family, per-seed rates and the failures summed over seeds."""
+    monkeypatch.setenv("BREADTH_STORE", str(tmp_path / "s.sqlite"))
+    base_hash = weights_hash(BASE)
+    with Store() as store:
+        for seed, rate in ((0, 90), (1, 94)):
+            store.add(_run("two_digit=70", seed, {"two_digit": rate}, base_hash))
+    app = fake_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("ctrl+g")
+        await wait_for(pilot, lambda: isinstance(app.screen, MatrixView) and _table(app).row_count == 1, what="a row")
+        for _ in range(columns().index("two_digit")):
+            await pilot.press("right")
+        await pilot.pause()
+        detail = _text(app, "#matrix-detail")
+        assert "2d 70" in detail and "two-digit" in detail and "trained on" in detail
+        assert "s0 90  s1 94" in detail and "no call 16" in detail
+        assert "no failed transcripts" in detail
+
+
+async def test_a_run_stored_while_the_view_is_open_appears(tmp_path, monkeypatch):
+    """The view re-reads the store on a timer: a run finished elsewhere becomes a row."""
+    monkeypatch.setenv("BREADTH_STORE", str(tmp_path / "s.sqlite"))
+    monkeypatch.setattr(matrix_view, "REFRESH_SECONDS", 0.2)
+    base_hash = weights_hash(BASE)
+    with Store() as store:
+        store.add(_run("two_digit=70", 0, {"two_digit": 90}, base_hash))
+    app = fake_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("ctrl+g")
+        await wait_for(pilot, lambda: isinstance(app.screen, MatrixView) and _table(app).row_count == 1, what="a row")
+        with Store() as store:
+            store.add(_run("three_digit=70", 0, {"three_digit": 97}, base_hash))
+        await wait_for(pilot, lambda: _table(app).row_count == 2, timeout=10, what="the new run's row")
+        assert str(_table(app).get_row_at(1)[columns().index("three_digit")]) == "*97"
+
+
+async def test_a_store_that_cannot_be_read_is_one_line_and_the_app_runs_on(tmp_path, monkeypatch):
+    """A results store that is not SQLite: the view says so in one line, Escape closes it, the app goes on."""
+    bad = tmp_path / "not-a-store.sqlite"
+    bad.write_text("hello\n")
+    monkeypatch.setenv("BREADTH_STORE", str(bad))
+    app = fake_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("ctrl+g")
+        await wait_for(
+            pilot,
+            lambda: isinstance(app.screen, MatrixView) and "not read" in _text(app, "#matrix-status"),
+            what="the error line",
+        )
+        assert "\n" not in _text(app, "#matrix-status") and _table(app).row_count == 0
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.is_running and not isinstance(app.screen, MatrixView)
+        assert bad.read_text() == "hello\n"
