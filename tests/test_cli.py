@@ -264,3 +264,15 @@ def test_pretrain_makes_the_shape_it_is_given_and_refuses_one_that_cannot_hold_a
     assert "not a multiple" in _usage_error(capsys, ["pretrain", "--width", "97", "--out", tmp_path / "w"])
     assert "layers must be a whole" in _usage_error(capsys, ["pretrain", "--layers", "x", "--out", tmp_path / "l"])
     assert not (tmp_path / "c").exists() and not (tmp_path / "w").exists()
+
+
+def test_path_flags_expand_the_home_folder_and_refuse_an_unknown_user(capsys, tmp_path, monkeypatch):
+    """`--out ~/b` writes in the home folder, never a literal `~` folder here; `~nosuchuser/b` is one line."""
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    (tmp_path / "home").mkdir()
+    monkeypatch.chdir(tmp_path)
+    assert main(["pretrain", "--steps", "1", "--out", "~/b.safetensors"]) == 0
+    assert (tmp_path / "home" / "b.safetensors").is_file() and not (tmp_path / "~").exists()
+    capsys.readouterr()
+    line = _usage_error(capsys, ["pretrain", "--steps", "1", "--out", "~nosuchuser-breadth/b.safetensors"])
+    assert "no such user" in line and not list(tmp_path.glob("~*"))

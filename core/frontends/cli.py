@@ -133,7 +133,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     s.add_argument(
         "--out",
-        type=Path,
+        type=_path,
         default=None,
         help="where to write it (default: base.safetensors in the user's breadth folder)",
     )
@@ -147,8 +147,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--mix", required=True, help="demonstrations per family, e.g. two_digit=35,three_digit=35")
     s.add_argument("--seed", help=f"seeds demonstrations, held-out sets and training (default {ft.seed})")
     _settings_flags(s, ft)
-    s.add_argument("--base", type=Path, default=None, help="pre-trained checkpoint (default: the shipped base)")
-    s.add_argument("--out", type=Path, required=True, help="checkpoint to write")
+    s.add_argument("--base", type=_path, default=None, help="pre-trained checkpoint (default: the shipped base)")
+    s.add_argument("--out", type=_path, required=True, help="checkpoint to write")
     _store_flag(s)
 
     s = sub.add_parser(
@@ -157,10 +157,10 @@ def build_parser() -> argparse.ArgumentParser:
         description="Greedy rollouts, with the calculator in the loop, on each family's "
         "held-out sums; prints solved/total and the failure kinds.",
     )
-    s.add_argument("checkpoint", type=Path)
+    s.add_argument("checkpoint", type=_path)
     _held_out_flag(s)
     s.add_argument("--seed", default=None, help="held-out sets of this seed (default: the checkpoint's training seed)")
-    s.add_argument("--json", type=Path, default=None, help="also write the scores and episodes here")
+    s.add_argument("--json", type=_path, default=None, help="also write the scores and episodes here")
 
     s = sub.add_parser(
         "play",
@@ -168,7 +168,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Play one sum greedily with the calculator in the loop and print the "
         "episode, each segment marked by who wrote it, and the verdict.",
     )
-    s.add_argument("checkpoint", type=Path)
+    s.add_argument("checkpoint", type=_path)
     s.add_argument("sum", nargs="?", help="a sum such as 23+45 or 3+4+5")
 
     s = sub.add_parser(
@@ -181,7 +181,7 @@ def build_parser() -> argparse.ArgumentParser:
     _settings_flags(s, ft)
     _held_out_flag(s)
     s.add_argument("--workers", type=_positive_int, default=WORKERS, help=f"parallel processes (default {WORKERS})")
-    s.add_argument("--json", type=Path, default=None, help="write every run here")
+    s.add_argument("--json", type=_path, default=None, help="write every run here")
     _store_flag(s)
 
     s = sub.add_parser(
@@ -212,9 +212,9 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"local processes, one torch thread each (default {WORKERS}, one per core)",
     )
     s.add_argument("--cluster", help="a Dask scheduler's address (tcp://host:8786): run there instead")
-    s.add_argument("--base", type=Path, default=None, help="pre-trained checkpoint (default: the shipped base)")
-    s.add_argument("--figure", type=Path, help="also draw success against the swept value: FIGURE.png and .svg")
-    s.add_argument("--json", type=Path, help="also write the cells' summaries here")
+    s.add_argument("--base", type=_path, default=None, help="pre-trained checkpoint (default: the shipped base)")
+    s.add_argument("--figure", type=_path, help="also draw success against the swept value: FIGURE.png and .svg")
+    s.add_argument("--json", type=_path, help="also write the cells' summaries here")
     _store_flag(s)
 
     s = sub.add_parser(
@@ -237,9 +237,9 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"local processes, one torch thread each (default {WORKERS}, one per core)",
     )
     s.add_argument("--cluster", help="a Dask scheduler's address (tcp://host:8786): run there instead")
-    s.add_argument("--base", type=Path, default=None, help="pre-trained checkpoint (default: the shipped base)")
-    s.add_argument("--figure", type=Path, help="also draw the matrix: FIGURE.png and .svg")
-    s.add_argument("--json", type=Path, help="also write the matrix here")
+    s.add_argument("--base", type=_path, default=None, help="pre-trained checkpoint (default: the shipped base)")
+    s.add_argument("--figure", type=_path, help="also draw the matrix: FIGURE.png and .svg")
+    s.add_argument("--json", type=_path, help="also write the matrix here")
     _store_flag(s)
 
     for name, help_text in (
@@ -251,11 +251,11 @@ def build_parser() -> argparse.ArgumentParser:
         s.add_argument("--seeds", help="only these seeds (0-9, 0,1,2)")
         _held_out_flag(s, filter_only=True)
         _settings_flags(s, ft, "filter")
-        s.add_argument("--base", type=Path, help="only runs from this base checkpoint ('shipped' for the shipped one)")
+        s.add_argument("--base", type=_path, help="only runs from this base checkpoint ('shipped' for the shipped one)")
         _store_flag(s)
         if name == "runs":
-            s.add_argument("--csv", type=Path, help="write the runs here as CSV")
-            s.add_argument("--json", type=Path, help="write the runs here as JSON")
+            s.add_argument("--csv", type=_path, help="write the runs here as CSV")
+            s.add_argument("--json", type=_path, help="write the runs here as JSON")
         else:
             s.add_argument(
                 "--compare",
@@ -264,15 +264,22 @@ def build_parser() -> argparse.ArgumentParser:
                 metavar=("A", "B"),
                 help="paired difference B - A between two cells (their numbers in the table)",
             )
-            s.add_argument("--figure", type=Path, help="draw success against the swept value: FIGURE.png and .svg")
-            s.add_argument("--json", type=Path, help="also write the cells' summaries here")
+            s.add_argument("--figure", type=_path, help="draw success against the swept value: FIGURE.png and .svg")
+            s.add_argument("--json", type=_path, help="also write the cells' summaries here")
     return p
+
+
+def _path(text: str) -> Path:
+    """A path flag as typed: `~` and `~user` expanded (an unknown user is one line), never taken literally."""
+    from ..world.files import user_path
+
+    return user_path(text)
 
 
 def _store_flag(s: argparse.ArgumentParser) -> None:
     s.add_argument(
         "--store",
-        type=Path,
+        type=_path,
         default=None,
         help="the results store (default: $BREADTH_STORE, else runs.sqlite in the user's breadth folder)",
     )
