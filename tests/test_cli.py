@@ -157,13 +157,13 @@ def test_play_on_the_base(capsys, base_path):
     assert captured.out.startswith("23+45=")
     verdicts = [line for line in captured.out.splitlines() if line.startswith("verdict: ")]
     assert len(verdicts) == 1
-    assert re.fullmatch(r"verdict: (correct|wrong: [a-z' ]+)  \(true sum 68; two_digit\)", verdicts[0])
+    assert re.fullmatch(r"verdict: (correct|wrong: [a-z' ]+)  \(true result 68; two_digit\)", verdicts[0])
 
 
 def test_play_outside_both_families(capsys, base_path):
-    """A sum outside both families is played and labelled as such."""
+    """A sum outside every family is played and labelled as such."""
     assert main(["play", str(base_path), "123+4"]) == 0
-    assert "(true sum 127; outside both families)" in capsys.readouterr().out
+    assert "(true result 127; outside every family)" in capsys.readouterr().out
 
 
 @pytest.mark.slow

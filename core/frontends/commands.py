@@ -150,9 +150,9 @@ def play(args) -> int:
     for line in episode_lines(scored.episode.transcript):
         console.print(line)
     verdict = scored.verdict
-    family = problem.family or "outside both families"
+    family = problem.family or "outside every family"
     mark = ("correct", "bold green") if verdict.solved else (f"wrong: {verdict.describe()}", "bold red")
-    console.print(Text.assemble("verdict: ", mark, f"  (true sum {problem.answer}; {family})"))
+    console.print(Text.assemble("verdict: ", mark, f"  (true result {problem.answer}; {family})"))
     return 0
 
 

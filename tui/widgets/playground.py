@@ -200,7 +200,7 @@ class Playground(Vertical):
         if solved:
             verdict = Text.assemble(("✓ correct", "bold green"))
         else:
-            verdict = Text.assemble(("✗ " + (failure or "wrong"), "bold red"), (f", true sum {answer}", "red"))
+            verdict = Text.assemble(("✗ " + (failure or "wrong"), "bold red"), (f", true result {answer}", "red"))
         self.probes[probe].state.verdict = verdict
         self.probes[probe].render_state()
 
