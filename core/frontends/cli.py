@@ -205,17 +205,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--seeds", default="0-2", help="seeds: 0-9, 0,1,2 or 0-4,10 (default 0-2)")
     _held_out_flag(s)
     _settings_flags(s, ft, "sweep")
-    s.add_argument(
-        "--workers",
-        type=_positive_int,
-        default=WORKERS,
-        help=f"local processes, one torch thread each (default {WORKERS}, one per core)",
-    )
-    s.add_argument("--cluster", help="a Dask scheduler's address (tcp://host:8786): run there instead")
-    s.add_argument("--base", type=_path, default=None, help="pre-trained checkpoint (default: the shipped base)")
-    s.add_argument("--figure", type=_path, help="also draw success against the swept value: FIGURE.png and .svg")
-    s.add_argument("--json", type=_path, help="also write the cells' summaries here")
-    _store_flag(s)
+    _runner_flags(s, "success against the swept value", "the cells' summaries")
 
     s = sub.add_parser(
         "matrix",
@@ -230,17 +220,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--seeds", default="0-4", help="seeds: 0-9, 0,1,2 or 0-4,10 (default 0-4)")
     _held_out_flag(s)
     _settings_flags(s, ft, "one")
-    s.add_argument(
-        "--workers",
-        type=_positive_int,
-        default=WORKERS,
-        help=f"local processes, one torch thread each (default {WORKERS}, one per core)",
-    )
-    s.add_argument("--cluster", help="a Dask scheduler's address (tcp://host:8786): run there instead")
-    s.add_argument("--base", type=_path, default=None, help="pre-trained checkpoint (default: the shipped base)")
-    s.add_argument("--figure", type=_path, help="also draw the matrix: FIGURE.png and .svg")
-    s.add_argument("--json", type=_path, help="also write the matrix here")
-    _store_flag(s)
+    _runner_flags(s, "the matrix", "the matrix")
 
     for name, help_text in (
         ("runs", "list stored runs, filtered; export CSV or JSON"),
@@ -274,6 +254,21 @@ def _path(text: str) -> Path:
     from ..world.files import user_path
 
     return user_path(text)
+
+
+def _runner_flags(s: argparse.ArgumentParser, drawn: str, written: str) -> None:
+    """Where a grid of runs runs (local processes or Dask), from which base, into which store, with what outputs."""
+    s.add_argument(
+        "--workers",
+        type=_positive_int,
+        default=WORKERS,
+        help=f"local processes, one torch thread each (default {WORKERS}, one per core)",
+    )
+    s.add_argument("--cluster", help="a Dask scheduler's address (tcp://host:8786): run there instead")
+    s.add_argument("--base", type=_path, default=None, help="pre-trained checkpoint (default: the shipped base)")
+    s.add_argument("--figure", type=_path, help=f"also draw {drawn}: FIGURE.png and .svg")
+    s.add_argument("--json", type=_path, help=f"also write {written} here")
+    _store_flag(s)
 
 
 def _store_flag(s: argparse.ArgumentParser) -> None:

@@ -32,32 +32,41 @@ console = Console(highlight=False)
 def sweep(args) -> int:
     """Run a grid into the store, then summarise its cells."""
     grid = _grid(args)
+    cells, outcome = _run_grid(grid, args, "sweep", f"{len(grid.cells())} cells")
+    console.print(
+        cells_table(cells, f"{len(cells)} cells; mean over seeds with 95% t interval, pooled Wilson interval")
+    )
+    _print_outcome(outcome)
+    _write_outputs(cells, args.json, args.figure)
+    for job, why in outcome.failed:
+        console.print(f"failed: {job.cell.label(grid.varied)} seed {job.seed}: {why}", markup=False)
+    return 1 if outcome.failed else 0
+
+
+def _run_grid(grid: Grid, args, source: str, what: str):
+    """Check the base and the outputs, run what the store lacks, and summarise the grid's cells; (cells, outcome)."""
     base = user_path(args.base) if args.base else BASE
     read_header(base)
-    outputs = [p for p in (args.json, *_figure_paths(args.figure)) if p is not None]
-    for path in outputs:
-        check_output(path, inputs=[base])
+    for path in (args.json, *_figure_paths(args.figure)):
+        if path is not None:
+            check_output(path, inputs=[base])
     with Store(args.store) as store:
         base_hash = weights_hash(base)
         jobs = grid.jobs(base_hash)
         where = f"Dask at {args.cluster}" if args.cluster else f"{args.workers} local processes"
         console.print(
-            f"{len(jobs)} runs: {len(grid.cells())} cells x {len(grid.seeds)} seeds, held-out "
+            f"{len(jobs)} runs: {what} x {len(grid.seeds)} seeds, held-out "
             f"{'all' if grid.held_out is None else grid.held_out} per family, on {where}; store {store.path}"
         )
-        outcome = run_with_progress(jobs, store, base, base_hash, "sweep", args.workers, args.cluster)
-        cells = summarise([outcome.stored[j.key] for j in jobs if j.key in outcome.stored])
-    console.print(
-        cells_table(cells, f"{len(cells)} cells; mean over seeds with 95% t interval, pooled Wilson interval")
-    )
+        outcome = run_with_progress(jobs, store, base, base_hash, source, args.workers, args.cluster)
+    return summarise([outcome.stored[j.key] for j in jobs if j.key in outcome.stored]), outcome
+
+
+def _print_outcome(outcome) -> None:
     console.print(
         f"ran {outcome.ran}, already stored {len(outcome.stored) - outcome.ran}, failed "
         f"{len(outcome.failed)}, in {outcome.seconds:.1f} s"
     )
-    _write_outputs(cells, args.json, args.figure)
-    for job, why in outcome.failed:
-        console.print(f"failed: {job.cell.label(grid.varied)} seed {job.seed}: {why}", markup=False)
-    return 1 if outcome.failed else 0
 
 
 def matrix(args) -> int:
@@ -72,27 +81,10 @@ def matrix(args) -> int:
     mixes = list(dict.fromkeys(mixes))
     settings = finetune_settings(args)
     grid = Grid(tuple(mixes), settings, (), parse_seeds(args.seeds), held_out_from_text(args.held_out))
-    base = user_path(args.base) if args.base else BASE
-    read_header(base)
-    for path in (args.json, *_figure_paths(args.figure)):
-        if path is not None:
-            check_output(path, inputs=[base])
-    with Store(args.store) as store:
-        base_hash = weights_hash(base)
-        jobs = grid.jobs(base_hash)
-        console.print(
-            f"transfer matrix: {len(mixes)} mixes x {len(FAMILIES)} families, {len(grid.seeds)} seeds, held-out "
-            f"{'all' if grid.held_out is None else grid.held_out} per family; {len(jobs)} runs; store {store.path}"
-        )
-        outcome = run_with_progress(jobs, store, base, base_hash, "matrix", args.workers, args.cluster)
-    rows = build_matrix(
-        summarise([outcome.stored[j.key] for j in jobs if j.key in outcome.stored]), [m.spec() for m in mixes]
-    )
+    cells, outcome = _run_grid(grid, args, "matrix", f"transfer matrix: {len(mixes)} mixes")
+    rows = build_matrix(cells, [m.spec() for m in mixes])
     console.print(matrix_table(rows, f"held-out success over seeds {args.seeds} (mean, 95% interval); * trained on"))
-    console.print(
-        f"ran {outcome.ran}, already stored {len(outcome.stored) - outcome.ran}, failed "
-        f"{len(outcome.failed)}, in {outcome.seconds:.1f} s"
-    )
+    _print_outcome(outcome)
     if args.json:
         write_json(args.json, [_row_json(r) for r in rows])
         console.print(f"wrote {args.json}")

@@ -11,8 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..world.families import FAMILIES
-from ..world.mix import Mix
-from .report import CellSummary, FamilySummary, varied
+from ..world.mix import Mix, MixError, short_spec
+from ..world.settings import FinetuneSettings
+from .report import CellKey, CellSummary, FamilySummary, varied
 
 GROUPING = ("op", "operands", "digits")  # column order: by operation, then operands, then digits
 
@@ -25,10 +26,12 @@ class MatrixRow:
     trained: frozenset[str]
     cells: dict[str, FamilySummary]  # family -> success over seeds (a family not scored is missing)
     seeds: tuple[int, ...]
+    key: CellKey | None = None  # the cell shown (settings, held-out size, base); None for a mix with no runs
+    hidden: int = 0  # other cells of this mix (other settings or held-out sizes) not shown
 
     @property
     def label(self) -> str:
-        return Mix.parse(self.mix).short()
+        return short_spec(self.mix)
 
 
 class MatrixError(ValueError):
@@ -55,9 +58,28 @@ def matrix(cells: list[CellSummary], mixes: list[str]) -> list[MatrixRow]:
     if extra:
         raise MatrixError(f"the runs differ in {', '.join(sorted(extra))} as well as the mix; narrow them")
     by_mix = {c.key.mix: c for c in cells}
+    return [_row(spec, by_mix.get(spec)) for spec in mixes]
+
+
+def stored_rows(cells: list[CellSummary]) -> list[MatrixRow]:
+    """A row per mix, in the order mixes first appear, from cells of any settings (a store's runs): each mix
+    shows its cell with the default settings if it has one, else the one with the most seeds."""
+    by_mix: dict[str, list[CellSummary]] = {}
+    for cell in cells:
+        by_mix.setdefault(cell.key.mix, []).append(cell)
+    default = FinetuneSettings()
     rows = []
-    for spec in mixes:
-        cell = by_mix.get(spec)
-        trained = frozenset(name for name, _ in Mix.parse(spec).counts)
-        rows.append(MatrixRow(spec, trained, dict(cell.families) if cell else {}, cell.seeds if cell else ()))
+    for spec, some in by_mix.items():
+        best = max(some, key=lambda c: (c.key.settings == default, len(c.seeds)))  # key settings have seed 0
+        rows.append(_row(spec, best, len(some) - 1))
     return rows
+
+
+def _row(spec: str, cell: CellSummary | None, hidden: int = 0) -> MatrixRow:
+    try:
+        trained = frozenset(name for name, _ in Mix.parse(spec).counts)
+    except MixError:  # a stored mix of a family no longer registered
+        trained = frozenset()
+    if cell is None:
+        return MatrixRow(spec, trained, {}, ())
+    return MatrixRow(spec, trained, dict(cell.families), cell.seeds, cell.key, hidden)

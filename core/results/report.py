@@ -9,7 +9,7 @@ t interval.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from ..world.families import FAMILIES
 from ..world.mix import Mix
@@ -41,6 +41,7 @@ class FamilySummary:
     pooled_high: float
     solved: int
     total: int
+    failures: dict[str, int] = field(default_factory=dict)  # failure kind -> unsolved episodes, over every seed
 
 
 @dataclass(frozen=True)
@@ -76,7 +77,13 @@ def _summary(key: CellKey, by_seed: dict[int, StoredRun]) -> CellSummary:
         solved, total = sum(sc.solved for sc in scored.values()), sum(sc.total for sc in scored.values())
         mean, low, high = mean_interval(list(rates.values())) if rates else (0.0, 0.0, 0.0)
         plo, phi = wilson(solved, total)
-        families[name] = FamilySummary(name, rates, mean, max(0.0, low), min(1.0, high), plo, phi, solved, total)
+        failures: dict[str, int] = {}
+        for sc in scored.values():
+            for kind, n in sc.failures.items():
+                failures[kind] = failures.get(kind, 0) + n
+        families[name] = FamilySummary(
+            name, rates, mean, max(0.0, low), min(1.0, high), plo, phi, solved, total, failures
+        )
     return CellSummary(key, seeds, families)
 
 

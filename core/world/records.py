@@ -100,15 +100,7 @@ class RunMeta:
     @property
     def settings_note(self) -> str:
         """Fine-tuning settings that differ from the defaults, e.g. `lr 0.001 drop 0.1` ('' for none or a base)."""
-        if not isinstance(self.settings, FinetuneSettings):
-            return ""
-        default = FinetuneSettings()
-        short = {"steps": "steps", "lr": "lr", "batch_size": "batch", "dropout": "drop", "weight_decay": "wd"}
-        return " ".join(
-            f"{word} {getattr(self.settings, name):g}"
-            for name, word in short.items()
-            if getattr(self.settings, name) != getattr(default, name)
-        )
+        return settings_note(self.settings) if isinstance(self.settings, FinetuneSettings) else ""
 
     @property
     def seed_text(self) -> str:
@@ -208,3 +200,14 @@ def _seconds(data: dict, key: str) -> float:
     if not _is_number(x) or x < 0:
         raise MetadataError(f"{key} must be a number of seconds, not {x!r}")
     return float(x)
+
+
+def settings_note(settings: FinetuneSettings) -> str:
+    """The settings that differ from the defaults (the seed aside), e.g. `lr 0.001 drop 0.1`; '' for none."""
+    default = FinetuneSettings()
+    short = {"steps": "steps", "lr": "lr", "batch_size": "batch", "dropout": "drop", "weight_decay": "wd"}
+    return " ".join(
+        f"{word} {getattr(settings, name):g}"
+        for name, word in short.items()
+        if getattr(settings, name) != getattr(default, name)
+    )
