@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import re
 import signal
 import sqlite3
 import subprocess
@@ -228,6 +229,11 @@ def test_the_matrix_runs_what_is_missing_and_prints_every_family_for_every_row(c
     assert [r["mix"] for r in rows] == ["add_4x1=3,add_4x2=3", "two_digit=3"]
     assert all(set(r["families"]) == set(FAMILIES) and r["seeds"] == [0, 1] for r in rows)
     assert rows[0]["trained"] == ["add_4x1", "add_4x2"]
+    cell = rows[1]["families"]["add_4x2"]  # held out from a 3-demonstration model: it fails, and says how
+    unsolved = sum(cell["failures"].values())
+    assert unsolved > 0 and 0 < len(cell["failed"]) <= 6 and {f["seed"] for f in cell["failed"]} == {0, 1}
+    assert all(re.fullmatch(r"\d{2}(\+\d{2}){3}=.+", f["transcript"], re.DOTALL) for f in cell["failed"])  # its sums
+    assert all(f["failure"] in cell["failures"] for f in cell["failed"])
     assert figure.with_suffix(".png").stat().st_size > 1000
     assert main([*argv, "--store", str(store)]) == 0
     assert "ran 0, already stored 4" in capsys.readouterr().out.replace("\n", " ")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from textual.widgets import DataTable, Static
 from tui_helpers import fake_app, wait_for
 
@@ -10,8 +12,9 @@ from core.results.store import Store, StoredRun, run_key
 from core.world.families import FAMILIES
 from core.world.header import weights_hash
 from core.world.paths import BASE
-from core.world.records import HeldOutScore, RunMeta
+from core.world.records import FailedEpisode, HeldOutScore, RunMeta
 from core.world.settings import FinetuneSettings
+from core.world.transcript import Role, Segment
 from tui.screens import matrix_view
 from tui.screens.matrix_view import MatrixView
 
@@ -118,3 +121,32 @@ async def test_a_store_that_cannot_be_read_is_one_line_and_the_app_runs_on(tmp_p
         await pilot.pause()
         assert app.is_running and not isinstance(app.screen, MatrixView)
         assert bad.read_text() == "hello\n"
+
+
+async def test_a_cell_shows_a_few_failed_transcripts_taking_seeds_in_turn(tmp_path, monkeypatch):
+    """Runs that kept failed episodes: the cell's detail shows them, seeds in turn, each with its failure kind."""
+    monkeypatch.setenv("BREADTH_STORE", str(tmp_path / "s.sqlite"))
+    base_hash = weights_hash(BASE)
+    p, a, e = Role.PROMPT, Role.ACTION, Role.ENVIRONMENT
+    kept = {
+        0: FailedEpisode("answer differs from tool", ((p, "45+91="), (a, "B45+91|"), (e, "136|"), (a, "106|"))),
+        1: FailedEpisode("wrong number of calls", ((p, "12+34="), (a, "B1+3|"), (e, "4|"), (a, "B2+4|"), (e, "6|"))),
+    }
+    with Store() as store:
+        for seed, example in kept.items():
+            example = replace(example, segments=tuple(Segment(role, text) for role, text in example.segments))
+            stored = _run("two_digit=70", seed, {"two_digit": 99}, base_hash)
+            score = replace(stored.run.scores["two_digit"], examples=(example,))
+            store.add(replace(stored, run=replace(stored.run, scores={**stored.run.scores, "two_digit": score})))
+    app = fake_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("ctrl+g")
+        await wait_for(pilot, lambda: isinstance(app.screen, MatrixView) and _table(app).row_count == 1, what="a row")
+        for _ in range(columns().index("two_digit")):
+            await pilot.press("right")
+        await pilot.pause()
+        lines = _text(app, "#matrix-detail").splitlines()
+        assert lines[-2:] == [
+            "s0 45+91=B45+91|136|106|  answer differs from tool",
+            "s1 12+34=B1+3|4|B2+4|6|  wrong number of calls",
+        ]

@@ -102,7 +102,13 @@ def _row_json(row) -> dict:
         "trained": sorted(row.trained),
         "seeds": list(row.seeds),
         "families": {
-            name: {"mean": f.mean, "interval": [f.low, f.high], "per_seed": {str(s): r for s, r in f.rates.items()}}
+            name: {
+                "mean": f.mean,
+                "interval": [f.low, f.high],
+                "per_seed": {str(s): r for s, r in f.rates.items()},
+                "failures": f.failures,
+                "failed": [{"seed": s, "failure": e.failure, "transcript": e.text} for s, e in f.examples],
+            }
             for name, f in row.cells.items()
         },
     }

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 
 from ..world.families import FAMILIES
 from ..world.mix import Mix
+from ..world.records import FailedEpisode
 from ..world.settings import FinetuneSettings
 from ..world.stats import mean_interval, paired_difference, wilson
 from .store import StoredRun
@@ -42,6 +43,7 @@ class FamilySummary:
     solved: int
     total: int
     failures: dict[str, int] = field(default_factory=dict)  # failure kind -> unsolved episodes, over every seed
+    examples: tuple[tuple[int, FailedEpisode], ...] = ()  # (seed, failed episode), taking seeds in turn
 
 
 @dataclass(frozen=True)
@@ -81,10 +83,19 @@ def _summary(key: CellKey, by_seed: dict[int, StoredRun]) -> CellSummary:
         for sc in scored.values():
             for kind, n in sc.failures.items():
                 failures[kind] = failures.get(kind, 0) + n
+        examples = _in_turn({s: sc.examples for s, sc in scored.items()})
         families[name] = FamilySummary(
-            name, rates, mean, max(0.0, low), min(1.0, high), plo, phi, solved, total, failures
+            name, rates, mean, max(0.0, low), min(1.0, high), plo, phi, solved, total, failures, examples
         )
     return CellSummary(key, seeds, families)
+
+
+def _in_turn(by_seed: dict[int, tuple[FailedEpisode, ...]]) -> tuple[tuple[int, FailedEpisode], ...]:
+    """Every seed's kept failures, first of each seed, then second of each, so a few show several seeds."""
+    out = []
+    for i in range(max((len(e) for e in by_seed.values()), default=0)):
+        out += [(seed, kept[i]) for seed, kept in by_seed.items() if i < len(kept)]
+    return tuple(out)
 
 
 @dataclass(frozen=True)

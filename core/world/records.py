@@ -13,6 +13,10 @@ from dataclasses import dataclass, field
 
 from .mix import short_spec
 from .settings import FinetuneSettings, PretrainSettings, SettingsError, held_out_count
+from .transcript import Role, Segment
+
+EXAMPLES_KEPT = 3  # failed transcripts a score keeps per family and run (the first ones, in held-out order)
+_EXAMPLE_CHARS = 200  # longest example text read back (episodes are at most the 64-character context)
 
 
 @dataclass(frozen=True)
@@ -37,6 +41,42 @@ class MetadataError(ValueError):
 
 
 @dataclass(frozen=True)
+class FailedEpisode:
+    """An unsolved held-out episode kept with its family's score: why it failed and what was written."""
+
+    failure: str  # a Failure value
+    segments: tuple[Segment, ...]  # the transcript, by who wrote each part
+
+    @property
+    def text(self) -> str:
+        return "".join(s.text for s in self.segments)
+
+    def to_dict(self) -> dict:
+        return {"failure": self.failure, "segments": [[s.role.value, s.text] for s in self.segments]}
+
+    @classmethod
+    def from_dict(cls, family: str, data: object) -> FailedEpisode:
+        """The example stored as `data`; MetadataError if it has the wrong shape or is implausibly long."""
+        where = f"a failed episode of {family}"
+        if not isinstance(data, dict) or not isinstance(data.get("failure"), str):
+            raise MetadataError(f"{where} must be a mapping with a failure kind")
+        segments = data.get("segments")
+        if not isinstance(segments, list):
+            raise MetadataError(f"{where} must list its segments")
+        out = []
+        for seg in segments:
+            if not (isinstance(seg, list) and len(seg) == 2 and all(isinstance(x, str) for x in seg)):
+                raise MetadataError(f"{where}: a segment must be [role, text]")
+            try:
+                out.append(Segment(Role(seg[0]), seg[1]))
+            except ValueError:
+                raise MetadataError(f"{where}: no role {seg[0][:20]!r}") from None
+        if sum(len(s.text) for s in out) > _EXAMPLE_CHARS or len(data["failure"]) > 40:
+            raise MetadataError(f"{where} is longer than any episode")
+        return cls(data["failure"], tuple(out))
+
+
+@dataclass(frozen=True)
 class HeldOutScore:
     """A family's held-out result: solved of total, and how many unsolved episodes failed each way."""
 
@@ -44,6 +84,7 @@ class HeldOutScore:
     solved: int
     total: int
     failures: dict[str, int] = field(default_factory=dict)  # failure kind (a Failure value) -> count
+    examples: tuple[FailedEpisode, ...] = ()  # the first few unsolved episodes (EXAMPLES_KEPT), if kept
 
     @property
     def rate(self) -> float:
@@ -57,7 +98,10 @@ class HeldOutScore:
     def to_dict(self) -> dict:
         """JSON form, failures most frequent first."""
         kinds = dict(sorted(self.failures.items(), key=lambda kv: -kv[1]))
-        return {"solved": self.solved, "total": self.total, "failures": kinds}
+        out: dict = {"solved": self.solved, "total": self.total, "failures": kinds}
+        if self.examples:
+            out["examples"] = [e.to_dict() for e in self.examples]
+        return out
 
     @classmethod
     def from_dict(cls, family: str, data: object) -> HeldOutScore:
@@ -70,7 +114,11 @@ class HeldOutScore:
         failures = data.get("failures", {})
         if not isinstance(failures, dict):
             raise MetadataError(f"failures of {family} must be a mapping")
-        return cls(family, solved, total, {str(k): _count(v, f"{family} failure count") for k, v in failures.items()})
+        examples = data.get("examples", [])
+        if not isinstance(examples, list) or len(examples) > EXAMPLES_KEPT:
+            raise MetadataError(f"examples of {family} must be a list of at most {EXAMPLES_KEPT}")
+        kinds = {str(k): _count(v, f"{family} failure count") for k, v in failures.items()}
+        return cls(family, solved, total, kinds, tuple(FailedEpisode.from_dict(family, e) for e in examples))
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,8 @@
 """Playing problems with any policy and scoring them per family: the evaluation, without torch.
 
 `play` rolls problems out in batches with the calculator in the loop and judges each episode;
-`tally` turns the verdicts into one HeldOutScore per family. The greedy model policy plugs in
+`tally` turns the verdicts into one HeldOutScore per family, keeping its first few failed transcripts.
+The greedy model policy plugs in
 from `core.learning`; scripted policies plug in the same way in tests and in the app's test engine.
 """
 
@@ -13,7 +14,7 @@ from dataclasses import dataclass
 
 from .episode import MAX_LENGTH, Episode
 from .families import Problem
-from .records import HeldOutScore
+from .records import EXAMPLES_KEPT, FailedEpisode, HeldOutScore
 from .rollout import Policy, rollout
 from .transcript import Role
 from .verdict import Verdict, judge
@@ -53,6 +54,7 @@ def tally(scored: list[Scored], families: list[str]) -> dict[str, HeldOutScore]:
     solved: Counter = Counter()
     total: Counter = Counter()
     failures: dict[str, Counter] = {name: Counter() for name in families}
+    examples: dict[str, list[FailedEpisode]] = {name: [] for name in families}
     for s in scored:
         name = s.problem.family
         total[name] += 1
@@ -60,6 +62,10 @@ def tally(scored: list[Scored], families: list[str]) -> dict[str, HeldOutScore]:
             solved[name] += 1
         else:
             failures.setdefault(name, Counter())[s.verdict.failure.value] += 1
+            kept = examples.setdefault(name, [])
+            if len(kept) < EXAMPLES_KEPT:
+                kept.append(FailedEpisode(s.verdict.failure.value, tuple(s.episode.transcript.segments)))
     return {
-        name: HeldOutScore(name, solved[name], total[name], dict(failures[name].most_common())) for name in families
+        name: HeldOutScore(name, solved[name], total[name], dict(failures[name].most_common()), tuple(examples[name]))
+        for name in families
     }

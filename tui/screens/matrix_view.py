@@ -19,6 +19,7 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
+from core.frontends.tables import episode_text
 from core.results.matrix import MatrixRow, columns, group_of, stored_rows
 from core.results.report import summarise
 from core.results.store import Store, StoredRun
@@ -27,10 +28,12 @@ from core.world.header import weights_hash
 from core.world.mix import Mix, MixError
 from core.world.paths import BASE
 from core.world.records import settings_note
+from core.world.transcript import Transcript
 
 from ..guard import guarded, log_error, one_line
 
 REFRESH_SECONDS = 3.0  # how often the store is re-read while the view is open
+EXAMPLES_SHOWN = 3  # failed transcripts under a cell, taking its seeds in turn
 LABEL_WIDTH = 14  # the row label (the mix) is cut to this many characters; the detail line has it whole
 
 
@@ -54,9 +57,8 @@ def cell_text(row: MatrixRow, family: str) -> Text:
 
 
 def cell_detail(row: MatrixRow, family: str) -> Text:
-    """The lines under the table for one cell: mix, family, per-seed rates, settings, failure kinds over seeds.
-
-    The failures come last: a long list wraps into the detail's last line instead of hiding the others.
+    """The lines under the table for one cell: mix, family, per-seed rates, settings, failure kinds over seeds,
+    then a few failed transcripts (seeds in turn) in their writers' colours, each with its failure kind.
     """
     fam = FAMILIES[family]
     hidden = f" (+{row.hidden} other settings not shown)" if row.hidden else ""
@@ -65,7 +67,7 @@ def cell_detail(row: MatrixRow, family: str) -> Text:
     role = "trained on" if family in row.trained else "held out"
     held = "all" if row.key is None or row.key.held_out is None else row.key.held_out
     note = (settings_note(row.key.settings) if row.key else "") or "default settings"
-    notes = Text(f"{note}, held-out {held} · sweep runs keep no failed transcripts\n", style="dim")
+    notes = Text(f"{note}, held-out {held}\n", style="dim")
     f = row.cells.get(family)
     if f is None or not f.total:
         return out.append(f"{fam.label} ({fam.short}), {role}: not scored in these runs\n").append_text(notes)
@@ -79,9 +81,16 @@ def cell_detail(row: MatrixRow, family: str) -> Text:
     if not unsolved:
         return out.append("failures: none")
     if not f.failures:
-        return out.append(f"failures: {unsolved} unsolved, kinds not recorded")
-    kinds = ", ".join(f"{kind} {n}" for kind, n in sorted(f.failures.items(), key=lambda kv: -kv[1]))
-    return out.append(f"failures (all seeds): {kinds}")
+        out.append(f"failures: {unsolved} unsolved, kinds not recorded")
+    else:
+        kinds = ", ".join(f"{kind} {n}" for kind, n in sorted(f.failures.items(), key=lambda kv: -kv[1]))
+        out.append(f"failures (all seeds): {kinds}")
+    if not f.examples:
+        return out.append("\nno failed transcripts kept (runs stored before they were)", style="dim")
+    for seed, example in f.examples[:EXAMPLES_SHOWN]:
+        out.append(f"\ns{seed} ", style="dim").append_text(episode_text(Transcript(list(example.segments))))
+        out.append(f"  {example.failure}", style="dim")
+    return out
 
 
 def _counts(mix: str) -> tuple[tuple[str, int], ...]:
