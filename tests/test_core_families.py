@@ -282,6 +282,43 @@ def test_parse_sum_refuses(text):
     assert "\n" not in str(info.value) and str(info.value)
 
 
+@pytest.mark.parametrize("name", list(FAMILIES))
+def test_a_probe_naming_its_family_takes_that_familys_sums_and_refuses_the_rest(name):
+    """`a3x2: 12+34+56` poses the sum as that family's; another count, operation or an operand outside the
+    family's range is one line saying which, for every registered family, by name or short label."""
+    family = FAMILIES[name]
+    sums = family.held_out(0, 5)
+    for problem in sums:
+        body = problem.prompt.removesuffix("=")
+        for label in (family.short, family.name, family.short.upper()):
+            assert parse_sum(f"{label}: {body}") == problem
+    ops = sums[0].operands
+    other = "-" if family.op == "+" else "+"
+    wrong = {
+        "numbers": family.op.join(map(str, ops[:-1])) if len(ops) > 2 else family.op.join(map(str, (*ops, 0))),
+        "range": family.op.join(map(str, (100 if family.at.digits == 2 else 10, *ops[1:]))),
+        "use": other.join(map(str, (family.at.high, *[family.at.low] * (len(ops) - 1)))),
+    }
+    if family.at.digits == 2:
+        wrong["outside"] = family.op.join(map(str, (*ops[:-1], 5)))
+    for says, body in wrong.items():
+        with pytest.raises(SumError) as info:
+            parse_sum(f"{family.short}: {body}")
+        message = str(info.value)
+        assert "\n" not in message and (says in message or "outside" in message), (body, message)
+
+
+@pytest.mark.parametrize(
+    "text, says",
+    [("zz: 1+2", "no family 'zz'"), (": 1+2", "no family"), ("a3x2 12+34+56", "put a ':'"), ("2d:", "type a sum")],
+)
+def test_a_probe_with_a_bad_family_name_is_one_line(text, says):
+    """An unknown family before the colon, or a family name without one, is refused saying what to write."""
+    with pytest.raises(SumError) as info:
+        parse_sum(text)
+    assert says in str(info.value) and "\n" not in str(info.value)
+
+
 @pytest.mark.parametrize(
     "text, families",
     [

@@ -32,7 +32,11 @@ FILES = settings(
     max_examples=150, deadline=5000, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
 )
 
-typed = st.text(alphabet=string.digits + "+-= =x²٣\n\t" + string.ascii_letters, max_size=40)
+typed = st.text(alphabet=string.digits + "+-= =x²٣\n\t:" + string.ascii_letters, max_size=40) | st.builds(
+    lambda name, rest: f"{name}:{rest}",
+    st.sampled_from(["a3x2", "2d", "sub_3x1", "S4X1", "zz"]),
+    st.text(string.digits + "+- ", max_size=20),
+)
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.floats(allow_nan=True) | st.text(max_size=12),
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=10), inner, max_size=4),

@@ -122,6 +122,24 @@ async def test_bad_sums_get_an_inline_message_and_nothing_plays():
         assert len(app.playground.probes) == 1
 
 
+async def test_a_probe_naming_a_family_plays_its_sums_and_refuses_an_operand_outside_it():
+    """`a3x2: 12+34+5` is refused inline (5 is outside the family's range); `a3x2: 12+34+56` plays as a3x2's."""
+    app = fake_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        box, message = app.query_one("#sum", Input), app.query_one("#sum-message")
+        await type_text(pilot, "a3x2: 12+34+5")
+        await pilot.press("enter")
+        await pilot.pause()
+        assert "error" in message.classes and "5 is outside a3x2's range" in str(message.render())
+        assert not app.playground.probes and box.value == "a3x2: 12+34+5"
+        box.value = ""
+        await type_text(pilot, "a3x2: 12+34+56")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.playground.probes and not app.playground.busy(), what="the probe")
+        (view,) = app.playground.probes.values()
+        assert view.state.problem.family == "add_3x2" and "3 two-digit add" in str(view.render())
+
+
 async def test_pace_key_cycles_the_streaming_pace():
     """Ctrl+O steps through instant, fast, normal and slow, even while typing in the sum box."""
     app = fake_app()

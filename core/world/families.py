@@ -148,6 +148,20 @@ class Family:
             return False
         return self.op == "+" or ops[0] >= sum(ops[1:])  # a `-` family's running result never goes below zero
 
+    def refusal(self, operands: tuple[int, ...], op: str) -> str:
+        """Why a sum is not one of this family's, in one line ('' if it is)."""
+        numbers = {1: "single-digit", 2: "two-digit"}.get(self.at.digits, f"{self.at.digits}-digit")
+        if op != self.op:
+            return f"{self.short} {'adds' if self.op == '+' else 'subtracts'}: use {self.op}, not {op}"
+        if len(operands) != self.at.operands:
+            return f"{self.short} takes {self.at.operands} numbers, not {len(operands)}"
+        outside = next((x for x in operands if not self.at.low <= x <= self.at.high), None)
+        if outside is not None:
+            return f"{outside} is outside {self.short}'s range: {numbers} numbers, {self.at.low} to {self.at.high}"
+        if not self.contains(operands):
+            return f"{self.short} never goes below zero: the first number must be at least the others' total"
+        return ""
+
     @cached_property
     def space(self) -> tuple[tuple[int, ...], ...]:
         """Every operand tuple of a listed family, in lexicographic order (built once)."""
@@ -266,6 +280,12 @@ def register(family: Family) -> Family:
 def family_of(operands: tuple[int, ...], op: str = "+") -> str:
     """The name of the registered family holding this sum, or '' for a sum outside all of them."""
     return next((f.name for f in FAMILIES.values() if f.op == op and f.contains(operands)), "")
+
+
+def family_named(text: str) -> Family | None:
+    """The registered family called `text` by name or short label (`add_3x2`, `a3x2`, `2d`), any case."""
+    key = text.strip().lower()
+    return next((f for f in FAMILIES.values() if key in (f.name.lower(), f.short.lower())), None)
 
 
 def short_label(name: str) -> str:

@@ -4,6 +4,10 @@ Probes may lie outside every family, so people can test how far a procedure reac
 only fit what the calculator and the context can hold: one operation, every call of the
 left-to-right procedure parses (no running result below zero), and the solved episode fits the
 model's context. The Problem names the family that holds the sum, or '' for none.
+
+A probe may name its family first (`a3x2: 12+34+56`, by name or short label): then a sum outside
+that family (another operation, another count of numbers, an operand outside its range) is refused
+in one line, so a prober checking one environment cannot pose another by a slip of the finger.
 """
 
 from __future__ import annotations
@@ -12,7 +16,7 @@ import re
 
 from .calculator import MAX_OPERAND_DIGITS, parse_call
 from .episode import MAX_LENGTH
-from .families import Problem, family_of
+from .families import FAMILIES, Problem, family_named, family_of
 
 MAX_OPERANDS = 4  # a+b+c+d: three calls
 _SUM = re.compile(r"[0-9]+(?:([+-])[0-9]+)(?:\1[0-9]+)*")  # one operation throughout
@@ -23,7 +27,22 @@ class SumError(ValueError):
 
 
 def parse_sum(text: str) -> Problem:
-    """The Problem for a typed sum such as `23+45` (a trailing `=` and spaces are ignored)."""
+    """The Problem for a typed sum such as `23+45` or `a3x2: 12+34+56` (a trailing `=` and spaces are ignored)."""
+    named, colon, rest = text.partition(":")
+    if not colon:
+        return _parse(text)
+    family = family_named(named)
+    if family is None:
+        shorts = ", ".join(f.short for f in FAMILIES.values())
+        raise SumError(f"no family {named.strip()[:20]!r} before the ':'; name one of {shorts}")
+    problem = _parse(rest)
+    why = family.refusal(problem.operands, problem.op)
+    if why:
+        raise SumError(why)
+    return problem
+
+
+def _parse(text: str) -> Problem:
     s = text.replace(" ", "").removesuffix("=")
     if not s:
         raise SumError("type a sum such as 23+45, 3+4+5 or 9-4-3")
@@ -33,6 +52,8 @@ def parse_sum(text: str) -> Problem:
         )
     bad = next((c for c in s if not (c.isascii() and (c.isdigit() or c in "+-"))), None)
     if bad is not None:
+        if family_named(text.split()[0]) is not None:
+            raise SumError(f"put a ':' after the family's name, e.g. {text.split()[0]}: followed by its sum")
         raise SumError(f"{bad!r} is not allowed: only digits, + and - (e.g. 23+45 or 9-4)")
     m = _SUM.fullmatch(s)
     if m is None:

@@ -107,7 +107,7 @@ class Playground(Vertical):
         with Horizontal(id="legend-row"):
             yield Static(legend(), id="legend")
             yield Static("", id="pace")
-        yield Input(placeholder="a sum: 23+45, 3+4+5, 9-4-3, 123+4 ...", id="sum", max_length=40)
+        yield Input(placeholder="a sum: 23+45, 3+4+5, 9-4-3, or a3x2: 12+34+56", id="sum", max_length=40)
         yield Static("", id="sum-message")
 
     def on_mount(self) -> None:
