@@ -86,6 +86,18 @@ class ModelUnloaded(FromEngine):
     event: p.Unloaded
 
 
+class SnapshotKept(FromEngine):
+    """Job `event.id` kept its weights at `event.step`; that step can be replayed (Play with `step`)."""
+
+    event: p.Snapshot
+
+
+class SnapshotScored(FromEngine):
+    """The snapshot at `event.step` of `event.key` was scored on a few held-out sums of every family."""
+
+    event: p.SnapshotScored
+
+
 FOR_EVENT: dict[type, type[FromEngine]] = {
     p.Ready: EngineReady,
     p.Loaded: ModelLoaded,
@@ -98,6 +110,8 @@ FOR_EVENT: dict[type, type[FromEngine]] = {
     p.Char: CharStreamed,
     p.Played: ProbeFinished,
     p.Failed: CommandFailed,
+    p.Snapshot: SnapshotKept,
+    p.SnapshotScored: SnapshotScored,
 }  # protocol event type -> the message the reader posts for it
 
 

@@ -216,6 +216,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     s.add_argument("--mix", action="append", default=[], help="a row: a mix, e.g. @operands:2=35 (repeatable)")
     s.add_argument("--single", type=_positive_int, help="a row per family trained alone on this many demonstrations")
+    s.add_argument(
+        "--curve",
+        metavar="FAMILIES",
+        help="also the breadth curve: success on these held-out families (e.g. a3x2,s3x2) against how many "
+        "environments each row trained on; with --figure, also FIGURE-curve.png and .svg",
+    )
     s.add_argument("--plate", action="store_true", help="rows for the plate's three mixes")
     s.add_argument("--seeds", default="0-4", help="seeds: 0-9, 0,1,2 or 0-4,10 (default 0-4)")
     _held_out_flag(s)
@@ -296,6 +302,7 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of `breadth`."""
     from ..results.figures import FigureError
     from ..results.grid import GridError
+    from ..results.matrix import MatrixError
     from ..results.store import StoreError
     from ..world.files import UserFileError
     from ..world.header import CheckpointError
@@ -316,6 +323,7 @@ def main(argv: list[str] | None = None) -> int:
         GridError,
         ClusterError,
         FigureError,
+        MatrixError,
     )
     err = Console(stderr=True, highlight=False)
     try:

@@ -37,6 +37,7 @@ class Train:
     base: str  # pre-trained checkpoint
     out_dir: str  # where the finished model is saved
     held_out: int | None = HELD_OUT  # held-out sums per family for the automatic evaluation (None: all)
+    snapshot_every: int = 25  # keep a copy of the weights every this many steps, and at 0 and the end (0: none)
 
 
 @dataclass(frozen=True)
@@ -48,11 +49,16 @@ class Stop:
 
 @dataclass(frozen=True)
 class Play:
-    """Play the sum `text` with the model loaded as `key`, streaming each character."""
+    """Play the sum `text` with the model loaded as `key`, streaming each character.
+
+    A race is several Plays of one sum, one per model, each with its own `id`.
+    """
 
     id: int  # the probe
     key: str
     text: str
+    lie: str = ""  # the calculator lies: "" honest, "off by one" (every result + 1), or a number it always answers
+    step: int | None = None  # play the snapshot kept at this fine-tuning step of `key`'s run (None: the model)
 
 
 @dataclass(frozen=True)
@@ -134,11 +140,19 @@ class Stopped:
 
 @dataclass(frozen=True)
 class Char:
-    """One character of probe `id`'s episode, and who wrote it (a `core.world.transcript.Role` value)."""
+    """One character of probe `id`'s episode, and who wrote it (a `core.world.transcript.Role` value).
+
+    For the model's own characters, `p` is the probability the model gave the character it wrote and `top` its
+    three likeliest characters as [[char, probability], ...] (None and [] for a model that gives none); `lied`
+    marks a character of a calculator result that a lying calculator corrupted.
+    """
 
     id: int
     role: str
     char: str
+    p: float | None = None
+    top: list = field(default_factory=list)
+    lied: bool = False
 
 
 @dataclass(frozen=True)
@@ -151,6 +165,24 @@ class Played:
     solved: bool
     failure: str | None  # a core.world.verdict.Failure value when not solved
     segments: list = field(default_factory=list)  # [(role, text), ...] of the whole episode
+    copied: bool | None = None  # under a lying calculator: the answer is the tool's (wrong) last result; else None
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """Job `id` kept a copy of its weights at `step` (0: before the first step); Play with `step` replays it."""
+
+    id: int
+    step: int
+
+
+@dataclass(frozen=True)
+class SnapshotScored:
+    """The snapshot at `step` of the model loaded as `key` scored on a few held-out sums of every family."""
+
+    key: str
+    step: int
+    scores: dict  # family -> HeldOutScore.to_dict()
 
 
 @dataclass(frozen=True)
@@ -175,6 +207,7 @@ _TYPES = {
     for cls in (
         *(Load, Train, Stop, Play, Save, Quit),  # commands
         *(Ready, Loaded, Unloaded, Step, Evaluating, Trained, Stopped, Char, Played, Saved, Failed),  # events
+        *(Snapshot, SnapshotScored),
     )
 }
 

@@ -10,8 +10,9 @@ from pathlib import Path
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-from ..results.figures import figure, matrix_figure
+from ..results.figures import breadth_figure, figure, matrix_figure
 from ..results.grid import SWEEPABLE, Grid, GridError, parse_budget, parse_seeds, parse_share, parse_values
+from ..results.matrix import MatrixError, breadth_points, parse_families
 from ..results.matrix import matrix as build_matrix
 from ..results.report import CellSummary, budget, compare, summarise
 from ..results.store import Store, StoredRun
@@ -24,7 +25,7 @@ from ..world.presets import PRESETS
 from ..world.settings import FinetuneSettings, SettingsError, held_out_from_text
 from .cli import finetune_settings
 from .sweep import run_jobs
-from .tables import budget_table, cells_table, differences_table, matrix_table, runs_table
+from .tables import breadth_table, budget_table, cells_table, differences_table, matrix_table, runs_table
 
 console = Console(highlight=False)
 
@@ -79,6 +80,11 @@ def matrix(args) -> int:
     if not mixes:
         raise GridError("no rows: give --mix (repeatable), --single N or --plate")
     mixes = list(dict.fromkeys(mixes))
+    curve = parse_families(args.curve) if args.curve else []
+    if trained := sorted({name for m in mixes for name, _ in m.counts} & set(curve)):
+        raise MatrixError(f"--curve names a family some row trains on, so not held out: {', '.join(trained)}")
+    if curve and args.figure:
+        check_output(_curve_path(args.figure).with_suffix(".png"))
     settings = finetune_settings(args)
     grid = Grid(tuple(mixes), settings, (), parse_seeds(args.seeds), held_out_from_text(args.held_out))
     cells, outcome = _run_grid(grid, args, "matrix", f"transfer matrix: {len(mixes)} mixes")
@@ -91,9 +97,20 @@ def matrix(args) -> int:
     if args.figure:
         for path in matrix_figure(rows, args.figure):
             console.print(f"wrote {path}")
+    if curve:
+        points = breadth_points(rows, curve)
+        console.print(breadth_table(points, f"the breadth curve over seeds {args.seeds} (mean % and 95% interval)"))
+        if args.figure:
+            for path in breadth_figure(points, _curve_path(args.figure), len(grid.seeds)):
+                console.print(f"wrote {path}")
     for job, why in outcome.failed:
         console.print(f"failed: {job.cell.label()} seed {job.seed}: {why}", markup=False)
     return 1 if outcome.failed else 0
+
+
+def _curve_path(figure: Path) -> Path:
+    """Where the breadth curve goes beside the matrix's picture: `m` -> `m-curve` (.png and .svg added)."""
+    return figure.with_name(figure.name + "-curve")
 
 
 def _row_json(row) -> dict:

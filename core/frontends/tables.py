@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.table import Table
 from rich.text import Text
 
-from ..results.matrix import MatrixRow, columns, group_of
+from ..results.matrix import TRAINED, BreadthPoint, MatrixRow, columns, group_of
 from ..results.report import BudgetPoint, CellSummary, PairedDifference, varied
 from ..results.store import StoredRun
 from ..world.families import FAMILIES
@@ -240,4 +240,24 @@ def matrix_table(rows: list[MatrixRow], title: str) -> Table:
                 )
             )
         t.add_row(row.label, str(len(row.seeds)), *cells)
+    return t
+
+
+def breadth_table(points: list[BreadthPoint], title: str) -> Table:
+    """Per row (environments trained on): success on each held-out family and on its own, with 95% intervals."""
+    t = Table(title=title, title_justify="left")
+    t.add_column("trained on")
+    t.add_column("envs", justify="right")
+    t.add_column("demos", justify="right", style="dim")
+    names = list(dict.fromkeys(p.family for p in points))
+    for name in names:
+        t.add_column("own (mean)" if name == TRAINED else f"{FAMILIES[name].short} held out", justify="right")
+    for mix in dict.fromkeys(p.mix for p in points):
+        mine = {p.family: p for p in points if p.mix == mix}
+        first = next(iter(mine.values()))
+        cells = [
+            f"{100 * mine[n].mean:.1f} [{100 * mine[n].low:.1f}-{100 * mine[n].high:.1f}]" if n in mine else "-"
+            for n in names
+        ]
+        t.add_row(short_spec(mix), str(first.environments), str(first.demonstrations), *cells)
     return t

@@ -12,7 +12,7 @@ from pathlib import Path
 from ..world.families import FAMILIES
 from ..world.files import write_atomic
 from ..world.mix import Mix
-from .matrix import MatrixRow, columns, group_of
+from .matrix import TRAINED, BreadthPoint, MatrixRow, columns, group_of
 from .report import BudgetPoint, CellSummary, budget, varied
 
 
@@ -187,6 +187,39 @@ def matrix_figure(rows: list[MatrixRow], out: Path) -> list[Path]:
         fontsize=8,
         pad=18,
     )
+    fig.tight_layout()
+    written = _save(fig, out)
+    plt.close(fig)
+    return written
+
+
+def breadth_figure(points: list[BreadthPoint], out: Path, seeds: int) -> list[Path]:
+    """Success on each held-out family (and the mean on the trained ones) against how many environments the
+    training mix spread its demonstrations over, with 95% intervals over seeds."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(6.4, 4.0), dpi=150)
+    for name in dict.fromkeys(p.family for p in points):
+        line = sorted((p for p in points if p.family == name), key=lambda p: p.environments)
+        x = [p.environments for p in line]
+        mean = [100 * p.mean for p in line]
+        err = [[100 * (p.mean - p.low) for p in line], [100 * (p.high - p.mean) for p in line]]
+        label = (
+            "own families (mean)" if name == TRAINED else f"{FAMILIES[name].label} ({FAMILIES[name].short}), held out"
+        )
+        style = {"linestyle": "--", "color": "gray"} if name == TRAINED else {}
+        ax.errorbar(x, mean, yerr=err, marker="o", capsize=3, label=label, **style)
+    xs = sorted({p.environments for p in points})
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(xs, [str(x) for x in xs])
+    ax.minorticks_off()
+    totals = sorted({p.demonstrations for p in points})
+    total = str(totals[0]) if len(totals) == 1 else f"{totals[0]}-{totals[-1]}"
+    ax.set_xlabel(f"training environments ({total} demonstrations in all)")
+    ax.set_ylabel("held-out success (%)")
+    ax.set_ylim(-3, 103)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    ax.set_title(f"the breadth curve: mean over {seeds} seeds, 95% intervals over seeds", fontsize=10)
     fig.tight_layout()
     written = _save(fig, out)
     plt.close(fig)

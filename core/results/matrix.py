@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..world.families import FAMILIES
+from ..world.families import FAMILIES, family_named
 from ..world.mix import Mix, MixError, short_spec
 from ..world.settings import FinetuneSettings
+from ..world.stats import mean_interval
 from .report import CellKey, CellSummary, FamilySummary, varied
 
 GROUPING = ("op", "operands", "digits")  # column order: by operation, then operands, then digits
@@ -83,3 +84,55 @@ def _row(spec: str, cell: CellSummary | None, hidden: int = 0) -> MatrixRow:
     if cell is None:
         return MatrixRow(spec, trained, {}, ())
     return MatrixRow(spec, trained, dict(cell.families), cell.seeds, cell.key, hidden)
+
+
+@dataclass(frozen=True)
+class BreadthPoint:
+    """One row of a breadth curve: how many environments it trained on, and success on one family over seeds."""
+
+    mix: str
+    environments: int  # distinct families with demonstrations
+    demonstrations: int  # their total
+    family: str  # a held-out family, or TRAINED for the mean over the row's own families
+    mean: float
+    low: float  # 95% interval over seeds
+    high: float
+
+
+TRAINED = "trained"  # a BreadthPoint's family for the mean over the families a row trained on
+
+
+def parse_families(text: str) -> list[str]:
+    """`a3x2,sub_3x2` -> registered family names; MatrixError (one line) for an unknown one."""
+    names = []
+    for part in filter(None, (t.strip() for t in text.split(","))):
+        family = family_named(part)
+        if family is None:
+            raise MatrixError(f"no family {part[:20]!r}; name one of {', '.join(f.short for f in FAMILIES.values())}")
+        names.append(family.name)
+    if not names:
+        raise MatrixError("name at least one family, e.g. a3x2,s3x2")
+    return list(dict.fromkeys(names))
+
+
+def breadth_points(rows: list[MatrixRow], held_out: list[str]) -> list[BreadthPoint]:
+    """The breadth curve the rows make: per row, success on each `held_out` family (which no row may train on)
+    and the mean over the row's own families, seed by seed, each with its 95% interval over seeds."""
+    trained_on = sorted({name for row in rows for name in row.trained} & set(held_out))
+    if trained_on:
+        raise MatrixError(f"a held-out family is trained on by some row: {', '.join(trained_on)}")
+    points = []
+    for row in rows:
+        counts = dict(Mix.parse(row.mix).counts) if row.trained else {}
+        for name in (*held_out, TRAINED):
+            members = sorted(row.trained) if name == TRAINED else [name]
+            cells = [row.cells[m] for m in members if m in row.cells]
+            seeds = sorted(set.intersection(*(set(c.rates) for c in cells))) if cells else []
+            if not seeds:
+                continue
+            per_seed = [sum(c.rates[s] for c in cells) / len(cells) for s in seeds]
+            mean, low, high = mean_interval(per_seed)
+            points.append(
+                BreadthPoint(row.mix, len(counts), sum(counts.values()), name, mean, max(0.0, low), min(1.0, high))
+            )
+    return points

@@ -1,0 +1,58 @@
+"""The transfer matrix's breadth curve: success on held-out families against how many environments a row trained on."""
+
+from __future__ import annotations
+
+import pytest
+
+from core.frontends.cli import USAGE_ERROR, main
+from core.results.matrix import TRAINED, MatrixError, breadth_points, matrix, parse_families
+from core.results.report import summarise
+from core.results.store import StoredRun, run_key
+from core.world.families import FAMILIES
+from core.world.records import HeldOutScore, RunMeta
+from core.world.settings import FinetuneSettings
+
+
+def _run(mix: str, seed: int, solved: dict[str, int]) -> StoredRun:
+    """A run of `mix` on `seed` scoring `solved` of 100 per family (0 for the rest)."""
+    settings = FinetuneSettings(seed=seed)
+    scores = {name: HeldOutScore(name, solved.get(name, 0), 100) for name in FAMILIES}
+    run = RunMeta("finetune", settings, mix, seed, 100, scores, (1.0,), 1.0, 0.1)
+    return StoredRun(run_key(mix, settings, 100, "h"), run, "h", "sweep")
+
+
+def test_the_breadth_curve_gives_each_row_its_environments_and_held_out_success_over_seeds():
+    """Per row: environments and demonstrations trained on, each held-out family's mean over seeds with its
+    interval, and the mean over the row's own families taken seed by seed."""
+    runs = [
+        _run("two_digit=72", 0, {"two_digit": 100, "add_3x2": 0}),
+        _run("two_digit=72", 1, {"two_digit": 90, "add_3x2": 2}),
+        _run("two_digit=36,three_digit=36", 0, {"two_digit": 60, "three_digit": 80, "add_3x2": 10}),
+        _run("two_digit=36,three_digit=36", 1, {"two_digit": 70, "three_digit": 100, "add_3x2": 20}),
+    ]
+    rows = matrix(summarise(runs), ["two_digit=72", "two_digit=36,three_digit=36"])
+    points = {(p.mix, p.family): p for p in breadth_points(rows, ["add_3x2"])}
+    one, two = points[("two_digit=72", "add_3x2")], points[("two_digit=36,three_digit=36", "add_3x2")]
+    assert (one.environments, one.demonstrations, two.environments, two.demonstrations) == (1, 72, 2, 72)
+    assert one.mean == pytest.approx(0.01) and two.mean == pytest.approx(0.15)
+    assert two.low < 0.15 < two.high
+    own = points[("two_digit=36,three_digit=36", TRAINED)]
+    assert own.mean == pytest.approx(((0.6 + 0.8) / 2 + (0.7 + 1.0) / 2) / 2)
+    with pytest.raises(MatrixError, match="trained on by some row: two_digit"):
+        breadth_points(rows, ["two_digit"])
+
+
+def test_curve_families_are_named_by_name_or_short_label():
+    """`a3x2,sub_3x2` names two families; an unknown one is one line listing the short labels."""
+    assert parse_families("a3x2, sub_3x2,a3x2") == ["add_3x2", "sub_3x2"]
+    with pytest.raises(MatrixError, match="no family 'zz'; name one of 2d, 3d"):
+        parse_families("a3x2,zz")
+
+
+def test_a_curve_over_a_trained_family_is_refused_before_anything_runs(tmp_path, capsys):
+    """`breadth matrix --curve` naming a family a row trains on is one line and exit 2, with nothing stored."""
+    store = tmp_path / "s.sqlite"
+    argv = ["matrix", "--mix", "two_digit=3", "--curve", "2d", "--seeds", "0", "--store", str(store)]
+    assert main(argv) == USAGE_ERROR
+    err = capsys.readouterr().err
+    assert "not held out: two_digit" in err and err.count("\n") == 1 and not store.exists()
