@@ -13,6 +13,7 @@ import math
 import queue
 import threading
 import time
+from dataclasses import dataclass
 
 from safetensors.numpy import load_file, save
 
@@ -72,6 +73,19 @@ def _episode_text(prompt: str, script) -> str:
     return episode.transcript.text
 
 
+@dataclass(frozen=True)
+class Kept:
+    """A scripted run's snapshot: the step it was kept at, of how many."""
+
+    step: int
+    steps: int
+
+
+def guess_without_calling(operands: tuple[int, ...]) -> str:
+    """An untrained model's move: a wrong answer written without calling the calculator."""
+    return f"{sum(operands) + 1}|"
+
+
 STEP_SECONDS = 0.05  # a scripted training step: the app stays idle enough between steps for Pilot to click
 
 
@@ -85,21 +99,31 @@ class ScriptedModels:
         return path, read_header(path).meta
 
     def policy(self, model, batch: int):
+        if isinstance(model, Kept) and 2 * model.step < model.steps:
+            return ScriptedPolicy(guess_without_calling, batch)  # the first half of a run: no procedure yet
         return ScriptedPolicy(self.script, batch)
+
+    def restore(self, kept):
+        return kept
 
     def context(self, model) -> int:
         return 32
 
-    def finetune(self, mix, settings, base, held_out, on_step):
+    def finetune(self, mix, settings, base, held_out, on_step, on_snapshot=None, snapshot_every=0):
         """A stand-in run: a falling loss, STEP_SECONDS a step, through the session's real on_step (Stop, polls).
 
         A run that completes is scored for real: the script played on the held-out sums of `settings.seed`.
+        Snapshots are `Kept(step, steps)`: played, the first half of the run guesses without calling.
         """
         losses: list[float] = []
         start = time.monotonic()
+        if on_snapshot is not None and snapshot_every:
+            on_snapshot(0, Kept(0, settings.steps))
         for step in range(1, settings.steps + 1):
             time.sleep(STEP_SECONDS)
             losses.append(2.5 * math.exp(-step / 40) + 0.01)
+            if on_snapshot is not None and snapshot_every and (step % snapshot_every == 0 or step == settings.steps):
+                on_snapshot(step, Kept(step, settings.steps))
             if on_step(StepStats(step, settings.steps, losses[-1], time.monotonic() - start)) is False:
                 return None, RunMeta(
                     "finetune",

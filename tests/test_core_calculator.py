@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import core.world.calculator
-from core.world.calculator import MALFORMED, MAX_OPERAND_DIGITS, Call, calculate, parse_call
+from core.world.calculator import MALFORMED, MAX_OPERAND_DIGITS, Call, Lie, calculate, parse_call
 
 
 @pytest.mark.parametrize(
@@ -132,3 +132,21 @@ def test_source_never_evaluates_code():
     assert not {"eval", "exec", "compile", "__import__"} & names
     assert not {"eval", "exec", "literal_eval"} & attrs  # re.compile is fine: a regex, not code
     assert not re.search(r"\b(eval|exec)\s*\(", source)
+
+
+@pytest.mark.parametrize(
+    "lie, body, told",
+    [("off by one", "23+45", "69|"), ("off by one", "9-9", "1|"), ("42", "3+4", "42|"), ("off by one", "3+", "?|")],
+)
+def test_a_lying_calculator_corrupts_results_but_not_the_error_marker(lie, body, told):
+    """`off by one` adds one to every result, a number replaces every result; a malformed call still gets `?|`."""
+    assert Lie.parse(lie).tell(body) == told
+
+
+@pytest.mark.parametrize("text", ["sometimes", "-1", "12345", "4.5", "٣"])
+def test_a_lie_that_is_not_one_is_refused_in_one_line(text):
+    """Only 'off by one' or a number of up to four digits is a lie; '' is the honest calculator."""
+    assert Lie.parse("") is None
+    with pytest.raises(ValueError) as e:
+        Lie.parse(text)
+    assert "\n" not in str(e.value)

@@ -131,3 +131,67 @@ def test_serve_speaks_json_lines_and_ends_on_quit(one_thread):
     played = events[-1]
     streamed = "".join(e["char"] for e in events if e["type"] == "Char")
     assert streamed == "".join(text for _, text in played["segments"]) and streamed.startswith("23+45=B")
+
+
+def test_the_model_streams_its_confidence_with_each_of_its_characters(session):
+    """Every character the model writes carries its probability and its three likeliest alternatives, the
+    chosen one first (greedy); prompt and calculator characters carry none."""
+    s, events = session
+    s.handle(p.Load("two", str(TWO)))
+    s.handle(p.Play(1, "two", "23+45"))
+    chars = _events(events)["Char"]
+    mine = [c for c in chars if c.role == "action"]
+    assert mine and all(len(c.top) == 3 and c.top[0][0] == c.char and c.p == c.top[0][1] for c in mine)
+    assert all(1.0 >= c.top[0][1] >= c.top[1][1] >= c.top[2][1] >= 0.0 for c in mine)
+    assert all(c.p is None and c.top == [] and not c.lied for c in chars if c.role != "action")
+
+
+@pytest.mark.parametrize("lie, told", [("off by one", "69"), ("42", "42")])
+def test_a_lying_calculator_marks_its_results_and_says_whether_the_model_copied_them(session, lie, told):
+    """With a lie, each calculator character is marked `lied`, the transcript holds the lie, and Played says
+    whether the answer copied the tool (the shipped two-digit model copies: it does not add on its own)."""
+    s, events = session
+    s.handle(p.Load("two", str(TWO)))
+    s.handle(p.Play(2, "two", "23+45", lie=lie))
+    got = _events(events)
+    told_chars = [c for c in got["Char"] if c.role == "environment"]
+    assert "".join(c.char for c in told_chars) == f"{told}|" and all(c.lied for c in told_chars)
+    (played,) = got["Played"]
+    assert tuple(played.segments[-2]) == ("environment", f"{told}|")
+    assert played.copied is True and not played.solved
+    s.handle(p.Play(3, "two", "23+45"))
+    honest = _events(events)["Played"][-1]
+    assert honest.copied is None and honest.solved
+    assert not any(c.lied for c in _events(events)["Char"] if c.id == 3)
+
+
+def test_a_lie_that_is_not_one_is_one_failed_line(session):
+    """A lie that is neither 'off by one' nor a number is refused in one line; nothing is played."""
+    s, events = session
+    s.handle(p.Load("two", str(TWO)))
+    s.handle(p.Play(4, "two", "23+45", lie="sometimes"))
+    got = _events(events)
+    assert "Char" not in got and got["Failed"][0].id == 4 and "off by one" in got["Failed"][0].message
+
+
+@pytest.mark.slow
+def test_training_keeps_snapshots_that_replay_and_are_scored_when_idle(session, tmp_path, base_path):
+    """Train keeps the weights at step 0, every `snapshot_every` steps and the end; Play with `step` replays
+    one; each is scored on a few held-out sums of every family in background work, one at a time."""
+    s, events = session
+    s.handle(
+        p.Train(6, "two_digit=4", {"steps": 6, "batch_size": 4}, str(base_path), str(tmp_path), 3, snapshot_every=4)
+    )
+    got = _events(events)
+    assert [e.step for e in got["Snapshot"]] == [0, 4, 6]
+    key = got["Trained"][0].key
+    assert len(s.background) == 3
+    s.handle(p.Play(8, key, "23+45", step=0))
+    s.handle(p.Play(9, key, "23+45", step=5))
+    played, failed = _events(events)["Played"], _events(events)["Failed"]
+    assert played[0].id == 8 and failed[0].id == 9 and "steps: 0, 4, 6" in failed[0].message
+    while s.background:
+        s.work()
+    scored = _events(events)["SnapshotScored"]
+    assert [e.step for e in scored] == [0, 4, 6] and all(e.key == key for e in scored)
+    assert all(set(e.scores) == set(FAMILIES) and e.scores["two_digit"]["total"] == 20 for e in scored)

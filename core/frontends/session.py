@@ -9,24 +9,32 @@ Every failure becomes a `Failed` event; the loop only ends on Quit or when stdin
 from __future__ import annotations
 
 import ctypes
+import math
 import os
 import queue
 import sys
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Protocol
 
 from ..results.store import Store, StoredRun, StoreError, run_key
+from ..world.calculator import Lie
+from ..world.episode import Episode
+from ..world.families import FAMILIES
 from ..world.files import check_output
 from ..world.header import CheckpointError, weights_hash
 from ..world.mix import Mix
 from ..world.probe import parse_sum
 from ..world.records import OnStep, RunMeta
-from ..world.rollout import Policy
-from ..world.scoring import play
+from ..world.rollout import Policy, run_episodes
+from ..world.scoring import play, tally
 from ..world.settings import FinetuneSettings, held_out_count
+from ..world.transcript import Role
+from ..world.verdict import judge
 from . import protocol as p
 
 
@@ -40,8 +48,17 @@ class Models(Protocol):
     def context(self, model: object) -> int: ...  # the model's context in characters
 
     def finetune(
-        self, mix: Mix, settings: FinetuneSettings, base: str, held_out: int | None, on_step: OnStep
-    ) -> tuple[object, RunMeta]: ...  # the trained model and its record
+        self,
+        mix: Mix,
+        settings: FinetuneSettings,
+        base: str,
+        held_out: int | None,
+        on_step: OnStep,
+        on_snapshot: Callable[[int, object], None] | None = None,
+        snapshot_every: int = 0,
+    ) -> tuple[object, RunMeta]: ...  # the trained model and its record; snapshots handed to on_snapshot
+
+    def restore(self, kept: object) -> object: ...  # the playable model a snapshot holds
 
     def save(self, model: object, run: RunMeta, path: str) -> str:
         """Save to `path`, a new file (never replacing one); the path written."""
@@ -54,6 +71,9 @@ class Models(Protocol):
 
 
 MAX_LOADED = 4  # models held at once; older ones that have a file are unloaded (the app reloads them on demand)
+MAX_SNAPSHOTS = 42  # snapshots a run keeps at most (its snapshot interval is widened to fit): about 60 MB
+SNAPSHOT_RUNS = 2  # runs whose snapshots are kept, the latest ones
+SNAPSHOT_HELD_OUT = 20  # held-out sums per family scored at each snapshot, for the score-against-step curve
 
 
 class Session:
@@ -69,6 +89,9 @@ class Session:
         self.training: int | None = None  # job being trained
         self._stop: set[int] = set()
         self.deferred: list[object] = []  # commands that must wait for training to end
+        self.snapshots: dict[str, dict[int, object]] = {}  # run key -> step -> a copy of its weights
+        self.background: deque[Callable[[], None]] = deque()  # work done one piece at a time when idle
+        self._restored: tuple[str, int, object] | None = None  # the last snapshot rebuilt for play
 
     def handle(self, cmd) -> None:
         """Run one command, turning any error into a Failed event."""
@@ -93,14 +116,13 @@ class Session:
 
     def _play(self, cmd: p.Play) -> None:
         problem = parse_sum(cmd.text)
-        model, emit = self._use(cmd.key), self.emit
-        (scored,) = play(
-            lambda batch: self.models.policy(model, batch),
-            [problem],
-            on_char=lambda i, role, c: emit(p.Char(cmd.id, role.value, c)),
-            max_length=self.models.context(model),
-        )
-        v = scored.verdict
+        lie = Lie.parse(cmd.lie)
+        model = self._model(cmd.key, cmd.step)
+        policy = self.models.policy(model, 1)
+        episode = Episode(problem.prompt, max_length=self.models.context(model), lie=lie)
+        run_episodes(policy, [episode], partial(self._hear, cmd.id, policy, episode))
+        v = judge(episode, problem)
+        told = episode.calls[-1].result.removesuffix("|") if episode.calls else None
         self.emit(
             p.Played(
                 cmd.id,
@@ -108,9 +130,33 @@ class Session:
                 problem.family,
                 v.solved,
                 v.failure.value if v.failure else None,
-                [(s.role.value, s.text) for s in scored.episode.transcript.segments],
+                [(s.role.value, s.text) for s in episode.transcript.segments],
+                None if lie is None else (episode.answer is not None and episode.answer == told),
             )
         )
+
+    def _hear(self, probe: int, policy: Policy, episode: Episode, i: int, role: Role, char: str) -> None:
+        """Stream one character: the model's with its probability and top alternatives, a lie's marked."""
+        if role is Role.ACTION:
+            top = getattr(policy, "top", None)  # a policy that reports its probabilities
+            alternatives = [[c, round(float(q), 4)] for c, q in top[i]] if top else []
+            chosen = next((q for c, q in alternatives if c == char), None)
+            self.emit(p.Char(probe, role.value, char, chosen, alternatives))
+        else:
+            lied = role is Role.ENVIRONMENT and bool(episode.calls) and episode.calls[-1].lied
+            self.emit(p.Char(probe, role.value, char, lied=lied))
+
+    def _model(self, key: str, step: int | None) -> object:
+        """The model loaded as `key`, or the snapshot kept at `step` of the run `key` names."""
+        if step is None:
+            return self._use(key)
+        kept = self.snapshots.get(key, {})
+        if step not in kept:
+            steps = ", ".join(map(str, sorted(kept))) or "none kept"
+            raise KeyError(f"no snapshot of {key!r} at step {step} (steps: {steps})")
+        if self._restored is None or self._restored[:2] != (key, step):
+            self._restored = (key, step, self.models.restore(kept[step]))
+        return self._restored[2]
 
     def _train(self, cmd: p.Train) -> None:
         if self.training is not None:
@@ -118,15 +164,29 @@ class Session:
         mix, settings = Mix.parse(cmd.mix), FinetuneSettings.from_dict(cmd.settings)
         held_out = held_out_count(cmd.held_out)
         check_output(Path(cmd.out_dir) / "new.safetensors")  # refuse an unwritable runs folder before training
+        key = f"run:{cmd.id}"
+        every = cmd.snapshot_every and max(cmd.snapshot_every, math.ceil(settings.steps / (MAX_SNAPSHOTS - 2)))
+        kept = self._new_snapshots(key)
+
+        def on_snapshot(step: int, weights: object) -> None:
+            kept[step] = weights
+            self.emit(p.Snapshot(cmd.id, step))
+
         self.training = cmd.id
         try:
-            model, record = self.models.finetune(mix, settings, cmd.base, held_out, lambda s: self._on_step(cmd.id, s))
+            model, record = self.models.finetune(
+                mix, settings, cmd.base, held_out, lambda s: self._on_step(cmd.id, s), on_snapshot, every
+            )
+        except BaseException:
+            self.snapshots.pop(key, None)
+            raise
         finally:
             self.training = None
         if not record.completed:
+            self.snapshots.pop(key, None)
             self.emit(p.Stopped(cmd.id, len(record.losses)))
             return
-        key = f"run:{cmd.id}"
+        self.background.extend(partial(self._score_snapshot, key, step, settings.seed) for step in sorted(kept))
         self._keep(key, model, record, None)  # kept in memory whatever happens to the file
         stem = f"{time.strftime('%Y%m%d-%H%M%S')}-{mix.slug()}-s{settings.seed}"
         try:
@@ -137,6 +197,36 @@ class Session:
         self.files[key] = path
         self.emit(p.Trained(cmd.id, key, path, meta, self._record(record, cmd.base, path)))
         _give_back_memory()
+
+    def _new_snapshots(self, key: str) -> dict[int, object]:
+        """A fresh store of snapshots for run `key`; the oldest runs' snapshots go past SNAPSHOT_RUNS."""
+        self.snapshots.pop(key, None)
+        while len(self.snapshots) >= SNAPSHOT_RUNS:
+            old = next(iter(self.snapshots))
+            del self.snapshots[old]
+            if self._restored is not None and self._restored[0] == old:
+                self._restored = None
+        self.snapshots[key] = {}
+        return self.snapshots[key]
+
+    def _score_snapshot(self, key: str, step: int, seed: int) -> None:
+        """Score the snapshot at `step` of run `key` on the first SNAPSHOT_HELD_OUT held-out sums of every family."""
+        kept = self.snapshots.get(key, {})
+        if step not in kept:
+            return  # dropped meanwhile (a newer run)
+        model = self.models.restore(kept[step])
+        problems = [q for f in FAMILIES.values() for q in f.held_out(seed, SNAPSHOT_HELD_OUT)]
+        scored = play(lambda batch: self.models.policy(model, batch), problems, max_length=self.models.context(model))
+        scores = tally(scored, list(FAMILIES))
+        self.emit(p.SnapshotScored(key, step, {name: sc.to_dict() for name, sc in scores.items()}))
+
+    def work(self) -> None:
+        """Do one piece of background work (scoring a snapshot); a failure is a Failed event, never the end."""
+        job = self.background.popleft()
+        try:
+            job()
+        except Exception as e:  # noqa: BLE001 -- background work reports and the engine goes on
+            self.emit(p.Failed("snapshot", _one_line(e)))
 
     def _record(self, record: RunMeta, base: str, path: str) -> str:
         """Keep the run in the results store; '' if it is there, else one line on why not."""
@@ -258,7 +348,14 @@ def serve(stdin=None, stdout=None, models: Models | None = None) -> None:
     emit(p.Ready(time.perf_counter() - start))
     try:
         while True:
-            cmd = session.deferred.pop(0) if session.deferred else commands.get()
+            if session.deferred:
+                cmd = session.deferred.pop(0)
+            else:
+                try:  # commands first; background work (scoring snapshots) only when none is waiting
+                    cmd = commands.get(block=not session.background)
+                except queue.Empty:
+                    session.work()
+                    continue
             if isinstance(cmd, p.Quit):
                 return
             session.handle(cmd)

@@ -11,6 +11,8 @@ import importlib.metadata
 import os
 import tempfile
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import torch
@@ -19,7 +21,7 @@ from ..world.files import user_path, write_atomic
 from ..world.header import weights_hash
 from ..world.mix import Mix
 from ..world.paths import BASE
-from ..world.records import OnStep, RunMeta
+from ..world.records import OnStep, RunMeta, StepStats
 from ..world.rollout import Policy
 from ..world.settings import HELD_OUT, FinetuneSettings
 from . import checkpoint
@@ -35,12 +37,27 @@ def finetune_run(
     base: str | os.PathLike = BASE,
     held_out: int | None = HELD_OUT,
     on_step: OnStep | None = None,
+    on_snapshot: OnSnapshot | None = None,
+    snapshot_every: int = 0,
 ) -> tuple[GPT, RunMeta]:
-    """Fine-tune the base on `mix` and evaluate; returns the model and its record."""
+    """Fine-tune the base on `mix` and evaluate; returns the model and its record.
+
+    With `on_snapshot` and `snapshot_every`, a copy of the weights is handed over before the first step,
+    every `snapshot_every` steps and after the last (copies only: the run itself is unchanged).
+    """
     use_one_thread()
     model, _ = checkpoint.load(base)
     start = time.perf_counter()
-    losses = finetune(model, mix.demonstrations(settings.seed), settings, on_step)
+    hook = on_step
+    if on_snapshot is not None and snapshot_every > 0:
+        on_snapshot(0, snapshot(model))
+
+        def hook(stats: StepStats) -> bool:
+            if stats.step % snapshot_every == 0 or stats.step == stats.steps:
+                on_snapshot(stats.step, snapshot(model))
+            return True if on_step is None else on_step(stats)
+
+    losses = finetune(model, mix.demonstrations(settings.seed), settings, hook)
     trained = time.perf_counter()
     scores, _ = evaluate(model, settings.seed, held_out)
     record = RunMeta(
@@ -57,6 +74,29 @@ def finetune_run(
         str(base),
     )
     return model, record
+
+
+OnSnapshot = Callable[[int, object], None]  # (step, a copy of the weights) during fine-tuning
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """A copy of a model's weights at one step: enough to rebuild it for play."""
+
+    config: object  # the model's GPTConfig
+    state: dict  # parameter name -> tensor (a copy)
+
+
+def snapshot(model: GPT) -> Snapshot:
+    """A copy of `model`'s weights, independent of further training."""
+    return Snapshot(model.config, {k: v.detach().clone() for k, v in model.state_dict().items()})
+
+
+def restore(kept: Snapshot) -> GPT:
+    """A model with the weights of a snapshot, ready to play."""
+    model = GPT(kept.config)
+    model.load_state_dict(kept.state)
+    return model.eval()
 
 
 class TorchModels:
@@ -79,10 +119,21 @@ class TorchModels:
         return model.config.block_size
 
     def finetune(
-        self, mix: Mix, settings: FinetuneSettings, base: str, held_out: int | None, on_step: OnStep
+        self,
+        mix: Mix,
+        settings: FinetuneSettings,
+        base: str,
+        held_out: int | None,
+        on_step: OnStep,
+        on_snapshot: OnSnapshot | None = None,
+        snapshot_every: int = 0,
     ) -> tuple[GPT, RunMeta]:
         """Fine-tune from `base` and evaluate (see `finetune_run`)."""
-        return finetune_run(mix, settings, base, held_out, on_step)
+        return finetune_run(mix, settings, base, held_out, on_step, on_snapshot, snapshot_every)
+
+    def restore(self, kept: Snapshot) -> GPT:
+        """The model a snapshot holds (see `restore`)."""
+        return restore(kept)
 
     def versions(self) -> dict[str, str]:
         """The package's and torch's versions."""

@@ -46,3 +46,43 @@ def calculate(body: object) -> str:
     """The text the environment appends for a call: the result and `|`, or `?|` if malformed."""
     call = parse_call(body)
     return MALFORMED if call is None else f"{call.value}{CLOSE}"
+
+
+OFF_BY_ONE = "off by one"  # a lie: every result one more than the truth
+
+
+@dataclass(frozen=True)
+class Lie:
+    """A calculator that lies, for probing whether a model copies the tool or computes on its own.
+
+    `off by one` answers every well-formed call with its result plus one; a number answers every
+    well-formed call with that number. Malformed calls still get `?|`: only results are corrupted.
+    """
+
+    kind: str  # OFF_BY_ONE or "value"
+    value: int = 0  # the number a "value" lie always answers
+
+    @classmethod
+    def parse(cls, text: str) -> Lie | None:
+        """None for "" (an honest calculator), else the lie; ValueError (one line) for anything else."""
+        text = text.strip()
+        if not text:
+            return None
+        if text == OFF_BY_ONE:
+            return cls(OFF_BY_ONE)
+        if text.isascii() and text.isdigit() and len(text) <= MAX_OPERAND_DIGITS + 1:
+            return cls("value", int(text))
+        raise ValueError(
+            f"a lie is {OFF_BY_ONE!r} or a number of up to {MAX_OPERAND_DIGITS + 1} digits, not {text[:20]!r}"
+        )
+
+    def tell(self, body: object) -> str:
+        """What the lying calculator appends for a call (`?|` for a malformed one, as the honest one)."""
+        call = parse_call(body)
+        if call is None:
+            return MALFORMED
+        return f"{call.value + 1 if self.kind == OFF_BY_ONE else self.value}{CLOSE}"
+
+    def describe(self) -> str:
+        """For people: `off by one` or `always 42`."""
+        return OFF_BY_ONE if self.kind == OFF_BY_ONE else f"always {self.value}"

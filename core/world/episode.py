@@ -11,7 +11,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from enum import Enum
 
-from .calculator import calculate
+from .calculator import Lie, calculate
 from .transcript import Role, Transcript
 from .vocab import CALL_OPEN, CLOSE
 
@@ -33,6 +33,7 @@ class ToolCall:
 
     body: str
     result: str
+    lied: bool = False  # the result appended is not the calculator's true one (a lying calculator)
 
 
 @dataclass
@@ -42,6 +43,7 @@ class Episode:
     prompt: str
     max_calls: int = MAX_CALLS
     max_length: int = MAX_LENGTH
+    lie: Lie | None = None  # the calculator lies (for probing whether the model copies the tool); None: honest
     transcript: Transcript = field(default_factory=Transcript)
     forced: deque = field(default_factory=deque)  # (role, char) the model does not choose
     calls: list[ToolCall] = field(default_factory=list)
@@ -80,8 +82,8 @@ class Episode:
         if self._call is not None:
             if char == CLOSE:  # the call closes: the calculator answers
                 body, self._call = "".join(self._call), None
-                result = calculate(body)
-                self.calls.append(ToolCall(body, result))
+                result = calculate(body) if self.lie is None else self.lie.tell(body)
+                self.calls.append(ToolCall(body, result, result != calculate(body)))
                 self.forced.extend((Role.ENVIRONMENT, c) for c in result)
                 self._answer = []
             else:

@@ -36,7 +36,16 @@ def rollout(
     on_char: OnChar | None = None,
 ) -> list[Episode]:
     """Play every prompt to its end; `on_char` hears each character as it enters a transcript."""
-    episodes = [Episode(p, max_length=max_length) for p in prompts]
+    return run_episodes(policy, [Episode(p, max_length=max_length) for p in prompts], on_char)
+
+
+def run_episodes(policy: Policy, episodes: list[Episode], on_char: OnChar | None = None) -> list[Episode]:
+    """Play episodes made by the caller (a lying calculator, say) to their end, in lockstep; the episodes.
+
+    `on_char` is called right after the policy's step that chose an action character, so a policy that
+    keeps its last step's probabilities (`top`) can be read from it for that character.
+    """
+    max_length = max((ep.max_length for ep in episodes), default=0)
     fed = [BOS] * len(episodes)  # position 0: the start-of-line token
     for _ in range(max_length):
         choices = policy.step(fed)
