@@ -1,4 +1,5 @@
-"""Benchmark the app: first frame in a real terminal, key latency while training, loss-plot redraw rate."""
+"""Benchmark the app: first frame in a real terminal, key latency while training (and racing), loss-plot redraw
+rate, Stop latency, and how long a race of four models takes at the instant pace."""
 
 from __future__ import annotations
 
@@ -25,6 +26,10 @@ TRAIN_TIMEOUT = 120.0  # a 400-step run, its evaluation and save
 KEY_TIMEOUT = 2.0  # one key must be handled within this
 STEPS = 400
 STOP_RUNS = 5  # how many times Stop is timed
+RACE_SUMS = ("3+4+5", "12+34+56", "9-4-3", "7+2+9")  # three-operand sums the races play, in turn
+RACE_RUNS = 8  # how many four-model races are timed at the instant pace
+RACE_TIMEOUT = 10.0  # one race must finish within this
+RACE_LANES = 4  # the three shipped models and the one just trained
 SHOWN = ("playground", "held-out scores")  # both on screen: the app has drawn its first frame
 
 
@@ -364,6 +369,8 @@ async def in_app(samples: int, interval: float) -> dict:
             "size": [plot.size.width, plot.size.height],
             "costs_s": costs,
         }
+        result["race"] = await race_times(app, pilot, box)
+        result["race_training"] = await keys_while_racing_and_training(app, pilot, box, plot, samples, interval)
         stops = []
         for _ in range(STOP_RUNS):  # Stop: from the key to the app having handled the engine's Stopped event
             app.train_panel.query_one("#steps", Input).value = "50000"
@@ -382,6 +389,90 @@ async def in_app(samples: int, interval: float) -> dict:
         engine.kill()
         result["engine_left_running"] = True
     return result
+
+
+async def race_times(app, pilot, box) -> dict:
+    """Seconds from Enter on a three-operand sum in race mode (four models, instant pace) until every lane has its
+    verdict on screen, RACE_RUNS times; the first is cold (lanes whose model the engine let go are loaded first)."""
+    from textual import events
+
+    if not app.playground.racing:
+        await pilot.press("ctrl+r")
+    app.playground.pace = 0  # instant
+    lanes = [lane.state.title for lane in app.playground.race.views()]
+    if len(lanes) != RACE_LANES:
+        raise BenchError(f"the race has {len(lanes)} lanes, not {RACE_LANES}: {lanes}")
+    times, verdicts = [], []
+    for run in range(RACE_RUNS):
+        box.focus()
+        box.value = RACE_SUMS[run % len(RACE_SUMS)]
+        await pilot.pause(0.05)
+        before = app.probe
+        t0 = time.perf_counter()
+        app.post_message(events.Key("enter", "\r"))
+        deadline = t0 + RACE_TIMEOUT
+        race = app.playground.race
+        while app.probe < before + RACE_LANES or race.busy():
+            if time.perf_counter() > deadline:
+                raise BenchError(f"a race of {RACE_LANES} models did not finish within {RACE_TIMEOUT:g}s")
+            await asyncio.sleep(0.002)
+        times.append(time.perf_counter() - t0)
+        verdicts.append({v.state.title: v.state.verdict.plain for v in race.views()})
+        if any("engine error" in text for text in verdicts[-1].values()):
+            raise BenchError(f"a lane failed: {verdicts[-1]}")
+    return {
+        "lanes": lanes,
+        "sums": [RACE_SUMS[i % len(RACE_SUMS)] for i in range(RACE_RUNS)],
+        "times_s": times,
+        "verdicts": verdicts,
+    }
+
+
+async def keys_while_racing_and_training(app, pilot, box, plot, samples: int, interval: float) -> dict:
+    """Key latency while a long run trains and four-model races stream one after another at the normal pace."""
+    from textual.widgets import Input
+
+    from core.world.probe import parse_sum
+    from tui.widgets.playground import Playground
+
+    app.playground.pace = 2  # normal: 20 characters a second, so every race streams for a while
+    app.train_panel.query_one("#steps", Input).value = "50000"
+    await pilot.press("ctrl+t")
+    await _wait(pilot, lambda: len(plot.live) >= 5, ENGINE_TIMEOUT, "a long run to start")
+    races = {"started": 0, "streaming_checks": 0, "streaming_seen": 0}
+
+    async def race_on() -> None:  # the next race as soon as the last has shown its verdicts
+        while True:
+            if not app.playground.busy():
+                text = RACE_SUMS[races["started"] % len(RACE_SUMS)]
+                app.playground.post_message(Playground.PlayRequested(parse_sum(text), text))
+                races["started"] += 1
+            await asyncio.sleep(0.02)
+
+    racer = asyncio.create_task(race_on())
+    try:
+        await _wait(pilot, lambda: app.playground.busy(), 5.0, "the first race")
+        steps_before = len(plot.live)
+        latencies = []
+        for _ in range(samples):  # one key at a time, noting each time whether a race was streaming
+            races["streaming_checks"] += 1
+            races["streaming_seen"] += app.playground.race.busy()
+            latencies += await key_latencies(app, box, 1, interval)
+        training = app.training is not None
+        steps_after = len(plot.live)
+    finally:
+        racer.cancel()
+    await pilot.press("ctrl+x")
+    await _wait(pilot, lambda: app.training is None, ENGINE_TIMEOUT, "the stop")
+    await _wait(pilot, lambda: not app.playground.busy(), RACE_TIMEOUT, "the last race")
+    return {
+        "latencies_s": latencies,
+        "races_started": races["started"],
+        "racing_fraction": races["streaming_seen"] / max(1, races["streaming_checks"]),
+        "training_at_end": training,
+        "step_at_start": steps_before,
+        "step_at_end": steps_after,
+    }
 
 
 # report
@@ -493,6 +584,52 @@ def report_stop(data: dict, console) -> None:
     console.print()
 
 
+def report_race(data: dict, console) -> None:
+    """Print the race tables: key latency while racing and training, and four-model races at the instant pace."""
+    from rich.table import Table
+
+    rt = data["in_app"]["race_training"]
+    lat = rt["latencies_s"]
+    t = Table(title="5. Key handling latency while a race streams and a model trains (ms)", title_justify="left")
+    for col in ("samples", "p50", "p95", "max", "races", "racing", "steps"):
+        t.add_column(col, justify="right")
+    t.add_row(
+        str(len(lat)),
+        ms(pct(lat, 50)),
+        ms(pct(lat, 95)),
+        ms(max(lat)),
+        str(rt["races_started"]),
+        f"{rt['racing_fraction'] * 100:.0f}% of keys",
+        f"{rt['step_at_start']} -> {rt['step_at_end']}" + ("" if rt["training_at_end"] else " (ENDED)"),
+    )
+    console.print(t)
+    console.print(
+        f"As table 2, during a 50000-step run (stopped afterwards), while races of {RACE_LANES} models on "
+        f"three-operand sums ({', '.join(RACE_SUMS)}) follow one another at the normal pace (20 characters a "
+        "second per lane): each starts once the last has shown its verdicts. 'racing': the share of keys "
+        "posted while a race was on screen unfinished.",
+        style="dim",
+        highlight=False,
+    )
+    console.print()
+    race = data["in_app"]["race"]
+    times = race["times_s"]
+    t = Table(title=f"6. A race of {RACE_LANES} models at the instant pace (ms)", title_justify="left")
+    for col in ("runs", "first (cold)", "median", "max", "max after the first"):
+        t.add_column(col, justify="right")
+    t.add_row(str(len(times)), ms(times[0]), ms(statistics.median(times)), ms(max(times)), ms(max(times[1:] or times)))
+    console.print(t)
+    console.print(
+        f"From posting Enter with a three-operand sum in the sum box (race mode, lanes: {', '.join(race['lanes'])}; "
+        f"sums in turn: {', '.join(RACE_SUMS)}) until every lane shows its verdict (the engine's {RACE_LANES} "
+        "Plays, their characters as messages, the 30 Hz reveal timer), polled every 2 ms, with the real engine "
+        "right after the 400-step run; the first race also loads the shipped models the engine let go.",
+        style="dim",
+        highlight=False,
+    )
+    console.print()
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the three measurements, print them, optionally write them as JSON; 1 on any failure."""
     parser = argparse.ArgumentParser(prog="python -m bench.tui_bench", description=__doc__)
@@ -536,7 +673,7 @@ def main(argv: list[str] | None = None) -> int:
             "python_s": bare_import("pass", env),
             "import_torch_s": bare_import("import torch", env),
         }
-        data["in_app"] = asyncio.run(asyncio.wait_for(in_app(args.samples, data["interval_s"]), TRAIN_TIMEOUT + 90))
+        data["in_app"] = asyncio.run(asyncio.wait_for(in_app(args.samples, data["interval_s"]), TRAIN_TIMEOUT + 150))
     except BenchError as e:
         print(f"bench failed: {e}", file=sys.stderr)
         code = 1
@@ -569,6 +706,7 @@ def main(argv: list[str] | None = None) -> int:
     data["load_after"] = os.getloadavg()
     report(data, console)
     report_stop(data, console)
+    report_race(data, console)
     if args.json:
         try:
             Path(args.json).write_text(json.dumps(data, indent=2) + "\n")

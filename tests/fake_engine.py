@@ -49,6 +49,7 @@ class ScriptedPolicy:
         self.script = script
         self.fed = [""] * batch  # what each row has been fed after its start token
         self.plan: list[str | None] = [None] * batch
+        self.top: list[list[tuple[str, float]]] = []  # per row, the last step's (char, probability), chosen first
 
     def step(self, chars: list[str]) -> list[str]:
         out = []
@@ -59,7 +60,13 @@ class ScriptedPolicy:
                 self.plan[i] = _episode_text(self.fed[i], self.script)
             plan, n = self.plan[i], len(self.fed[i])
             out.append(plan[n] if plan is not None and n < len(plan) else "|")
+        self.top = [[(c, _sure(f)), ("0" if c != "0" else "1", 0.02)] for c, f in zip(out, self.fed, strict=True)]
         return out
+
+
+def _sure(fed: str) -> float:
+    """A scripted confidence: 0.55 for the first character after a `|` (an answer or a call begins), else 0.97."""
+    return 0.55 if fed.endswith("|") else 0.97
 
 
 def _episode_text(prompt: str, script) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from core.world.families import Problem
+from core.world.families import FAMILIES, Problem
 from core.world.transcript import Role, Segment, Transcript
 from core.world.vocab import BOS, CHARS, decode, encode
 
@@ -156,3 +156,16 @@ def test_segment_is_immutable():
     s = Segment(Role.ACTION, "B")
     with pytest.raises(AttributeError):
         s.text = "X"  # type: ignore[misc]
+
+
+@pytest.mark.parametrize("name", list(FAMILIES))
+def test_carries_loss_marks_exactly_the_characters_training_pair_trains_on(name):
+    """Per character of a demonstration, carries_loss() is True exactly where training_pair() has a target."""
+    for problem in FAMILIES[name].demonstrations(0, 5):
+        t = problem.demonstration()
+        _, targets = t.training_pair()
+        marks = t.carries_loss()
+        assert len(marks) == len(t.text) == len(targets)
+        assert marks == [target != -1 for target in targets]
+        assert "".join(c for c, m in zip(t.text, marks, strict=True) if m) == counted(t)
+        assert not any(marks[: len(problem.prompt)])  # the prompt never carries loss

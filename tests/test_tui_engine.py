@@ -107,7 +107,7 @@ async def test_a_killed_engine_is_restarted_and_the_app_recovers(runs):
             what="the probe on the new engine",
         )
         (view,) = app.playground.probes.values()
-        assert "".join(c for _, c in view.state.shown).startswith("3+4+5=")
+        assert "".join(c.char for c in view.state.shown).startswith("3+4+5=")
 
 
 async def test_training_that_raises_shows_the_error_and_the_app_carries_on(runs, tmp_path, monkeypatch):

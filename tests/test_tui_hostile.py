@@ -197,10 +197,10 @@ def test_breadth_tui_exits_with_the_apps_return_code(monkeypatch, capsys):
     from tui import __main__
 
     monkeypatch.setattr(BreadthApp, "run", lambda self: setattr(self, "_return_code", 1))
-    assert __main__.main() == 1
+    assert __main__.main([]) == 1
     assert "app.log" in capsys.readouterr().err
     monkeypatch.setattr(BreadthApp, "run", lambda self: setattr(self, "_return_code", 0))
-    assert __main__.main() == 0
+    assert __main__.main([]) == 0
 
 
 async def test_after_the_restart_budget_a_sum_and_train_fail_at_once_saying_to_restart(monkeypatch):

@@ -11,7 +11,8 @@ from core.world.families import FAMILIES
 def _roles_and_text(view) -> list[tuple[str, str]]:
     """The shown characters of a probe merged into (role, text) runs."""
     runs: list[list[str]] = []
-    for role, ch in view.state.shown:
+    for char in view.state.shown:
+        role, ch = char.role, char.char
         if runs and runs[-1][0] == role:
             runs[-1][1] += ch
         else:
@@ -83,7 +84,7 @@ async def test_streaming_reveals_characters_gradually_at_a_slow_pace():
         assert view.state.pending, "all characters were shown at once at the slow pace"
         app.playground.pace = 0
         await wait_for(pilot, lambda: not app.playground.busy(), what="the rest of the episode")
-        assert "".join(c for _, c in view.state.shown) == "23+45=B23+45|68|68|"
+        assert "".join(c.char for c in view.state.shown) == "23+45=B23+45|68|68|"
 
 
 async def test_earlier_probes_stay_visible_above():
@@ -141,14 +142,16 @@ async def test_a_probe_naming_a_family_plays_its_sums_and_refuses_an_operand_out
 
 
 async def test_pace_key_cycles_the_streaming_pace():
-    """Ctrl+O steps through instant, fast, normal and slow, even while typing in the sum box."""
+    """Ctrl+O steps through every pace (instant, fast, normal, audience, slow), even while typing in the sum box."""
+    from tui.widgets.playground import PACES
+
     app = fake_app()
     async with app.run_test(size=(80, 24)) as pilot:
         seen = []
-        for _ in range(4):
+        for _ in range(len(PACES)):
             await pilot.press("ctrl+o")
-            seen.append(app.playground.pace)
-        assert sorted(seen) == [0, 1, 2, 3]
+            seen.append(PACES[app.playground.pace][0])
+        assert sorted(seen) == sorted(name for name, _ in PACES) and len(PACES) == 5
         assert app.focused.id == "sum"
 
 

@@ -10,6 +10,8 @@ and the app runs on; anything that still escapes is logged there before Textual 
 
 from __future__ import annotations
 
+import time
+
 from textual import on
 from textual.app import App, ComposeResult
 from textual.binding import Binding
@@ -20,16 +22,22 @@ from textual.widgets import Footer
 from core.frontends import protocol as p
 from core.world.paths import BASE, runs_dir
 from core.world.presets import DEFAULT_PRESET
+from core.world.probe import parse_sum
+from core.world.records import HeldOutScore
 
 from . import messages as m
 from .catalog import ModelEntry, shipped_entries, stored_entries
 from .engine import EngineProcess, engine_log
+from .figures import FiguresFailed, FiguresSaved, figures_dir, save_figures, saved_line
 from .guard import guarded, log_error, one_line
 from .screens.checkpoint_prompts import LoadPrompt, SavePrompt, SaveTarget
+from .screens.demos_view import DemosView
 from .screens.help import HelpScreen
 from .screens.matrix_view import MatrixView
+from .screens.procedure_view import ProcedureView, RunProgress
 from .supervisor import Supervisor
-from .widgets.playground import Playground
+from .widgets.playground import AUDIENCE, Playground, SumBox
+from .widgets.race import MIN_LANES, Roster
 from .widgets.score_panel import ScorePanel
 from .widgets.train_panel import TrainPanel
 
@@ -51,11 +59,23 @@ class BreadthApp(App):
     BINDINGS = [
         Binding("ctrl+t", "train", "Train", priority=True),
         Binding("ctrl+x", "stop", "Stop", priority=True),
-        Binding("ctrl+o", "pace", "Pace", priority=True),
-        Binding("ctrl+s", "save", "Save", priority=True),
-        Binding("ctrl+l", "load", "Load", priority=True),
-        Binding("ctrl+n", "next_model", "Next", priority=True),
+        Binding("ctrl+o", "pace", "Pace", priority=True, show=False),
+        Binding("ctrl+s", "save", "Save", priority=True, show=False),
+        Binding("ctrl+l", "load", "Load", priority=True, show=False),
+        Binding("ctrl+n", "next_model", "Next", priority=True, show=False),
         Binding("ctrl+g", "matrix", "Matrix", priority=True),
+        Binding("ctrl+w", "procedure", "Watch", priority=True),
+        Binding("ctrl+f", "figures", "Figures", priority=True),
+        Binding("ctrl+r", "race", "Race", priority=True),
+        Binding("ctrl+d", "demos", "Demos", priority=True),
+        Binding("ctrl+y", "lie", "Lie", priority=True, show=False),
+        Binding("ctrl+k", "shade", "Shade", priority=True, show=False),
+        Binding("alt+left", "pick(-1)", "Earlier character", show=False),
+        Binding("alt+right", "pick(1)", "Later character", show=False),
+        Binding("alt+up", "pick_lane(-1)", "Lane above", show=False),
+        Binding("alt+down", "pick_lane(1)", "Lane below", show=False),
+        Binding("pagedown", "demo_step(1)", "Next probe", show=False),  # demo mode; a presenter's clicker sends it
+        Binding("pageup", "demo_step(-1)", "Previous probe", show=False),
         Binding("f1", "help", "Help", priority=True),
     ]
 
@@ -63,8 +83,12 @@ class BreadthApp(App):
     current: var[str | None] = var(None, init=False, always_update=True)  # the model that plays and shows scores
     engine_status = var("", init=False)  # what the engine is doing, in the playground's bottom border
 
-    def __init__(self, engine_factory=None, start_engine: bool = True) -> None:
+    def __init__(
+        self, engine_factory=None, start_engine: bool = True, demo: tuple[list[str], list[str]] | None = None
+    ) -> None:
         super().__init__()
+        self.demo = demo  # demo mode: (probes to step through, probe-file lines skipped), else None
+        self.demo_at = -1  # the demo probe played last
         factory = engine_factory or (lambda: EngineProcess(engine_log()))
         self.supervisor = Supervisor(self, factory, on_start=self._engine_started)
         self.auto_start = start_engine
@@ -73,6 +97,10 @@ class BreadthApp(App):
         self.probe = 0  # the last probe's id
         self.save_id = 0  # the last Save sent to the engine
         self.saving: dict[int, str] = {}  # Save id -> key of the model the engine is writing
+        self.progress: dict[str, RunProgress] = {}  # run key -> its snapshots and their scores (Ctrl+W)
+        self.listeners: dict[int, ProcedureView] = {}  # probe id -> the view that sent it (not the playground)
+        self.saving_figures = False  # a Ctrl+F is writing its files
+        self.roster = Roster()  # the models that race (Ctrl+R)
 
     def compose(self) -> ComposeResult:
         # kept as attributes: a modal screen on top would hide them from query_one
@@ -90,6 +118,8 @@ class BreadthApp(App):
         self.entries = {entry.key: entry for entry in shipped_entries()}
         self.switch_to(DEFAULT_MODEL if DEFAULT_MODEL in self.entries else next(iter(self.entries), None))
         self.playground.focus_sum()
+        if self.demo is not None:
+            self._start_demo()
         if self.auto_start:
             self.call_after_refresh(self.supervisor.ensure)  # torch loads after the first frame
         self.call_after_refresh(lambda: self.run_worker(self._read_store, thread=True, group="store"))
@@ -143,6 +173,8 @@ class BreadthApp(App):
         self.supervisor.ready = True
         self.engine_status = "engine ready"
         self.playground.clear_note()
+        if self.demo is not None and self.demo_at < 0:
+            self._say_demo()  # the demo's keys stay in view until the first probe
 
     @on(m.ModelLoaded)
     @guarded
@@ -167,6 +199,10 @@ class BreadthApp(App):
         suspect = self.current if loading else None  # never the default: that is what would replace it
         self._abort_training(f"engine stopped (exit code {message.exitcode}); training lost, model kept")
         self.playground.fail_unfinished("the engine stopped")
+        for probe, view in list(self.listeners.items()):
+            view.fail(probe, "the engine stopped; its snapshots went with it")
+        self.listeners.clear()
+        self.progress.clear()
         self.saving.clear()
         self._forget_unsaved_models()
         if suspect in self.entries:
@@ -202,6 +238,8 @@ class BreadthApp(App):
         if ev.what == "train":
             if ev.id == self.training:
                 self._abort_training(f"training failed: {ev.message}")
+        elif ev.what == "play" and ev.id in self.listeners:
+            self.listeners.pop(ev.id).fail(ev.id, ev.message)
         elif ev.what == "play":
             self.playground.fail(ev.id, ev.message)
         elif ev.what == "save":
@@ -228,6 +266,10 @@ class BreadthApp(App):
         self.job += 1
         self.training = self.job
         self.train_panel.started(message.mix, message.settings)
+        s = message.settings
+        trained = tuple(name for name, _ in message.mix.counts)
+        run = RunProgress(f"run:{self.job}", f"{message.mix.short()} #{self.job}", s.seed, s.steps, trained)
+        self.progress[run.key] = run
         settings = message.settings.to_dict()
         self.supervisor.send(
             p.Train(self.job, message.mix.spec(), settings, str(BASE), str(runs_dir()), message.held_out)
@@ -239,6 +281,11 @@ class BreadthApp(App):
         ev = message.event
         if ev.id == self.training:
             self.train_panel.step(ev.step, ev.steps, ev.loss, ev.elapsed)
+        run = self.progress.get(f"run:{ev.id}")
+        if run is not None:
+            run.losses.append(ev.loss)
+            if isinstance(self.screen, ProcedureView) and self.screen.run is run:
+                self.screen.add_loss(ev.loss)
 
     @on(m.EvaluationStarted)
     @guarded
@@ -258,8 +305,12 @@ class BreadthApp(App):
         if ev.id == self.training:
             self.training = None
         entry = self.entries[ev.key] = ModelEntry.trained(ev.key, ev.id, ev.path, ev.meta)
+        if ev.key in self.progress:
+            self.progress[ev.key].finished = True
         self.supervisor.loaded.add(ev.key)
         self.current = ev.key
+        self.roster.join(ev.key, self.entries)
+        self._show_race()
         if ev.path:
             self.train_panel.show(f"done in {entry.run.train_seconds:.1f}s and saved")
             self.notify(f"Trained and saved: {ev.path}", timeout=6)
@@ -286,6 +337,7 @@ class BreadthApp(App):
     @guarded
     def end_stopped_job(self, message: m.TrainingStopped) -> None:
         self.training = None
+        self.progress.pop(f"run:{message.event.id}", None)  # the engine dropped its snapshots
         self.train_panel.show(f"stopped at step {message.event.steps}; kept {self._title(self.current)}")
 
     def _abort_training(self, text: str) -> None:
@@ -305,7 +357,14 @@ class BreadthApp(App):
     @on(ScorePanel.ModelChosen)
     @guarded
     def chosen(self, message: ScorePanel.ModelChosen) -> None:
+        """Switch to the chosen model; while racing, it also joins the race, or leaves it if it runs."""
         self.switch_to(message.key)
+        if self.playground.racing and message.key in self.entries:
+            try:
+                self.playground.say(self.roster.toggle(message.key, self.entries))
+            except ValueError as e:
+                self.playground.say(str(e), error=True)
+            self._show_race()
 
     def switch_to(self, key: str | None, fresh: bool = False) -> None:
         """Make `key` the model that plays and whose scores and training curve show."""
@@ -368,8 +427,11 @@ class BreadthApp(App):
     @on(Playground.PlayRequested)
     @guarded
     def play(self, message: Playground.PlayRequested) -> None:
-        """Play a sum with the current model (unless there is none, or no engine will ever play it)."""
+        """Play a sum with the current model, or race it (unless there is none, or no engine will ever play it)."""
         playground = self.playground
+        if playground.racing:
+            self.play_race(message)
+            return
         if self.current is None:
             playground.say("no model loaded: load a checkpoint (Ctrl+L) or train one (Ctrl+T)", error=True)
             return
@@ -387,18 +449,154 @@ class BreadthApp(App):
             playground.say("the engine is starting (loading torch); this sum plays as soon as it is ready")
         self.probe += 1
         playground.begin(self.probe, message.problem, self._title(self.current))
-        self.supervisor.send(p.Play(self.probe, self.current, message.text))
+        self._send_play(self.probe, self.current, message.text)
+
+    def play_race(self, message: Playground.PlayRequested) -> None:
+        """Play the sum on every model of the race at once, each in its lane, each its own Play."""
+        keys = self.roster.playable(self.entries)
+        if self.supervisor.gave_up:
+            self.playground.say(engine_gone(), error=True)
+            return
+        if len(keys) < MIN_LANES:
+            self.playground.say(f"a race needs {MIN_LANES} models that can play: Enter on a runs-table row adds one")
+            return
+        if not self.supervisor.ready:
+            self.playground.say("the engine is starting (loading torch); the race runs as soon as it is ready")
+        lanes = []
+        for key in keys:
+            self.probe += 1
+            lanes.append((self.probe, key, self._title(key)))
+        self.playground.begin_race(message.problem, lanes)
+        held_first = sorted(lanes, key=lambda lane: lane[1] not in self.supervisor.loaded)  # stable sort
+        for probe, key, _ in held_first:  # once played they are the last used: loading the others cannot drop them
+            self._send_play(probe, key, message.text)
+
+    def _send_play(self, probe: int, key: str, text: str) -> None:
+        """Play `text` on `key`, loading it first if the engine let it go (it holds four models at most)."""
+        self.supervisor.ensure()
+        if self.entries[key].path:
+            self.supervisor.load(key, self.entries[key].path)
+        self.supervisor.send(p.Play(probe, key, text, lie=self.playground.lie_spec()))
+
+    @guarded
+    def action_race(self) -> None:
+        """Toggle between racing the sum on several models and playing it on the current one."""
+        self.playground.racing = not self.playground.racing
+        self._show_race()
+
+    def _show_race(self) -> None:
+        """Give the race view one lane per model of the race."""
+        self.playground.race.set_lanes([(key, self._title(key)) for key in self.roster.playable(self.entries)])
 
     @on(m.CharStreamed)
     @guarded
     def stream_char(self, message: m.CharStreamed) -> None:
-        self.playground.char(message.event.id, message.event.role, message.event.char)
+        view = self.listeners.get(message.event.id)
+        if view is not None:
+            view.char(message.event)
+        else:
+            self.playground.char(message.event)
 
     @on(m.ProbeFinished)
     @guarded
     def show_verdict(self, message: m.ProbeFinished) -> None:
         ev = message.event
-        self.playground.finish(ev.id, ev.solved, ev.failure, ev.answer)
+        if ev.id in self.listeners:
+            self.listeners.pop(ev.id).finish(ev)
+            return
+        self.playground.finish(ev.id, ev.solved, ev.failure, ev.answer, ev.copied)
+
+    # watching the procedure form (snapshots)
+
+    @on(m.SnapshotKept)
+    @guarded
+    def note_snapshot(self, message: m.SnapshotKept) -> None:
+        run = self.progress.get(f"run:{message.event.id}")
+        if run is not None:
+            run.kept.append(message.event.step)
+            self._refresh_procedure(run)
+
+    @on(m.SnapshotScored)
+    @guarded
+    def note_snapshot_scores(self, message: m.SnapshotScored) -> None:
+        ev = message.event
+        run = self.progress.get(ev.key)
+        if run is not None:
+            run.scores[ev.step] = {name: HeldOutScore.from_dict(name, data) for name, data in ev.scores.items()}
+            self._refresh_procedure(run)
+
+    def _refresh_procedure(self, run: RunProgress) -> None:
+        if isinstance(self.screen, ProcedureView) and self.screen.run is run:
+            self.screen.refresh_run()
+
+    @guarded
+    def action_procedure(self) -> None:
+        """Open the snapshot scrubber on the current model's run, else the latest run trained here."""
+        if isinstance(self.screen, ProcedureView):
+            return
+        run = self.progress.get(self.current or "") or next(reversed(self.progress.values()), None)
+        if run is None:
+            self.notify("train a model (Ctrl+T) to watch its procedure form: snapshots are kept every 25 steps")
+            return
+        self.push_screen(ProcedureView(run))
+
+    def play_snapshot(self, view: ProcedureView, key: str, text: str, step: int) -> tuple[int, str]:
+        """Play `text` on the snapshot at `step` of run `key` for `view`: the probe id (its events go to the
+        view) and '' if it was sent, else why not."""
+        self.probe += 1
+        if self.supervisor.gave_up or not self.supervisor.send(p.Play(self.probe, key, text, step=step)):
+            return self.probe, engine_gone()
+        self.listeners[self.probe] = view
+        return self.probe, ""
+
+    # demo mode (`breadth-tui --demo`)
+
+    def _start_demo(self) -> None:
+        """The shipped models race at the audience pace; the probes wait for PageDown; skipped lines are named."""
+        self.playground.racing = True
+        self.playground.pace = AUDIENCE
+        self._show_race()
+        self._say_demo()
+
+    def _say_demo(self) -> None:
+        """Under the sum box: how many probes and which keys; a probes file's skipped lines, as an error line."""
+        probes, skipped = self.demo
+        note = f"demo: {len(probes)} probes, PageDown next, PageUp back"
+        if skipped:
+            more = f" (+{len(skipped) - 1} more)" if len(skipped) > 1 else ""
+            note += f" · skipped {skipped[0]}{more}"
+        self.playground.say(note, error=bool(skipped))
+
+    @guarded
+    def action_demo_step(self, by: int) -> None:
+        """Demo mode: play the next (or previous) probe of the list, as if typed and entered in the sum box."""
+        if self.demo is None:
+            return
+        probes = self.demo[0]
+        self.demo_at = min(max(self.demo_at + by, 0), len(probes) - 1)
+        text = probes[self.demo_at]
+        self.playground.focus_sum()
+        self.playground.query_one("#sum", SumBox).remember(text)  # Up recalls it, as if typed
+        self.playground.say(f"probe {self.demo_at + 1} of {len(probes)}: {text} · PageDown next, PageUp back")
+        self.playground.post_message(Playground.PlayRequested(parse_sum(text), text))  # checked when read
+
+    @guarded
+    def action_lie(self) -> None:
+        """The calculator for the next sums: honest, off by one, or always a number typed in the box it opens."""
+        self.notify(f"calculator: {self.playground.cycle_lie()}", timeout=2)
+
+    @guarded
+    def action_shade(self) -> None:
+        """Shade the model's characters by the probability it gave them, with a picked character's alternatives."""
+        self.playground.shaded = not self.playground.shaded
+
+    @guarded
+    def action_pick(self, by: int) -> None:
+        self.playground.pick(by)
+
+    @guarded
+    def action_pick_lane(self, by: int) -> None:
+        self.playground.pick_lane(by)
 
     @guarded
     def action_pace(self) -> None:
@@ -408,6 +606,43 @@ class BreadthApp(App):
     def action_matrix(self) -> None:
         if not isinstance(self.screen, MatrixView):
             self.push_screen(MatrixView())
+
+    @guarded
+    def action_figures(self) -> None:
+        """Save the screen (SVG now, on this thread; PNG later) and the current model's slide, in a worker."""
+        if self.saving_figures:
+            self.playground.say("still saving the last figures; press Ctrl+F again once they are written")
+            return
+        svg = self.export_screenshot()  # reads the screen: the one step that must run here
+        entry = self.entries.get(self.current)
+        run, name = (entry.run, entry.title) if entry else (None, "")
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        self.saving_figures = True
+        self.playground.say("saving figures...")
+        self.run_worker(
+            lambda: self.post_message(save_figures(svg, run, name, figures_dir(), stamp)),
+            thread=True,
+            group="figures",
+            exit_on_error=False,  # save_figures reports its own failures; this only guards against the unforeseen
+        )
+
+    @on(FiguresSaved)
+    @guarded
+    def say_figures_saved(self, message: FiguresSaved) -> None:
+        self.saving_figures = False
+        self.playground.say(saved_line(message), error=bool(message.missing))
+
+    @on(FiguresFailed)
+    @guarded
+    def say_figures_failed(self, message: FiguresFailed) -> None:
+        self.saving_figures = False
+        self.playground.say(message.why, error=True)
+
+    @guarded
+    def action_demos(self) -> None:
+        """What the model would learn from: the form's mix's demonstrations, loss-carrying characters marked."""
+        if not isinstance(self.screen, DemosView):
+            self.push_screen(DemosView(self.train_panel.request))
 
     @guarded
     def action_help(self) -> None:

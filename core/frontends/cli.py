@@ -161,6 +161,12 @@ def build_parser() -> argparse.ArgumentParser:
     _held_out_flag(s)
     s.add_argument("--seed", default=None, help="held-out sets of this seed (default: the checkpoint's training seed)")
     s.add_argument("--json", type=_path, default=None, help="also write the scores and episodes here")
+    s.add_argument(
+        "--figure",
+        type=_path,
+        default=None,
+        help="also draw a projector slide of these scores and the model's loss curve: FIGURE.png and .svg",
+    )
 
     s = sub.add_parser(
         "play",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
@@ -112,6 +113,8 @@ def evaluate(args) -> int:
     seed = None if args.seed is None else FinetuneSettings.from_text(seed=args.seed).seed
     if args.json:
         check_output(args.json, inputs=[args.checkpoint])  # fail before evaluating, not after
+    for suffix in (".png", ".svg") if args.figure else ():  # --figure FIGURE writes FIGURE.png and .svg
+        check_output(args.figure.with_suffix(suffix), inputs=[args.checkpoint])
     use_one_thread()
     model, header = checkpoint.load(args.checkpoint)
     seed = seed if seed is not None else header.run.seed or 0
@@ -132,6 +135,11 @@ def evaluate(args) -> int:
             },
         )
         console.print(f"wrote {args.json}")
+    if args.figure:
+        from ..results.figures import model_figure
+
+        for path in model_figure(replace(header.run, scores=scores, held_out=held_out), args.figure):
+            console.print(f"wrote {path}")
     return 0
 
 

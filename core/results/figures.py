@@ -1,4 +1,5 @@
-"""Pictures for slides: held-out success per family against a swept value, with 95% intervals over seeds.
+"""Pictures for slides: held-out success per family against a swept value, with 95% intervals over seeds;
+and one model on one projector slide (its scores per family beside its loss curve).
 
 matplotlib with its Agg backend writes PNG and SVG without a display; it is imported only when a
 picture is drawn, so nothing else pays for it.
@@ -11,7 +12,9 @@ from pathlib import Path
 
 from ..world.families import FAMILIES
 from ..world.files import write_atomic
-from ..world.mix import Mix
+from ..world.mix import Mix, MixError
+from ..world.records import RunMeta
+from ..world.stats import wilson
 from .matrix import TRAINED, BreadthPoint, MatrixRow, columns, group_of
 from .report import BudgetPoint, CellSummary, budget, varied
 
@@ -224,3 +227,149 @@ def breadth_figure(points: list[BreadthPoint], out: Path, seeds: int) -> list[Pa
     written = _save(fig, out)
     plt.close(fig)
     return written
+
+
+SLIDE = (12.8, 7.2)  # inches: 1920x1080 pixels at SLIDE_DPI, a projector's 16:9
+SLIDE_DPI = 150
+SLIDE_FONT = 18  # points: the smallest text on the slide (ticks, labels); titles are larger
+OWN, OTHER = "#0072B2", "#D55E00"  # Okabe-Ito blue and vermillion: told apart by colour-blind eyes, dark on white
+SLIDE_STYLE = {  # black on white, thick lines, large type; SVG text kept as text (editable in slides)
+    "font.size": SLIDE_FONT,
+    "axes.titlesize": SLIDE_FONT + 2,
+    "axes.labelsize": SLIDE_FONT,
+    "xtick.labelsize": SLIDE_FONT,
+    "ytick.labelsize": SLIDE_FONT,
+    "legend.fontsize": SLIDE_FONT,
+    "figure.titlesize": SLIDE_FONT + 6,
+    "figure.facecolor": "white",
+    "axes.facecolor": "white",
+    "savefig.facecolor": "white",
+    "text.color": "black",
+    "axes.labelcolor": "black",
+    "axes.edgecolor": "black",
+    "xtick.color": "black",
+    "ytick.color": "black",
+    "axes.linewidth": 1.5,
+    "lines.linewidth": 2.5,
+    "svg.fonttype": "none",
+}
+
+
+def _own(run: RunMeta) -> list[str]:
+    """The families of the run's mix, in registry order (none when its mix is unknown)."""
+    try:
+        return [name for name, _ in Mix.parse(run.mix).counts] if run.mix else []
+    except MixError:
+        return []
+
+
+def model_title(run: RunMeta, name: str = "") -> str:
+    """`2d 35+3d 35, seed 0`: `name`, else the mix and the settings that differ from the defaults; then the seed."""
+    seed = "" if run.seed is None else f", seed {run.seed}"
+    return (name or f"{run.mix_label} {run.settings_note}".strip()) + seed
+
+
+def model_figure(run: RunMeta, out: Path, name: str = "") -> list[Path]:
+    """One model on one slide: held-out success per family with 95% Wilson intervals (its mix's families, then
+    the others) beside its training loss per step; `out`.png (1920x1080) and .svg, atomically; the paths.
+
+    `name`: what the title calls the model (the app's name for it), else its mix and settings; its seed follows.
+    """
+    plt = _pyplot()
+    with plt.rc_context(SLIDE_STYLE):  # also around savefig: svg.fonttype is read when the SVG is written
+        fig, (left, right) = plt.subplots(1, 2, figsize=SLIDE, dpi=SLIDE_DPI, width_ratios=(3, 2), layout="constrained")
+        _scores_axes(left, run)
+        _loss_axes(right, run)
+        fig.suptitle(model_title(run, name), fontweight="bold")
+        written = _save(fig, out)
+    plt.close(fig)
+    return written
+
+
+def _scores_axes(ax, run: RunMeta) -> None:
+    """Horizontal bars, one per scored family, top to bottom: trained (blue), then held out (vermillion)."""
+    own = _own(run)
+    others = [n for n in FAMILIES if n not in own and n in run.scores]
+    others += [n for n in run.scores if n not in FAMILIES and n not in own]
+    names = own + others
+    if not any(run.scores.get(n) and run.scores[n].total for n in names):
+        ax.text(0.5, 0.5, "not evaluated on held-out sums", ha="center", va="center", transform=ax.transAxes)
+        ax.set_axis_off()
+        return
+    for y, name in enumerate(names):
+        score = run.scores.get(name)
+        colour = OWN if name in own else OTHER
+        if score is None or not score.total:
+            ax.text(1, y, "not evaluated", va="center")
+            continue
+        lo, hi = wilson(score.solved, score.total)
+        rate = 100 * score.rate
+        ax.barh(y, rate, height=0.7, color=colour)
+        ax.errorbar(rate, y, xerr=[[rate - 100 * lo], [100 * hi - rate]], color="black", capsize=5, elinewidth=2)
+        ax.text(100 * hi + 2, y, f"{rate:.0f}%", va="center")
+    if own and others:
+        ax.axhline(len(own) - 0.5, color="black", linewidth=1.5, linestyle="--")
+    ax.set_yticks(range(len(names)), [FAMILIES[n].label if n in FAMILIES else n for n in names])
+    ax.set_ylim(len(names) - 0.5, -0.5)  # the first family on top
+    ax.set_xlim(0, 118)
+    ax.set_xticks([0, 25, 50, 75, 100])
+    ax.set_xlabel("held-out success (%), 95% interval")
+    held = sorted({run.scores[n].total for n in names if n in run.scores and run.scores[n].total})
+    sums = f"{held[0]}" if len(held) == 1 else f"{held[0]}-{held[-1]}"
+    ax.set_title(f"held-out sums ({sums} per family, never trained on)")
+    ax.grid(axis="x", alpha=0.4)
+    handles = [_patch(OWN, "trained on (its mix)")] if own else []
+    scored = [run.scores[n].rate for n in others if run.scores[n].total]
+    if scored:
+        handles.append(_patch(OTHER, f"other environments: mean {100 * sum(scored) / len(scored):.0f}%"))
+    if handles:  # under the whole slide, never over a bar
+        ax.figure.legend(handles=handles, loc="outside lower center", ncols=2, frameon=False)
+
+
+def _patch(colour: str, label: str):
+    """A legend entry: a box of `colour`."""
+    from matplotlib.patches import Patch
+
+    return Patch(facecolor=colour, label=label)
+
+
+def _loss_axes(ax, run: RunMeta) -> None:
+    """The run's training loss per step on a log scale (a pre-trained model's pre-training loss)."""
+    losses = [x for x in run.losses if x > 0]
+    if not losses:
+        ax.text(0.5, 0.5, "no training curve kept", ha="center", va="center", transform=ax.transAxes)
+        ax.set_axis_off()
+        return
+    steps = range(1, len(losses) + 1)
+    ax.plot(steps, losses, color="#999999", linewidth=1.5, label="per step")
+    window = max(1, len(losses) // 20)
+    if window > 1:  # the trend, through the noise of one batch a step
+        ax.plot(steps, _moving_mean(losses, window), color="black", label=f"mean of {window} steps")
+        ax.legend(loc="upper right", framealpha=1, edgecolor="black")
+    ax.set_yscale("log")
+    ax.yaxis.set_major_formatter(_plain_log())  # 1, 0.1 rather than 10^0, 10^-1
+    ax.yaxis.set_minor_formatter(_plain_log(minor_thresholds=(1, 0.5)))  # 2, 3 too, within one decade
+    ax.set_xlabel("optimiser step")
+    ax.set_ylabel("training loss (log scale)")
+    ax.set_title("pre-training loss" if run.kind == "pretrain" else "fine-tuning loss")
+    ax.grid(alpha=0.4)
+
+
+def _plain_log(**kwargs):
+    """A log axis formatter that writes 0.1 and 3, not 1e-01 and 3x10^0 (it still decides which ticks to label)."""
+    from matplotlib.ticker import LogFormatter
+
+    class PlainLog(LogFormatter):
+        def __call__(self, x, pos=None):
+            return f"{x:g}" if super().__call__(x, pos) else ""
+
+    return PlainLog(**kwargs)
+
+
+def _moving_mean(values: list[float], window: int) -> list[float]:
+    """The mean of the last `window` values (fewer at the start) at each position."""
+    out, total = [], 0.0
+    for i, value in enumerate(values):
+        total += value - (values[i - window] if i >= window else 0.0)
+        out.append(total / min(i + 1, window))
+    return out

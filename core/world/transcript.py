@@ -80,6 +80,10 @@ class Transcript:
         is_action = [False] + [r is Role.ACTION for r in self.roles()]  # the start token is prompt
         return ids, is_action
 
+    def carries_loss(self) -> list[bool]:
+        """Per character of `text`, whether predicting it is trained on (the model wrote it), read from `render`."""
+        return self.render()[1][1:]  # the start token is never a target
+
     def training_pair(self) -> tuple[list[int], list[int]]:
         """Inputs and next-token targets, with -1 wherever the target was not written by the model."""
         ids, is_action = self.render()

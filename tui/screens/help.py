@@ -24,14 +24,22 @@ completely. Only a **mix** learns both. Train a mix, watch the loss, then probe 
 | key | does |
 |---|---|
 | `Enter` (in the sum box) | play the sum, token by token |
+| `Up` / `Down` (in the sum box) | recall the sums played before |
 | `Ctrl+T` | train with the mix and settings on the left |
 | `Ctrl+X` | stop training (the previous model stays loaded) |
 | `Ctrl+O` | streaming pace: instant, fast, normal, slow |
 | `Ctrl+S` | save the loaded model as a checkpoint |
 | `Ctrl+L` | load a checkpoint from a path |
 | `Ctrl+N` | switch to the next model in the runs table |
-| `Tab` / `Shift+Tab` | move focus; `Enter` on a runs-table row switches model |
+| `Tab` / `Shift+Tab` | move focus; `Enter` on a runs-table row switches model (racing: adds it or takes it out) |
 | `Ctrl+G` | the transfer matrix of the results store (fills in as runs finish; `Esc` closes) |
+| `Ctrl+R` | race: two to four models play each sum side by side; again for single play |
+| `Ctrl+D` | the demonstrations of the form's mix: characters with loss underlined, the rest dim (`Esc` closes) |
+| `Ctrl+F` | figures for slides, in the breadth folder's `figures/`: the screen, the model's scores and loss |
+| `Ctrl+W` | watch the procedure form: each family's probe replayed at a kept step (`←`/`→`), scores by step |
+| `Ctrl+Y` | the calculator lies: honest, off by one, always a number you type; lied results show in red |
+| `Ctrl+K` | shade the model's characters by confidence; `Alt+←/→` picks one to see its alternatives (`Alt+↑/↓`: lane) |
+| `PageDown` / `PageUp` | demo mode (`breadth-tui --demo [--probes FILE]`): the next or previous probe |
 | `F1` | this help |
 | `Ctrl+Q` | quit |
 

@@ -97,6 +97,8 @@ class LossPlot(PlotextPlot):
             room = max(2, (self.size.height - 2) // 3)
             step = max(1, math.ceil((high - low) / (room - 1)))
             ticks = list(range(high, low - 1, -step))
+            if self.size.height < 6:  # one row of canvas or two: two labels collide, and plotext keeps either
+                ticks = ticks[:1]
             self.plt.yticks(ticks, [f"{10.0**d:g}" for d in ticks])
         try:
             return super().render()

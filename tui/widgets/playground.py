@@ -3,7 +3,9 @@
 Characters arrive from the engine as fast as it decodes them; a 30 Hz timer reveals those that are
 due at the chosen pace (a per-character sleep would drift under load). Earlier probes stay above.
 Any sum the calculator and the context hold can be posed (`9-4-3` too); the verdict names the
-family it belongs to by its label, or says it lies outside every family.
+family it belongs to by its label, or says it lies outside every family. In race mode
+(`tui.widgets.race`) the same sum box plays each sum on several models at once; Up and Down in the
+box recall the sums played before, in either mode.
 """
 
 from __future__ import annotations
@@ -15,21 +17,27 @@ from dataclasses import dataclass, field
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
+from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
 from textual.message import Message
 from textual.reactive import var
 from textual.widgets import Input, Static
 
+from core.frontends import protocol as p
 from core.world.families import FAMILIES, Problem
 from core.world.probe import SumError, parse_sum
 from core.world.transcript import Role, visible
 
 from ..guard import guarded
+from .race import LIE_STYLE, SHADES, LaneView, RaceView, char_style, verdict_text
 
-PACES = [("instant", 0.0), ("fast", 60.0), ("normal", 20.0), ("slow", 6.0)]  # (name, characters per second)
+PACES = [("instant", 0.0), ("fast", 60.0), ("normal", 20.0), ("audience", 10.0), ("slow", 6.0)]  # (name, chars/s)
+AUDIENCE = 3  # the pace demo mode starts at: slow enough for a room to read along
 TICK_HZ = 30
 MAX_PROBES = 50  # probes kept in the log; past this the oldest finished view is reused for the next
+MAX_HISTORY = 100  # sums the sum box remembers for Up and Down
+LIES = ("", "off by one", "value")  # the calculator: honest, every result + 1, or always the number typed
 
 
 def legend() -> Text:
@@ -46,8 +54,8 @@ class ProbeState:
 
     problem: Problem
     model: str
-    shown: list[tuple[str, str]] = field(default_factory=list)  # (role, char) on screen
-    pending: deque = field(default_factory=deque)  # (role, char) received, not yet shown
+    shown: list[p.Char] = field(default_factory=list)  # characters on screen, as the engine streamed them
+    pending: deque = field(default_factory=deque)  # p.Char received, not yet shown
     verdict: Text | None = None  # set when the engine has finished the episode
     started: float = 0.0  # when the first character became due
     revealed_at_start: int = 0
@@ -65,13 +73,15 @@ class ProbeView(Static):
     def __init__(self, state: ProbeState) -> None:
         super().__init__(classes="probe")
         self.state = state
+        self.shaded = False  # the model's characters shaded by confidence
+        self.picked: int | None = None  # index into `state.shown` of the character whose alternatives show
 
     def render_state(self) -> None:
         """One line: the episode so far in colour, then (once all is shown) the verdict, then context."""
         st = self.state
         line = Text("› ", style="dim")
-        for role, char in st.shown:
-            line.append(visible(char), _style(role))  # keep one line per probe
+        for i, char in enumerate(st.shown):  # one line per probe: a newline shows as a glyph
+            line.append(visible(char.char), char_style(char, self.shaded) + (" underline" if i == self.picked else ""))
         if not st.shown and st.verdict is None:
             line.append(f"{st.problem.prompt} waiting for the model...", "dim italic")
         if st.verdict is not None and not st.pending:
@@ -81,8 +91,46 @@ class ProbeView(Static):
         self.update(line)
 
 
+class SumBox(Input):
+    """The sum box: Up recalls the sums played before, newest first; Down goes back towards what was typed."""
+
+    BINDINGS = [Binding("up", "older", "Earlier sum", show=False), Binding("down", "newer", "Later sum", show=False)]
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.history: list[str] = []  # sums played, oldest first
+        self.recalled: int | None = None  # index into history on show, None while editing a new sum
+        self.draft = ""  # what was typed before Up was first pressed
+
+    def remember(self, text: str) -> None:
+        """Keep a played sum (not twice in a row), and start the next recall from the newest."""
+        if not self.history or self.history[-1] != text:
+            self.history = [*self.history, text][-MAX_HISTORY:]
+        self.recalled = None
+
+    def action_older(self) -> None:
+        if not self.history or self.recalled == 0:
+            return
+        if self.recalled is None:
+            self.draft, self.recalled = self.value, len(self.history)
+        self.recalled -= 1
+        self._show(self.history[self.recalled])
+
+    def action_newer(self) -> None:
+        if self.recalled is None:
+            return
+        self.recalled += 1
+        if self.recalled == len(self.history):
+            self.recalled = None
+        self._show(self.draft if self.recalled is None else self.history[self.recalled])
+
+    def _show(self, text: str) -> None:
+        self.value = text
+        self.cursor_position = len(text)
+
+
 class Playground(Vertical):
-    """Probe log, legend and pace, and the sum box with its inline message."""
+    """Probe log (or the race), legend and pace, and the sum box with its inline message."""
 
     BORDER_TITLE = "playground"
 
@@ -95,24 +143,151 @@ class Playground(Vertical):
             self.text = text
 
     pace = var(2)  # index into PACES: how fast characters are revealed
+    racing = var(False)  # each sum is played by the race's models side by side, instead of the current model
+    lie = var(0, init=False)  # index into LIES: what the calculator does for the next sums
+    lie_value = var(0, init=False)  # the number a "value" lie always answers
+    shaded = var(False, init=False)  # the model's characters shaded by the probability it gave them, alternatives shown
 
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
         self.probes: dict[int, ProbeView] = {}
         self._last_model = ""
+        self.lane_picked = 0  # the race lane whose picked character's alternatives show
 
     def compose(self) -> ComposeResult:
         hint = Static("Type a sum such as 23+45, 3+4+5 or 9-4-3 and press Enter.", id="hint")
         yield VerticalScroll(hint, id="probes")
+        yield RaceView(id="race")
+        yield Static("", id="alternatives")
         with Horizontal(id="legend-row"):
             yield Static(legend(), id="legend")
+            yield Static("", id="tool")
             yield Static("", id="pace")
-        yield Input(placeholder="a sum: 23+45, 3+4+5, 9-4-3, or a3x2: 12+34+56", id="sum", max_length=40)
+        with Horizontal(id="lie-row"):
+            yield Static("the calculator always answers ", id="lie-label")
+            yield Input(str(self.lie_value), type="integer", max_length=4, id="lie-value", compact=True)
+        yield SumBox(placeholder="a sum: 23+45, 3+4+5, 9-4-3, or a3x2: 12+34+56", id="sum", max_length=40)
         yield Static("", id="sum-message")
 
     def on_mount(self) -> None:
         self.query_one("#probes").anchor()
         self.set_interval(1 / TICK_HZ, self._tick)
+        self._show_tool()
+
+    # the lying calculator (Ctrl+Y) and confidence shading (Ctrl+K)
+
+    def cycle_lie(self) -> str:
+        """Next calculator: honest, off by one, always a typed number (its box takes the focus); what it is now."""
+        self.lie = (self.lie + 1) % len(LIES)
+        if LIES[self.lie] == "value":
+            self.query_one("#lie-value", Input).focus()
+        else:
+            self.focus_sum()
+        return self.tool_name()
+
+    def lie_spec(self) -> str:
+        """The lie for the engine's Play: '' (honest), 'off by one', or the number the calculator always answers."""
+        kind = LIES[self.lie]
+        return str(self.lie_value) if kind == "value" else kind
+
+    def tool_name(self) -> str:
+        """For people: `honest`, `lies: off by one`, `lies: always 42`."""
+        kind = LIES[self.lie]
+        return "honest" if not kind else f"lies: {kind}" if kind != "value" else f"lies: always {self.lie_value}"
+
+    def watch_lie(self) -> None:
+        self.set_class(LIES[self.lie] == "value", "lie-typing")
+        self._show_tool()
+
+    def watch_lie_value(self) -> None:
+        self._show_tool()
+
+    @on(Input.Submitted, "#lie-value")
+    @guarded
+    def set_lie_value(self, event: Input.Submitted) -> None:
+        """The number the calculator will always answer; back to the sum box."""
+        try:
+            self.lie_value = int(event.value or "0")
+        except ValueError:
+            self.say("the calculator answers a whole number from 0 to 9999", error=True)
+            return
+        self.say(f"the calculator now always answers {self.lie_value}")
+        self.focus_sum()
+
+    def watch_shaded(self, shaded: bool) -> None:
+        self.set_class(shaded, "shaded")
+        for view in self._episode_views():
+            view.shaded = shaded
+            if shaded and view.picked is None:
+                view.picked = least_sure(view.state.shown)
+            view.render_state()
+        self._show_tool()
+        self.show_alternatives()
+
+    def _show_tool(self) -> None:
+        kind = LIES[self.lie]
+        short = {"": "honest", "off by one": "lies +1"}.get(kind, f"lies ={self.lie_value}")
+        self.query_one("#tool", Static).update(
+            Text.assemble(
+                (f" {short} ", LIE_STYLE if kind else "dim"),
+                (" ^y ", "dim"),
+                ("shade", "bold" if self.shaded else "dim"),
+                (" ^k ", "dim"),
+            )
+        )
+
+    def _episode_views(self) -> list:
+        return [*self.probes.values(), *self.race.views()]
+
+    def _focus_view(self) -> ProbeView | LaneView | None:
+        """The episode whose characters are picked: the latest probe, or the chosen race lane."""
+        if self.racing:
+            lanes = [v for v in self.race.views() if v.state.probe is not None]
+            return lanes[min(self.lane_picked, len(lanes) - 1)] if lanes else None
+        return self.probes[max(self.probes)] if self.probes else None
+
+    def pick(self, by: int) -> None:
+        """Move the picked character of the episode in focus to the model's previous or next one."""
+        view = self._focus_view()
+        if view is None or not self.shaded:
+            return
+        mine = [i for i, c in enumerate(view.state.shown) if c.top]
+        if not mine:
+            return
+        at = mine.index(view.picked) if view.picked in mine else 0
+        view.picked = mine[min(max(at + by, 0), len(mine) - 1)]
+        view.render_state()
+        self.show_alternatives()
+
+    def pick_lane(self, by: int) -> None:
+        """In a race, move the focus to the lane above or below."""
+        if self.racing and self.shaded:
+            self.lane_picked = min(max(self.lane_picked + by, 0), max(len(self.race.views()) - 1, 0))
+            self.show_alternatives()
+
+    def show_alternatives(self) -> None:
+        """The line over the legend, while shading: the picked character, its probability and its alternatives."""
+        line = self.query_one("#alternatives", Static)
+        view = self._focus_view()
+        if not self.shaded:
+            line.update("")
+            return
+        scale = Text.assemble(("sure ", "dim"), *((f" {int(100 * low)}+ ", style) for low, style in SHADES))
+        if view is None or view.picked is None or view.picked >= len(view.state.shown):
+            line.update(Text.assemble(scale, ("  alt+←/→ picks a character of the model's", "dim")))
+            return
+        char = view.state.shown[view.picked]
+        where = f"{short_title(view)}: " if isinstance(view, LaneView) else ""
+        alternatives = " · ".join(f"{visible(c)!r} {q:.0%}" for c, q in char.top[1:])
+        line.update(
+            Text.assemble(
+                (where, "dim"),
+                (f"{visible(char.char)!r} at {char.p:.0%}", "bold"),
+                ("  instead: ", "dim"),
+                alternatives or "-",
+                ("  alt+←/→" + (" alt+↑/↓" if self.racing else ""), "dim"),
+            )
+        )
 
     @on(Input.Submitted, "#sum")
     @guarded
@@ -125,6 +300,7 @@ class Playground(Vertical):
             return
         self.say("")
         event.input.value = ""
+        self.query_one("#sum", SumBox).remember(event.value)
         self.post_message(self.PlayRequested(problem, event.value))
 
     def focus_sum(self) -> None:
@@ -141,6 +317,16 @@ class Playground(Vertical):
         """Clear the message under the sum box, unless it is an error still to be fixed."""
         if not self.query_one("#sum-message", Static).has_class("error"):
             self.say("")
+
+    def watch_racing(self, racing: bool) -> None:
+        """Show the race or the probe log in the same place; the sum box and its history stay as they are."""
+        self.set_class(racing, "racing")
+        self.border_title = "race  ^r single" if racing else "playground  ^r race"
+
+    @property
+    def race(self) -> RaceView:
+        """The race view (shown while racing)."""
+        return self.query_one("#race", RaceView)
 
     def cycle_pace(self) -> str:
         """Next streaming pace; returns its name."""
@@ -173,6 +359,7 @@ class Playground(Vertical):
         else:
             view = ProbeView(state)
             log.mount(view)
+        view.shaded, view.picked = self.shaded, None
         self.probes[probe] = view
         view.render_state()
         self._drop_stale_model_lines(log)
@@ -190,22 +377,49 @@ class Playground(Vertical):
             if not isinstance(widget, ProbeView) and (after is None or not isinstance(after, ProbeView)):
                 widget.remove()
 
-    def char(self, probe: int, role: str, char: str) -> None:
-        if probe in self.probes:
-            self.probes[probe].state.pending.append((role, char))
+    def begin_race(self, problem: Problem, lanes: list[tuple[int, str, str]]) -> None:
+        """Start a race on `problem`: each (probe id, model key, model title) gets a lane."""
+        head = Text.assemble(
+            ("race ", "dim"),
+            (problem.prompt.removesuffix("="), "bold"),
+            (f" = {problem.answer}", "bold"),
+            (f"  ({where(problem)})", "dim"),
+        )
+        self.race.start(head, lanes)
 
-    def finish(self, probe: int, solved: bool, failure: str | None, answer: int) -> None:
+    def char(self, event: p.Char) -> None:
+        """Queue a character the engine streamed, for the probe or race lane it belongs to."""
+        if event.id in self.probes:
+            self.probes[event.id].state.pending.append(event)
+        else:
+            self.race.char(event)
+
+    def finish(self, probe: int, solved: bool, failure: str | None, answer: int, copied: bool | None = None) -> None:
+        """Give probe `probe` (or its race lane) its verdict; while shading, pick its least sure character."""
+        lane = self.race.by_probe.get(probe)
+        if self.race.end(probe, verdict_text(solved, failure, copied)):
+            self._pick_least_sure(self.race.lanes.get(lane.key) if lane else None)
+            return
         if probe not in self.probes:
             return
-        if solved:
-            verdict = Text.assemble(("✓ correct", "bold green"))
+        if copied is not None or solved:
+            verdict = verdict_text(solved, failure, copied)
         else:
             verdict = Text.assemble(("✗ " + (failure or "wrong"), "bold red"), (f", true result {answer}", "red"))
         self.probes[probe].state.verdict = verdict
+        self._pick_least_sure(self.probes[probe])
         self.probes[probe].render_state()
 
+    def _pick_least_sure(self, view) -> None:
+        if view is not None and self.shaded:
+            view.picked = least_sure([*view.state.shown, *view.state.pending])
+            view.render_state()
+            self.show_alternatives()
+
     def fail(self, probe: int, message: str) -> None:
-        """End `probe` with an engine error instead of a verdict."""
+        """End `probe` (or its race lane) with an engine error instead of a verdict."""
+        if self.race.end(probe, Text("✗ engine error: " + message, style="bold red")):
+            return
         if probe in self.probes:
             self.probes[probe].state.verdict = Text("engine error: " + message, style="bold red")
             self.probes[probe].render_state()
@@ -215,34 +429,48 @@ class Playground(Vertical):
         for probe, view in self.probes.items():
             if view.state.verdict is None:
                 self.fail(probe, message)
+        for probe in self.race.unfinished():
+            self.fail(probe, message)
 
     def busy(self) -> bool:
         """True while some probe still has characters to reveal or awaits its verdict."""
-        return any(v.state.pending or v.state.verdict is None for v in self.probes.values())
+        return self.race.busy() or any(v.state.pending or v.state.verdict is None for v in self.probes.values())
 
     def _tick(self) -> None:
         now = time.monotonic()
         rate = PACES[self.pace][1]
-        for view in self.probes.values():
-            st = view.state
-            if not st.pending:
-                continue
-            if rate == 0:
-                n = len(st.pending)
-            else:
-                if not st.started:
-                    st.started, st.revealed_at_start = now, len(st.shown)
-                due = st.revealed_at_start + 1 + int((now - st.started) * rate)
-                n = max(0, due - len(st.shown))
-            for _ in range(min(n, len(st.pending))):
-                st.shown.append(st.pending.popleft())
-            if n:
+        focus = self._focus_view() if self.shaded else None
+        for view in [*self.probes.values(), *self.race.views()]:
+            if reveal(view.state, now, rate):
                 view.render_state()
+                if view is focus:
+                    self.show_alternatives()
 
 
-def _style(role: str) -> str:
-    """The style of a role sent by the engine (plain for a value this program does not know)."""
-    try:
-        return Role(role).style
-    except ValueError:
-        return ""
+def reveal(state, now: float, rate: float) -> bool:
+    """Move the characters of a probe or lane `state` that are due at `rate` (0: all) to shown; True if any moved.
+
+    Due: one at once, then `rate` a second from the moment the first was, so a late timer catches up.
+    """
+    if not state.pending:
+        return False
+    if rate == 0:
+        n = len(state.pending)
+    else:
+        if not state.started:
+            state.started, state.revealed_at_start = now, len(state.shown)
+        due = state.revealed_at_start + 1 + int((now - state.started) * rate)
+        n = max(0, due - len(state.shown))
+    for _ in range(min(n, len(state.pending))):
+        state.shown.append(state.pending.popleft())
+    return n > 0
+
+
+def least_sure(chars: list[p.Char]) -> int | None:
+    """The index of the model character written with the lowest probability (None if none has one)."""
+    mine = [(c.p, i) for i, c in enumerate(chars) if c.p is not None]
+    return min(mine)[1] if mine else None
+
+
+def short_title(view: LaneView) -> str:
+    return view.state.title

@@ -1,0 +1,82 @@
+"""Watching the procedure form (Ctrl+W): a run's snapshots replayed per family, step by step, with scores by step."""
+
+from __future__ import annotations
+
+from textual.widgets import Input, Static
+from tui_helpers import fake_app, wait_for
+
+from core.world.families import FAMILIES
+from tui.screens.procedure_view import ProcedureView, probes
+
+STEPS = 50  # the scripted run: snapshots at 0, 25 and 50; the first half of the run guesses without calling
+
+
+def _line(app, family: str) -> str:
+    i = list(FAMILIES).index(family)
+    return str(app.screen.query_one(f"#procedure-line-{i}", Static).render())
+
+
+def _status(app) -> str:
+    return str(app.screen.query_one("#procedure-status", Static).render())
+
+
+async def _train(pilot, app) -> None:
+    app.query_one("#steps", Input).value = str(STEPS)
+    await pilot.press("ctrl+t")
+    await wait_for(pilot, lambda: app.current == "run:1" and app.training is None, what="the run")
+
+
+async def test_the_scrubber_replays_each_familys_probe_at_the_chosen_step_with_its_score(tmp_path):
+    """After a run, Ctrl+W shows the last snapshot: the trained family's probe solved and scored; Home goes to
+    step 0, where the probe is answered without a call; each step's scores arrive from the engine's background."""
+    app = fake_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await _train(pilot, app)
+        await pilot.press("ctrl+w")
+        await wait_for(pilot, lambda: isinstance(app.screen, ProcedureView), what="the view")
+        run = app.screen.run
+        await wait_for(pilot, lambda: sorted(run.scores) == [0, 25, 50], what="every snapshot scored")
+        probe = probes(0)[0]
+        await wait_for(pilot, lambda: "✓" in _line(app, "two_digit"), what="the last step's verdict")
+        assert "step 50 of 50" in _status(app) and "snapshot 3 of 3" in _status(app)
+        line = _line(app, "two_digit")
+        assert line.startswith("*2d") and "100%" in line and probe.prompt in line
+        await pilot.press("home")
+        await wait_for(pilot, lambda: "✗" in _line(app, "two_digit"), what="step 0's verdict")
+        assert "step 0 of 50" in _status(app) and "no call" in _line(app, "two_digit")
+        assert "B" not in _line(app, "two_digit").split("=", 1)[1]  # no call written yet
+        await pilot.press("right")
+        await wait_for(pilot, lambda: "step 25 of 50" in _status(app), what="the middle step")
+        await pilot.press("escape")
+        assert not isinstance(app.screen, ProcedureView)
+
+
+async def test_without_a_run_the_key_says_what_to_do():
+    """Before any training in this session, Ctrl+W explains instead of opening an empty view."""
+    app = fake_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("ctrl+w")
+        await pilot.pause()
+        assert not isinstance(app.screen, ProcedureView)
+        assert any("snapshots are kept every 25 steps" in str(n.message) for n in app._notifications)
+
+
+def test_snapshot_procedure_view(snap_compare):
+    """The scrubber at 80x24 after a scripted 50-step run, at step 25: every family's probe, scores, both curves."""
+
+    async def run_before(pilot) -> None:
+        app = pilot.app
+        for box in app.query(Input):
+            box.cursor_blink = False
+        await _train(pilot, app)
+        await pilot.press("ctrl+w")
+        await wait_for(pilot, lambda: isinstance(app.screen, ProcedureView), what="the view")
+        await wait_for(pilot, lambda: sorted(app.screen.run.scores) == [0, 25, 50], what="every snapshot scored")
+        await pilot.press("left")
+        await wait_for(
+            pilot, lambda: all(line.verdict is not None for line in app.screen.lines), what="every probe played"
+        )
+        app.clear_notifications()  # the "trained and saved" toast names a temporary path
+        await pilot.pause()
+
+    assert snap_compare(fake_app(), terminal_size=(80, 24), run_before=run_before)

@@ -1,0 +1,221 @@
+"""The demonstrations view (Ctrl+D): what the model learns from, with the characters that carry loss marked.
+
+It shows the demonstrations fine-tuning would draw for the training form's mix and seed
+(`Mix.demonstrations`), one a line under its family's short label, laid out in as many columns as the
+width holds. The characters that carry loss (the model's own calls and answer) are underlined in cyan;
+those that do not (the prompt, the calculator's results) are dim. Which is which is read from the typed
+transcript (`Transcript.carries_loss`, the mask `training_pair` trains with), never from the string.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from itertools import groupby
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import Footer, Static
+
+from core.world.families import FAMILIES, Problem
+from core.world.mix import Mix
+from core.world.settings import FinetuneSettings
+from core.world.transcript import Role, visible
+
+from ..guard import guarded, log_error, one_line
+
+LOSS_STYLE = "bold cyan underline"  # predicted and trained on: the model's calls and answer
+NO_LOSS_STYLE = {Role.PROMPT: "dim", Role.ENVIRONMENT: "dim yellow"}  # given, never predicted for loss
+COLUMN_GAP = 3  # spaces between columns of demonstrations
+
+Request = Callable[[], tuple[Mix, FinetuneSettings, object]]  # the training form's request (TrainPanel.request)
+
+
+@dataclass(frozen=True)
+class DemoLine:
+    """One demonstration as shown: its family, its characters styled by whether they carry loss, and counts."""
+
+    family: str
+    text: Text  # the episode on one line, without the label
+    chars: int  # characters of the episode (the start token not counted)
+    with_loss: int  # of which carry loss
+
+
+@dataclass(frozen=True)
+class Tally:
+    """Demonstrations, characters and characters with loss, for a family or the whole mix."""
+
+    demonstrations: int = 0
+    chars: int = 0
+    with_loss: int = 0
+
+    def __add__(self, line: DemoLine) -> Tally:
+        return Tally(self.demonstrations + 1, self.chars + line.chars, self.with_loss + line.with_loss)
+
+    @property
+    def share(self) -> float:
+        """The fraction of characters that carry loss."""
+        return self.with_loss / self.chars if self.chars else 0.0
+
+
+def demo_line(problem: Problem) -> DemoLine:
+    """`problem`'s demonstration, each run of characters styled by its loss mark (and, without loss, its writer)."""
+    transcript = problem.demonstration()
+    marks = transcript.carries_loss()
+    text = Text(no_wrap=True, overflow="ellipsis")
+    chars = zip(transcript.text, transcript.roles(), marks, strict=True)
+    for (role, loss), run in groupby(chars, key=lambda c: (c[1], c[2])):
+        text.append(visible("".join(c for c, _, _ in run)), LOSS_STYLE if loss else NO_LOSS_STYLE.get(role, "dim"))
+    return DemoLine(problem.family, text, len(marks), sum(marks))
+
+
+def demo_lines(mix: Mix, seed: int) -> list[DemoLine]:
+    """Every demonstration of `mix` for `seed`, family by family, as training draws them."""
+    return [demo_line(problem) for problem in mix.demonstrations(seed)]
+
+
+def tallies(lines: list[DemoLine]) -> dict[str, Tally]:
+    """Per family, in the order the lines give them."""
+    out: dict[str, Tally] = {}
+    for line in lines:
+        out[line.family] = out.get(line.family, Tally()) + line
+    return out
+
+
+def summary(mix: Mix, seed: int, lines: list[DemoLine]) -> Text:
+    """Demonstrations and characters; then those with loss and their share, and each family's share if several."""
+    per_family = tallies(lines)
+    total = sum(lines, Tally())
+    out = Text.assemble(
+        (mix.short(), "bold"), f", seed {seed}: {total.demonstrations} demonstrations, {total.chars:,} characters\n"
+    )
+    out.append(f"with loss: {total.with_loss:,} ({100 * total.share:.0f}%)", style="bold")
+    if len(per_family) > 1:
+        shares = (f"{FAMILIES[name].short} {100 * t.share:.0f}%" for name, t in per_family.items())
+        out.append(" · per family: " + " · ".join(shares), style="dim")
+    return out
+
+
+def legend() -> Text:
+    """What the marks mean, each shown in its own style."""
+    return Text.assemble(
+        ("B3+4|", LOSS_STYLE),
+        " with loss: model's calls, answer · without: ",
+        ("3+4=", NO_LOSS_STYLE[Role.PROMPT]),
+        " prompt, ",
+        ("7|", NO_LOSS_STYLE[Role.ENVIRONMENT]),
+        " calculator",
+    )
+
+
+def family_header(name: str, tally: Tally, width: int) -> Text:
+    """A family's tally above its demonstrations; its long label only if the line still fits `width`."""
+    family = FAMILIES[name]
+    counts = (
+        f"{tally.demonstrations} demonstrations, {tally.chars:,} characters, "
+        f"{tally.with_loss:,} with loss ({100 * tally.share:.0f}%)"
+    )
+    name = f"{family.short} {family.label}"
+    if len(f"{name}: {counts}") > width:
+        name = family.short
+    return Text.assemble((name, "bold underline"), f": {counts}")
+
+
+def laid_out(lines: list[DemoLine], width: int) -> Text:
+    """The lines under their families' short labels, row by row in as many columns as `width` holds.
+
+    With several families, each family's lines start on a new row under its tally (`family_header`),
+    in as many columns as its own longest demonstration allows.
+    """
+    if not lines:
+        return Text()
+    label = max(len(FAMILIES[line.family].short) for line in lines)
+    groups = [(name, list(group)) for name, group in groupby(lines, key=lambda line: line.family)]
+    rows: list[Text] = []
+    for name, group in groups:
+        if len(groups) > 1:
+            rows.append(family_header(name, sum(group, Tally()), width))
+        cell = label + 1 + max(line.text.cell_len for line in group)
+        columns = max(1, (width + COLUMN_GAP) // (cell + COLUMN_GAP))
+        for start in range(0, len(group), columns):
+            row = Text()
+            for i, line in enumerate(group[start : start + columns]):
+                row.append(" " * (i * (cell + COLUMN_GAP) - row.cell_len))  # to column i's start
+                row.append(f"{FAMILIES[line.family].short:<{label}} ", style="bold").append_text(line.text)
+            rows.append(row)
+    return Text("\n", no_wrap=True, overflow="ellipsis").join(rows)
+
+
+class DemosView(Screen):
+    """The training form's mix's demonstrations, with the characters that carry loss marked apart."""
+
+    BINDINGS = [Binding("escape", "app.pop_screen", "Close")]
+
+    @dataclass
+    class Built(Message):
+        """The demonstrations of the form's mix, built in a worker (or why the form's request cannot be shown)."""
+
+        mix: Mix | None = None
+        seed: int = 0
+        lines: list[DemoLine] | None = None
+        error: str = ""
+
+    def __init__(self, request: Request) -> None:
+        super().__init__()
+        self.request = request
+        self.lines: list[DemoLine] = []
+
+    def compose(self) -> ComposeResult:
+        yield Static("demonstrations: reading the training form…", id="demos-status")
+        yield Static(legend(), id="demos-legend")
+        with VerticalScroll(id="demos-list"):
+            yield Static("", id="demos-lines")
+        yield Footer(compact=True, show_command_palette=False)
+
+    @guarded
+    def on_mount(self) -> None:
+        """Read the form's request here (on the UI thread), build the lines in a worker."""
+        try:
+            mix, settings, _ = self.request()
+        except ValueError as e:  # counts or a seed the form refuses: one line, no list
+            self.show_refusal(str(e))
+            return
+        self.run_worker(lambda: self._build(mix, settings.seed), thread=True, group="demos", exclusive=True)
+
+    def _build(self, mix: Mix, seed: int) -> None:
+        try:
+            self.post_message(self.Built(mix, seed, demo_lines(mix, seed)))
+        except Exception as e:  # noqa: BLE001 -- a demonstration that cannot be built is one line, and the view stays
+            log_error(e, "building the demonstrations view")
+            self.post_message(self.Built(error=one_line(e)))
+
+    def show_refusal(self, why: str) -> None:
+        """One inline line in place of the demonstrations."""
+        line = Text(f"no demonstrations to show: {why}", style="bold red", no_wrap=True, overflow="ellipsis")
+        self.query_one("#demos-status", Static).update(line)
+        self.query_one("#demos-legend", Static).display = False
+
+    @on(Built)
+    @guarded
+    def show_lines(self, message: Built) -> None:
+        if message.error or message.mix is None or message.lines is None:
+            self.show_refusal(message.error or "nothing built")
+            return
+        self.lines = message.lines
+        self.query_one("#demos-status", Static).update(summary(message.mix, message.seed, self.lines))
+        self.lay_out()
+
+    @guarded
+    def on_resize(self) -> None:
+        self.lay_out()
+
+    def lay_out(self) -> None:
+        """Flow the lines into as many columns as the list's width holds."""
+        box = self.query_one("#demos-list", VerticalScroll)
+        width = box.scrollable_content_region.width or self.size.width
+        self.query_one("#demos-lines", Static).update(laid_out(self.lines, width - 1))  # a column for the scrollbar

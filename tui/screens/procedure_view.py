@@ -1,0 +1,225 @@
+"""Watching the procedure form: a fine-tune's kept snapshots, replayed one step at a time (Ctrl+W).
+
+While the app fine-tunes, the engine keeps a copy of the weights at step 0, every 25 steps and at the
+end. This view replays one fixed probe per family with the snapshot at the chosen step (Left/Right,
+Home/End), each through the engine protocol (`Play` with `step`), and shows each family's held-out
+score at that step once the engine has scored the snapshot (20 sums per family, in the background
+after training). Under the run's loss curve, the score against step: the step where a family's
+procedure forms is where its curve leaves zero.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import Screen
+from textual.widgets import Footer, Static
+from textual_plotext import PlotextPlot
+
+from core.frontends import protocol as p
+from core.world.families import FAMILIES, Problem
+from core.world.records import HeldOutScore
+from core.world.transcript import Role, visible
+
+from ..guard import guarded
+from ..widgets.loss_plot import LossPlot
+
+OTHERS = "others"  # the score plot's line for the mean over families the run did not train on
+
+
+@dataclass
+class RunProgress:
+    """What the app knows of one fine-tune's snapshots: the steps kept and the scores at each."""
+
+    key: str  # the engine's name for the run's model (`run:N`)
+    title: str
+    seed: int
+    steps: int  # planned
+    trained: tuple[str, ...]  # families with demonstrations
+    kept: list[int] = field(default_factory=list)  # steps with a snapshot, in order
+    scores: dict[int, dict[str, HeldOutScore]] = field(default_factory=dict)  # step -> family -> score
+    losses: list[float] = field(default_factory=list)
+    finished: bool = False
+
+
+def probes(seed: int) -> list[Problem]:
+    """The fixed probe per family: its first held-out sum for the run's seed (never a demonstration)."""
+    return [family.held_out(seed, 1)[0] for family in FAMILIES.values()]
+
+
+@dataclass
+class Line:
+    """One family's probe as replayed at the chosen step."""
+
+    problem: Problem
+    probe: int = 0  # the Play id in flight or done (0: none yet)
+    chars: list[tuple[str, str]] = field(default_factory=list)  # (role, char)
+    verdict: Text | None = None
+
+
+class ProcedureView(Screen):
+    """Replay a fixed probe per family at each kept step of a run; per-family scores and their curve by step."""
+
+    BINDINGS = [
+        Binding("escape", "app.pop_screen", "Close"),
+        Binding("left", "step(-1)", "Earlier"),
+        Binding("right", "step(1)", "Later"),
+        Binding("home", "step(-1000)", "First", show=False),
+        Binding("end", "step(1000)", "Last", show=False),
+    ]
+
+    def __init__(self, run: RunProgress) -> None:
+        super().__init__()
+        self.run = run
+        self.at = len(run.kept) - 1  # index into run.kept: start at the latest snapshot
+        self.lines = [Line(problem) for problem in probes(run.seed)]
+
+    def compose(self) -> ComposeResult:
+        yield Static("", id="procedure-status")
+        with Vertical(id="procedure-lines"):
+            for i, _ in enumerate(self.lines):
+                yield Static("", id=f"procedure-line-{i}", classes="procedure-line")
+        yield LossPlot(id="procedure-loss")
+        yield PlotextPlot(id="procedure-scores")
+        yield Footer(compact=True, show_command_palette=False)
+
+    def on_mount(self) -> None:
+        loss = self.query_one("#procedure-loss", LossPlot)
+        loss.start(self.run.steps)
+        for value in self.run.losses:
+            loss.add(value)
+        self.refresh_run()
+
+    @property
+    def step(self) -> int | None:
+        """The step shown, or None while the run has no snapshot yet."""
+        return self.run.kept[self.at] if 0 <= self.at < len(self.run.kept) else None
+
+    @guarded
+    def action_step(self, by: int) -> None:
+        if not self.run.kept:
+            return
+        at = min(max(self.at + by, 0), len(self.run.kept) - 1)
+        if at != self.at:
+            self.at = at
+            self.replay()
+
+    def refresh_run(self) -> None:
+        """The run changed (a snapshot kept or scored, a loss step): redraw; replay if nothing is shown yet."""
+        if self.at < 0 and self.run.kept:
+            self.at = len(self.run.kept) - 1
+        if self.step is not None and not any(line.probe for line in self.lines):
+            self.replay()
+        self.show_lines()
+        self.draw_scores()
+
+    def add_loss(self, loss: float) -> None:
+        self.query_one("#procedure-loss", LossPlot).add(loss)
+
+    def replay(self) -> None:
+        """Play every family's probe with the snapshot at the chosen step (one Play each, through the engine)."""
+        for line in self.lines:
+            line.chars, line.verdict = [], None
+            line.probe, why = self.app.play_snapshot(
+                self, self.run.key, line.problem.prompt.removesuffix("="), self.step
+            )
+            if why:
+                line.verdict = Text(f" not played: {why}", style="red")
+        self.show_lines()
+        self.draw_scores()
+
+    # events routed here by the app (probe ids this view sent)
+
+    def char(self, event: p.Char) -> None:
+        line = self._line(event.id)
+        if line is not None:
+            line.chars.append((event.role, event.char))
+            self._show(line)
+
+    def finish(self, event: p.Played) -> None:
+        line = self._line(event.id)
+        if line is not None:
+            mark, style = ("✓", "bold green") if event.solved else ("✗", "bold red")
+            line.verdict = Text.assemble((f" {mark} ", style), ("" if event.solved else event.failure or "", "dim"))
+            self._show(line)
+
+    def fail(self, probe: int, message: str) -> None:
+        line = self._line(probe)
+        if line is not None:
+            line.verdict = Text(f" not played: {message}", style="red")
+            self._show(line)
+
+    def _line(self, probe: int) -> Line | None:
+        return next((line for line in self.lines if line.probe == probe), None)
+
+    # drawing
+
+    def show_lines(self) -> None:
+        step = self.step
+        where = (
+            "no snapshot yet: the first is kept before the first step"
+            if step is None
+            else f"step {step} of {self.run.steps} (snapshot {self.at + 1} of {len(self.run.kept)})"
+        )
+        scored = "" if step in self.run.scores else " · scores come when the engine has scored this snapshot"
+        self.query_one("#procedure-status", Static).update(
+            Text.assemble((self.run.title, "bold"), f" · {where} · ←/→ step{scored}")
+        )
+        for line in self.lines:
+            self._show(line)
+
+    def _show(self, line: Line) -> None:
+        i = self.lines.index(line)
+        family = FAMILIES[line.problem.family]
+        mark = "*" if family.name in self.run.trained else " "
+        score = self.run.scores.get(self.step, {}).get(family.name)
+        text = Text.assemble(
+            (f"{mark}{family.short:<5}", "bold" if mark == "*" else ""),
+            (f"{score.percent():>5} " if score else "    - ", "cyan"),
+        )
+        for role, char in line.chars:
+            text.append(visible(char), _style(role))
+        if line.verdict is not None:
+            text.append_text(line.verdict)
+        text.no_wrap, text.overflow = True, "ellipsis"
+        self.query_one(f"#procedure-line-{i}", Static).update(text)
+
+    def draw_scores(self) -> None:
+        """Held-out score against step: each trained family, and the mean over the others; the chosen step marked."""
+        plot = self.query_one("#procedure-scores", PlotextPlot)
+        plt = plot.plt
+        plt.clear_data()
+        plt.clear_figure()
+        steps = sorted(self.run.scores)
+        colors = ["cyan", "magenta", "green", "yellow", "blue"]
+        for n, name in enumerate((*self.run.trained[:4], OTHERS)):
+            ys = [_percent(self.run, s, name) for s in steps]
+            label = OTHERS if name == OTHERS else FAMILIES[name].short
+            if steps:
+                plt.plot(steps, ys, marker="braille", color=colors[n % len(colors)], label=label)
+        if self.step is not None:
+            plt.vline(self.step, "gray")
+        plt.xlim(0, max(self.run.steps, 1))
+        plt.ylim(0, 100)
+        plt.yticks([0, 50, 100])
+        plt.title("held-out % by step" if steps else "held-out % by step: scored after training")
+        plot.refresh()
+
+
+def _percent(run: RunProgress, step: int, name: str) -> float:
+    scores = run.scores.get(step, {})
+    if name != OTHERS:
+        return 100 * scores[name].rate if name in scores else 0.0
+    others = [sc.rate for fam, sc in scores.items() if fam not in run.trained]
+    return 100 * sum(others) / len(others) if others else 0.0
+
+
+def _style(role: str) -> str:
+    try:
+        return Role(role).style
+    except ValueError:
+        return ""
