@@ -80,3 +80,26 @@ def test_snapshot_procedure_view(snap_compare):
         await pilot.pause()
 
     assert snap_compare(fake_app(), terminal_size=(80, 24), run_before=run_before)
+
+
+async def test_the_scrubber_replays_snapshots_while_the_run_is_still_training():
+    """Opened during training, the view replays the snapshots kept so far (the engine plays them between steps)
+    and takes in new ones as they are kept; scores come once training has ended."""
+    app = fake_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.query_one("#steps", Input).value = "200"  # 10 s of scripted steps: time to look while it trains
+        await pilot.press("ctrl+t")
+        await wait_for(pilot, lambda: app.progress and next(iter(app.progress.values())).kept, what="a snapshot")
+        await pilot.press("ctrl+w")
+        await wait_for(pilot, lambda: isinstance(app.screen, ProcedureView), what="the view")
+        await wait_for(pilot, lambda: "✗" in _line(app, "two_digit"), what="step 0 played during training")
+        assert app.training is not None and "no call" in _line(app, "two_digit")
+        run = app.screen.run
+        await wait_for(pilot, lambda: 125 in run.kept, what="a snapshot past half the run (the script calls there)")
+        await pilot.press("end")
+        await wait_for(pilot, lambda: "✓" in _line(app, "two_digit"), what="the later step played")
+        assert app.training is not None and not run.scores
+        await pilot.press("escape")
+        await pilot.press("ctrl+x")
+        await wait_for(pilot, lambda: app.training is None, what="the stop")
+        assert run.key not in app.progress  # a stopped run's snapshots went with it

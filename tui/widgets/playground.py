@@ -180,7 +180,9 @@ class Playground(Vertical):
         """Next calculator: honest, off by one, always a typed number (its box takes the focus); what it is now."""
         self.lie = (self.lie + 1) % len(LIES)
         if LIES[self.lie] == "value":
-            self.query_one("#lie-value", Input).focus()
+            box = self.query_one("#lie-value", Input)
+            box.cursor_position = len(box.value)
+            self.call_after_refresh(box.focus)  # once the row is shown: a hidden widget takes no focus
         else:
             self.focus_sum()
         return self.tool_name()
