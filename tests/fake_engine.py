@@ -220,10 +220,14 @@ class FakeEngine:
         self._stdin = _Lines()
         self._alive = False
 
+    def models(self):
+        """The Models the session serves (a subclass may script them differently)."""
+        return ScriptedModels(self.script)
+
     def start(self) -> None:
         self._alive = True
         threading.Thread(
-            target=serve, args=(self._stdin, _Out(self), ScriptedModels(self.script)), daemon=True, name="fake-engine"
+            target=serve, args=(self._stdin, _Out(self), self.models()), daemon=True, name="fake-engine"
         ).start()
 
     def alive(self) -> bool:

@@ -34,6 +34,16 @@ def _text(app, selector: str) -> str:
     return str(app.screen.query_one(selector, Static).render())
 
 
+async def _open_cell(pilot, family: str) -> None:
+    """Open the matrix view, wait for its one row, and move to `family`'s column."""
+    app = pilot.app
+    await pilot.press("ctrl+g")
+    await wait_for(pilot, lambda: isinstance(app.screen, MatrixView) and _table(app).row_count == 1, what="a row")
+    for _ in range(columns().index(family)):
+        await pilot.press("right")
+    await pilot.pause()
+
+
 def _table(app) -> DataTable:
     return app.screen.query_one(DataTable)
 
@@ -75,11 +85,7 @@ async def test_moving_to_a_cell_shows_its_seeds_and_failure_kinds(tmp_path, monk
             store.add(_run("two_digit=70", seed, {"two_digit": rate}, base_hash))
     app = fake_app()
     async with app.run_test(size=(80, 24)) as pilot:
-        await pilot.press("ctrl+g")
-        await wait_for(pilot, lambda: isinstance(app.screen, MatrixView) and _table(app).row_count == 1, what="a row")
-        for _ in range(columns().index("two_digit")):
-            await pilot.press("right")
-        await pilot.pause()
+        await _open_cell(pilot, "two_digit")
         detail = _text(app, "#matrix-detail")
         assert "2d 70" in detail and "two-digit" in detail and "trained on" in detail
         assert "s0 90  s1 94" in detail and "no call 16" in detail
@@ -140,11 +146,7 @@ async def test_a_cell_shows_a_few_failed_transcripts_taking_seeds_in_turn(tmp_pa
             store.add(replace(stored, run=replace(stored.run, scores={**stored.run.scores, "two_digit": score})))
     app = fake_app()
     async with app.run_test(size=(80, 24)) as pilot:
-        await pilot.press("ctrl+g")
-        await wait_for(pilot, lambda: isinstance(app.screen, MatrixView) and _table(app).row_count == 1, what="a row")
-        for _ in range(columns().index("two_digit")):
-            await pilot.press("right")
-        await pilot.pause()
+        await _open_cell(pilot, "two_digit")
         lines = _text(app, "#matrix-detail").splitlines()
         assert lines[-2:] == [
             "s0 45+91=B45+91|136|106|  answer differs from tool",

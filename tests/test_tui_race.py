@@ -10,12 +10,11 @@ import shutil
 import threading
 from pathlib import Path
 
-from fake_engine import FakeEngine, ScriptedModels, ScriptedPolicy, _Out, demonstrator
+from fake_engine import FakeEngine, ScriptedModels, ScriptedPolicy, demonstrator
 from textual.widgets import Input
 from tui_helpers import type_text, wait_for
 
 from core.frontends import protocol as p
-from core.frontends.session import serve
 from core.world.header import read_metadata
 from core.world.presets import PRESETS
 from tui.app import BreadthApp
@@ -57,11 +56,8 @@ class RaceEngine(FakeEngine):
         super().__init__()
         self.held = held
 
-    def start(self) -> None:
-        self._alive = True
-        threading.Thread(
-            target=serve, args=(self._stdin, _Out(self), RaceModels(self.held)), daemon=True, name="race-engine"
-        ).start()
+    def models(self):
+        return RaceModels(self.held)
 
 
 def race_app(held: threading.Event | None = None) -> BreadthApp:
