@@ -101,3 +101,31 @@ def test_a_long_title_keeps_its_run_number_in_the_runs_table():
     assert (
         fit_title("2d 70 lr 0.001 drop 0.1").endswith("…") and len(fit_title("2d 70 lr 0.001 drop 0.1")) == MODEL_WIDTH
     )
+
+
+async def test_a_wide_screen_gives_the_runs_table_titles_more_room_and_a_narrow_one_takes_it_back(
+    tmp_path, monkeypatch
+):
+    """At 120x40 a stored run's long title (its settings named) shows whole, every score column still in view;
+    resized to 80x24 it is cut again to MODEL_WIDTH."""
+    from tui.widgets.score_panel import MODEL_WIDTH
+
+    monkeypatch.setenv("BREADTH_STORE", str(tmp_path / "s.sqlite"))
+    base_hash = weights_hash(BASE)
+    settings = FinetuneSettings(seed=1, lr=0.001, dropout=0.1)
+    scores = {"two_digit": HeldOutScore("two_digit", 27, 30)}
+    run = RunMeta("finetune", settings, "two_digit=70", 1, 30, scores, (1.0,), 5.0, 0.1)
+    with Store() as store:
+        store.add(StoredRun(run_key("two_digit=70", settings, 30, base_hash), run, base_hash, "sweep"))
+    app = fake_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: len(app.entries) == 4, what="the stored run")
+        table = app.score_panel.query_one("#runs")
+        (key,) = [k for k, e in app.entries.items() if e.origin == "stored"]
+        title = app.entries[key].title
+        assert len(title) > MODEL_WIDTH and _row(table, key)[0] == title
+        assert sum(c.get_render_width(table) for c in table.ordered_columns) <= table.scrollable_content_region.width
+        await pilot.resize_terminal(80, 24)
+        await pilot.pause()
+        assert _row(table, key)[0].endswith("…") and len(_row(table, key)[0]) == MODEL_WIDTH
+        assert sum(c.get_render_width(table) for c in table.ordered_columns) <= table.scrollable_content_region.width

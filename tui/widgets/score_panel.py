@@ -20,6 +20,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.message import Message
 from textual.widgets import DataTable, Static
+from textual.widgets.data_table import ColumnKey
 
 from core.world.families import FAMILIES
 from core.world.mix import Mix, MixError
@@ -31,7 +32,8 @@ from ..guard import guarded
 
 BAR = 10  # bar width in cells
 
-MODEL_WIDTH = 12  # characters of a model's title in the runs table (the header line shows all of it)
+MODEL_WIDTH = 12  # characters of a model's title in the runs table at 80 columns (the header line shows all of it)
+MAX_MODEL_WIDTH = 30  # and at most this many on a wide screen
 GRID_COLUMNS = 4  # other environments per line in the summary (4 x 9 cells fit the panel at 80x24)
 SEED_WIDTH = 5
 # the runs table after model and seed: (key, header, width); cells are right-justified, no padding between
@@ -173,6 +175,19 @@ class ScorePanel(Vertical):
             super().__init__()
             self.key = key
 
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.model_width = MODEL_WIDTH  # the runs table's title column: wider when the panel is
+        self._runs: tuple[list[ModelEntry], str | None] = ([], None)
+
+    def on_resize(self) -> None:
+        """Give the runs table's titles the width the score columns leave (never under MODEL_WIDTH)."""
+        scores = SEED_WIDTH + sum(width for _, _, width in SCORE_COLUMNS)
+        width = max(MODEL_WIDTH, min(MAX_MODEL_WIDTH, self.content_region.width - scores - 2))  # 2: the scrollbar
+        if width != self.model_width:
+            self.model_width = width
+            self.set_runs(*self._runs)
+
     def compose(self) -> ComposeResult:
         yield Static("", id="current-model")
         yield Static("", id="family-scores")
@@ -208,11 +223,13 @@ class ScorePanel(Vertical):
 
     def set_runs(self, entries: list[ModelEntry], current: str | None) -> None:
         """Rebuild the runs table: one row per model, the cursor on the current one (scrolled into view)."""
-        table = self.query_one("#runs", DataTable)  # titles longer than MODEL_WIDTH show in full above the table
+        self._runs = (entries, current)
+        table = self.query_one("#runs", DataTable)  # titles longer than the column show in full above the table
         table.clear()
+        table.columns[ColumnKey("model")].width = self.model_width
         for e in entries:
             style = "dim" if e.scores_only else ""  # a stored run with no model to play
-            table.add_row(Text(fit_title(e.title), style=style), *run_cells(e, style), key=e.key)
+            table.add_row(Text(fit_title(e.title, self.model_width), style=style), *run_cells(e, style), key=e.key)
         keys = [e.key for e in entries]
         if current in keys:
             table.move_cursor(row=keys.index(current))
