@@ -134,15 +134,15 @@ def test_serve_speaks_json_lines_and_ends_on_quit(one_thread):
 
 
 def test_the_model_streams_its_confidence_with_each_of_its_characters(session):
-    """Every character the model writes carries its probability and its three likeliest alternatives, the
+    """Every character the model writes carries its probability and its three likeliest alternatives after it, the
     chosen one first (greedy); prompt and calculator characters carry none."""
     s, events = session
     s.handle(p.Load("two", str(TWO)))
     s.handle(p.Play(1, "two", "23+45"))
     chars = _events(events)["Char"]
     mine = [c for c in chars if c.role == "action"]
-    assert mine and all(len(c.top) == 3 and c.top[0][0] == c.char and c.p == c.top[0][1] for c in mine)
-    assert all(1.0 >= c.top[0][1] >= c.top[1][1] >= c.top[2][1] >= 0.0 for c in mine)
+    assert mine and all(len(c.top) == 4 and c.top[0][0] == c.char and c.p == c.top[0][1] for c in mine)
+    assert all(1.0 >= c.top[0][1] >= c.top[1][1] >= c.top[2][1] >= c.top[3][1] >= 0.0 for c in mine)
     assert all(c.p is None and c.top == [] and not c.lied for c in chars if c.role != "action")
 
 

@@ -143,8 +143,9 @@ class Char:
     """One character of probe `id`'s episode, and who wrote it (a `core.world.transcript.Role` value).
 
     For the model's own characters, `p` is the probability the model gave the character it wrote and `top` its
-    three likeliest characters as [[char, probability], ...] (None and [] for a model that gives none); `lied`
-    marks a character of a calculator result that a lying calculator corrupted.
+    four likeliest characters (the chosen one, then three alternatives) as [[char, probability], ...] (None and
+    [] for a model that gives none); `lied` marks a character of a calculator result that a lying calculator
+    corrupted.
     """
 
     id: int

@@ -11,7 +11,7 @@ import torch
 from ..world.vocab import CHARS, PAD, PAD_ID, encode
 from .model import GPT, KVCache
 
-TOP = 3  # alternatives a policy reports per character (`GreedyPolicy.top`)
+TOP = 4  # characters a policy reports per position (`GreedyPolicy.top`): the chosen one and three alternatives
 
 
 class GreedyPolicy:
