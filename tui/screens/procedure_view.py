@@ -29,6 +29,7 @@ from ..guard import guarded
 from ..widgets.loss_plot import LossPlot
 
 OTHERS = "others"  # the score plot's line for the mean over families the run did not train on
+COLORS = ("cyan", "magenta", "green", "yellow", "blue")  # the score plot's lines, in order (plotext and rich names)
 
 
 @dataclass
@@ -84,6 +85,7 @@ class ProcedureView(Screen):
             for i, _ in enumerate(self.lines):
                 yield Static("", id=f"procedure-line-{i}", classes="procedure-line")
         yield LossPlot(id="procedure-loss")
+        yield Static("", id="procedure-legend")
         yield PlotextPlot(id="procedure-scores")
         yield Footer(compact=True, show_command_palette=False)
 
@@ -195,18 +197,21 @@ class ProcedureView(Screen):
         plt.clear_data()
         plt.clear_figure()
         steps = sorted(self.run.scores)
-        colors = ["cyan", "magenta", "green", "yellow", "blue"]
-        for n, name in enumerate((*self.run.trained[:4], OTHERS)):
-            ys = [_percent(self.run, s, name) for s in steps]
+        lines = (*self.run.trained[:4], OTHERS)
+        legend = Text("held-out % by step" + ("" if steps else ": scored after training") + "  ", style="dim")
+        for n, name in enumerate(lines):
             label = OTHERS if name == OTHERS else FAMILIES[name].short
+            legend.append(f" {label} ", style=f"bold {COLORS[n % len(COLORS)]}")
             if steps:
-                plt.plot(steps, ys, marker="braille", color=colors[n % len(colors)], label=label)
+                plt.plot(
+                    steps, [_percent(self.run, s, name) for s in steps], marker="braille", color=COLORS[n % len(COLORS)]
+                )
+        self.query_one("#procedure-legend", Static).update(legend)
         if self.step is not None:
             plt.vline(self.step, "gray")
         plt.xlim(0, max(self.run.steps, 1))
         plt.ylim(0, 100)
         plt.yticks([0, 50, 100])
-        plt.title("held-out % by step" if steps else "held-out % by step: scored after training")
         plot.refresh()
 
 
