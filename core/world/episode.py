@@ -82,8 +82,9 @@ class Episode:
         if self._call is not None:
             if char == CLOSE:  # the call closes: the calculator answers
                 body, self._call = "".join(self._call), None
-                result = calculate(body) if self.lie is None else self.lie.tell(body)
-                self.calls.append(ToolCall(body, result, result != calculate(body)))
+                true = calculate(body)
+                result = true if self.lie is None else self.lie.tell(body)
+                self.calls.append(ToolCall(body, result, result != true))
                 self.forced.extend((Role.ENVIRONMENT, c) for c in result)
                 self._answer = []
             else:

@@ -23,10 +23,11 @@ from textual_plotext import PlotextPlot
 from core.frontends import protocol as p
 from core.world.families import FAMILIES, Problem
 from core.world.records import HeldOutScore
-from core.world.transcript import Role, visible
+from core.world.transcript import visible
 
 from ..guard import guarded
 from ..widgets.loss_plot import LossPlot
+from ..widgets.race import char_style
 
 OTHERS = "others"  # the score plot's line for the mean over families the run did not train on
 COLORS = ("cyan", "magenta", "green", "yellow", "blue")  # the score plot's lines, in order (plotext and rich names)
@@ -58,7 +59,7 @@ class Line:
 
     problem: Problem
     probe: int = 0  # the Play id in flight or done (0: none yet)
-    chars: list[tuple[str, str]] = field(default_factory=list)  # (role, char)
+    chars: list[p.Char] = field(default_factory=list)  # as the engine streamed them
     verdict: Text | None = None
 
 
@@ -139,7 +140,7 @@ class ProcedureView(Screen):
     def char(self, event: p.Char) -> None:
         line = self._line(event.id)
         if line is not None:
-            line.chars.append((event.role, event.char))
+            line.chars.append(event)
             self._show(line)
 
     def finish(self, event: p.Played) -> None:
@@ -183,8 +184,8 @@ class ProcedureView(Screen):
             (f"{mark}{family.short:<5}", "bold" if mark == "*" else ""),
             (f"{score.percent():>5} " if score else "    - ", "cyan"),
         )
-        for role, char in line.chars:
-            text.append(visible(char), _style(role))
+        for char in line.chars:
+            text.append(visible(char.char), char_style(char))
         if line.verdict is not None:
             text.append_text(line.verdict)
         text.no_wrap, text.overflow = True, "ellipsis"
@@ -221,10 +222,3 @@ def _percent(run: RunProgress, step: int, name: str) -> float:
         return 100 * scores[name].rate if name in scores else 0.0
     others = [sc.rate for fam, sc in scores.items() if fam not in run.trained]
     return 100 * sum(others) / len(others) if others else 0.0
-
-
-def _style(role: str) -> str:
-    try:
-        return Role(role).style
-    except ValueError:
-        return ""

@@ -279,7 +279,7 @@ class Playground(Vertical):
             line.update(Text.assemble(scale, ("  alt+←/→ picks a character of the model's", "dim")))
             return
         char = view.state.shown[view.picked]
-        where = f"{short_title(view)}: " if isinstance(view, LaneView) else ""
+        where = f"{view.state.title}: " if isinstance(view, LaneView) else ""
         alternatives = " · ".join(f"{visible(c)!r} {q:.0%}" for c, q in char.top[1:])
         line.update(
             Text.assemble(
@@ -472,7 +472,3 @@ def least_sure(chars: list[p.Char]) -> int | None:
     """The index of the model character written with the lowest probability (None if none has one)."""
     mine = [(c.p, i) for i, c in enumerate(chars) if c.p is not None]
     return min(mine)[1] if mine else None
-
-
-def short_title(view: LaneView) -> str:
-    return view.state.title
