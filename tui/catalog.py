@@ -64,7 +64,7 @@ MAX_STORED = 500  # the most recent stored runs the table shows
 
 def stored_entries() -> list[ModelEntry]:
     """The results store's runs from the shipped base, oldest first (StoreError if the store cannot be read)."""
-    with Store() as store:
+    with Store(read_only=True) as store:
         runs = store.runs(base_hash=weights_hash(BASE))[-MAX_STORED:]
     out = []
     for stored in runs:

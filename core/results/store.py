@@ -5,17 +5,24 @@ the base it started from and the families it was scored on, so a run already sto
 repeated, and a run scored before a family was registered is run again to score that family too.
 The database runs in WAL mode with one transaction per run: a crash or `kill -9` mid-write loses
 no finished run and corrupts nothing. The schema has a version (`PRAGMA user_version`) and a
-migration path; a store of a newer schema, or a file that is not SQLite, is refused and never written.
+migration path. A file that is not a breadth store (not SQLite, another program's database, a schema
+below zero or newer than this program's) is refused before anything is written to it: its identity is
+read through an immutable connection that cannot change it. Read-only commands open the store read-only
+(`Store(path, read_only=True)`): a missing store reads as empty and is not created, an older schema is
+migrated in memory, and no byte of the file changes. Rows that cannot be read are skipped and named
+(`Store.unreadable`), never a traceback.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import sqlite3
 import stat
 import time
+import urllib.parse
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,10 +31,12 @@ from ..world.families import FAMILIES
 from ..world.files import user_path
 from ..world.paths import data_dir
 from ..world.records import MetadataError, RunMeta
-from ..world.settings import FinetuneSettings
+from ..world.settings import FinetuneSettings, SettingsError
 
 SCHEMA = 2  # the schema this program writes; older stores are migrated, newer ones refused
 SQLITE_MAGIC = b"SQLite format 3\x00"
+APPLICATION_ID = 0x62726474  # 'brdt' in the file's header (PRAGMA application_id): this file is a breadth store
+TABLES = {"runs", "scores"}  # a store holds these tables and no others
 BUSY_SECONDS = 30.0  # how long a writer waits for another (the app's engine and a sweep may share a store)
 
 
@@ -106,61 +115,79 @@ _MIGRATIONS: dict = {  # schema version -> SQL (or a function of the connection)
 
 
 def _key_the_families_scored(db: sqlite3.Connection) -> None:
-    """Schema 2: a run's key also names the families it was scored on (each run: the families in its scores)."""
+    """Schema 2: a run's key also names the families it was scored on (each run: the families in its scores).
+
+    A row whose record cannot be read keeps its old key (readers skip it and say so); it never stops the rest."""
     db.execute("PRAGMA defer_foreign_keys = ON")  # runs and scores change key together, checked at commit
     rows = db.execute("SELECT key, mix, held_out, base_hash, record FROM runs").fetchall()
     for key, mix, held_out, base_hash, record in rows:
-        settings = FinetuneSettings.from_dict(json.loads(record)["settings"])
-        families = [row[0] for row in db.execute("SELECT family FROM scores WHERE key = ?", (key,))]
-        new = run_key(mix, settings, held_out, base_hash, families)
-        db.execute("UPDATE runs SET key = ? WHERE key = ?", (new, key))
-        db.execute("UPDATE scores SET key = ? WHERE key = ?", (new, key))
+        try:
+            settings = FinetuneSettings.from_dict(json.loads(record)["settings"])
+            families = [row[0] for row in db.execute("SELECT family FROM scores WHERE key = ?", (key,))]
+            new = run_key(mix, settings, held_out, base_hash, families)
+        except (ValueError, TypeError, KeyError, RecursionError, SettingsError):
+            continue
+        if new != key and db.execute("SELECT 1 FROM runs WHERE key = ?", (new,)).fetchone() is None:
+            db.execute("UPDATE runs SET key = ? WHERE key = ?", (new, key))
+            db.execute("UPDATE scores SET key = ? WHERE key = ?", (new, key))
 
 
 _MIGRATIONS[2] = _key_the_families_scored
 
 
-class Store:
-    """An open results store (one connection; use it from one thread)."""
-
-    def __init__(self, path: str | os.PathLike | None = None):
-        self.path = Path(path) if path is not None else default_store()
-        _check_file(self.path)
+def _migrate(db: sqlite3.Connection, version: int) -> None:
+    """Bring `db` from schema `version` up to SCHEMA, one transaction per step."""
+    for target in range(version + 1, SCHEMA + 1):
+        db.execute("BEGIN IMMEDIATE")
         try:
+            if db.execute("PRAGMA user_version").fetchone()[0] < target:  # another process may have won
+                step = _MIGRATIONS[target]
+                if callable(step):
+                    step(db)
+                else:
+                    for statement in filter(str.strip, step.split(";")):
+                        db.execute(statement)
+                db.execute(f"PRAGMA user_version = {target}")
+            db.execute("COMMIT")
+        except BaseException:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            raise
+
+
+class Store:
+    """An open results store (one connection; use it from one thread).
+
+    `read_only`: for commands that only read (`runs`, `report`, the app's lists): nothing is created,
+    migrated on disk or written; a missing store reads as empty.
+    """
+
+    def __init__(self, path: str | os.PathLike | None = None, read_only: bool = False):
+        self.path = Path(path) if path is not None else default_store()
+        self.read_only = read_only
+        self.unreadable: list[str] = []  # one line per stored row that could not be read, from runs()
+        exists = _check_file(self.path)
+        try:
+            version = _identify(self.path) if exists else 0
+            if read_only:
+                self.db = _open_read_only(self.path, exists, version)
+                return
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self.db = sqlite3.connect(self.path, timeout=BUSY_SECONDS, isolation_level=None)
-            version = self.db.execute("PRAGMA user_version").fetchone()[0]
-            if version > SCHEMA:
+            version = self.db.execute("PRAGMA user_version").fetchone()[0]  # what the identity check saw, or newer
+            if not 0 <= version <= SCHEMA:
                 self.db.close()
-                raise StoreError(
-                    f"{self.path}: a store of schema {version}, made by a newer breadth (this one reads "
-                    f"up to {SCHEMA}); it was left untouched"
-                )
+                raise StoreError(_refusal(self.path, version))
             self.db.execute("PRAGMA journal_mode=WAL")
             self.db.execute("PRAGMA synchronous=FULL")  # a finished run survives even a power cut
             self.db.execute("PRAGMA foreign_keys=ON")
-            self._migrate(version)
-        except sqlite3.DatabaseError as e:
-            raise StoreError(f"{self.path}: not a usable SQLite store ({e})") from None
+            _migrate(self.db, version)
+            if self.db.execute("PRAGMA application_id").fetchone()[0] != APPLICATION_ID:
+                self.db.execute(f"PRAGMA application_id = {APPLICATION_ID}")  # stores made before it was marked
+        except sqlite3.Error as e:
+            raise StoreError(f"{self.path}: not a usable SQLite store ({_sqlite_why(e)})") from None
         except OSError as e:
             raise StoreError(f"{self.path}: cannot open the store ({e.strerror or e})") from None
-
-    def _migrate(self, version: int) -> None:
-        for target in range(version + 1, SCHEMA + 1):
-            self.db.execute("BEGIN IMMEDIATE")
-            try:
-                if self.db.execute("PRAGMA user_version").fetchone()[0] < target:  # another process may have won
-                    step = _MIGRATIONS[target]
-                    if callable(step):
-                        step(self.db)
-                    else:
-                        for statement in filter(str.strip, step.split(";")):
-                            self.db.execute(statement)
-                    self.db.execute(f"PRAGMA user_version = {target}")
-                self.db.execute("COMMIT")
-            except BaseException:
-                self.db.execute("ROLLBACK")
-                raise
 
     def __enter__(self) -> Store:
         return self
@@ -184,6 +211,8 @@ class Store:
         run, s = stored.run, stored.run.settings
         if not isinstance(s, FinetuneSettings) or run.mix is None or run.seed is None:
             raise StoreError("only finished fine-tunes (mix, seed and settings known) are stored")
+        if self.read_only:
+            raise StoreError(f"{self.path}: opened read-only; nothing is stored")
         try:
             self.db.execute("BEGIN IMMEDIATE")
             try:
@@ -221,10 +250,11 @@ class Store:
                     )
                 self.db.execute("COMMIT")
             except BaseException:
-                self.db.execute("ROLLBACK")
+                if self.db.in_transaction:  # a failed COMMIT (disk full) has rolled back already
+                    self.db.execute("ROLLBACK")
                 raise
         except sqlite3.Error as e:
-            raise StoreError(f"{self.path}: cannot store the run ({e})") from None
+            raise StoreError(f"{self.path}: cannot store the run ({_sqlite_why(e)})") from None
         return added
 
     def runs(
@@ -257,29 +287,58 @@ class Store:
         try:
             rows = self.db.execute(sql, args).fetchall()
         except sqlite3.Error as e:
-            raise StoreError(f"{self.path}: cannot read runs ({e})") from None
-        return [_stored(row) for row in rows]
+            raise StoreError(f"{self.path}: cannot read runs ({_sqlite_why(e)})") from None
+        found, self.unreadable = [], []
+        for row in rows:
+            try:
+                found.append(_stored(row))
+            except StoreError as e:
+                self.unreadable.append(str(e))
+        return found
+
+
+RECORD_LIMIT = 1_000_000  # characters: a stored record longer than this is not one breadth wrote
 
 
 def _stored(row: tuple) -> StoredRun:
+    """A stored row as a run; StoreError (one line) for a row breadth did not write as it reads it."""
     key, base_hash, source, checkpoint, package, torch_version, created, record = row
+    name = f"run {key[:20]}" if isinstance(key, str) and key else "a run without a key"
+    if not (isinstance(key, str) and key):
+        raise StoreError(f"{name}: skipped")
+    if not all(isinstance(x, str) for x in (base_hash, source, record)) or not all(
+        x is None or isinstance(x, str) for x in (checkpoint, package, torch_version)
+    ):
+        raise StoreError(f"{name}: a stored text column holds something else; skipped")
+    if len(record) > RECORD_LIMIT:
+        raise StoreError(f"{name}: a stored record of {len(record):,} characters; skipped")
     try:
         run = RunMeta.from_dict(json.loads(record))
-    except (ValueError, MetadataError) as e:
-        raise StoreError(f"run {key}: a stored record of an unexpected shape ({e})") from None
+    except (ValueError, TypeError, KeyError, RecursionError, MetadataError) as e:
+        why = "nested too deeply" if isinstance(e, RecursionError) else (str(e).splitlines() or [""])[0][:120]
+        raise StoreError(f"{name}: a record of an unexpected shape ({why or type(e).__name__}); skipped") from None
+    if run.kind != "finetune" or not isinstance(run.settings, FinetuneSettings) or run.mix is None:
+        raise StoreError(f"{name}: not a finished fine-tune; skipped")
     versions = {k: v for k, v in (("breadth", package), ("torch", torch_version)) if v}
-    return StoredRun(key, run, base_hash, source, checkpoint, versions, created)
+    return StoredRun(key, run, base_hash, source, checkpoint, versions, _when(created))
 
 
-def _check_file(path: Path) -> None:
-    """Refuse a path that exists but is not a regular SQLite file (it is never opened for writing)."""
+def _when(created: object) -> float:
+    """A stored time as unix seconds; 0.0 (unknown) for anything that is not a plausible time."""
+    if isinstance(created, bool) or not isinstance(created, int | float):
+        return 0.0
+    return float(created) if math.isfinite(created) and 0 <= created < 1e11 else 0.0
+
+
+def _check_file(path: Path) -> bool:
+    """Refuse a path that exists but is not a regular SQLite file (it is never opened); True if it has content."""
     try:
-        mode = os.stat(path).st_mode
+        st = os.stat(path)
     except FileNotFoundError:
-        return
+        return False
     except OSError as e:
         raise StoreError(f"{path}: cannot open the store ({e.strerror})") from None
-    if not stat.S_ISREG(mode):
+    if not stat.S_ISREG(st.st_mode):
         raise StoreError(f"{path}: not a regular file, so not a store")
     try:
         with path.open("rb") as f:
@@ -288,3 +347,86 @@ def _check_file(path: Path) -> None:
         raise StoreError(f"{path}: cannot read the store ({e.strerror})") from None
     if head and head != SQLITE_MAGIC:
         raise StoreError(f"{path}: not an SQLite file; it was left untouched")
+    return bool(head)
+
+
+def _uri(path: Path, **params: str) -> str:
+    """An SQLite URI for `path` (any characters in its name) with query parameters."""
+    query = "&".join(f"{k}={v}" for k, v in params.items())
+    return f"file:{urllib.parse.quote(str(path.resolve()))}?{query}"
+
+
+def _identify(path: Path) -> int:
+    """The schema of the breadth store at `path`; StoreError, with the file untouched, if it is not one.
+
+    Read through an immutable connection (no lock, no journal, nothing written), unless a write-ahead log
+    beside it may hold what the file does not yet (then read-only, which reads the log).
+    """
+    wal = Path(f"{path}-wal")
+    params = {"mode": "ro"} if wal.exists() and wal.stat().st_size > 0 else {"mode": "ro", "immutable": "1"}
+    try:
+        db = sqlite3.connect(_uri(path, **params), uri=True, timeout=BUSY_SECONDS)
+        try:
+            version = db.execute("PRAGMA user_version").fetchone()[0]
+            application = db.execute("PRAGMA application_id").fetchone()[0]
+            tables = {
+                name
+                for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+                if not str(name).startswith("sqlite_")
+            }
+        finally:
+            db.close()
+    except sqlite3.Error as e:
+        raise StoreError(f"{path}: not a usable SQLite store ({_sqlite_why(e)}); it was left untouched") from None
+    if application not in (0, APPLICATION_ID):
+        raise StoreError(f"{path}: another program's SQLite database (application id {application}), not a store")
+    if version == 0 and not tables:
+        return 0  # an empty database: a store begins here
+    if version > SCHEMA and (application == APPLICATION_ID or TABLES <= tables):
+        raise StoreError(_refusal(path, version))
+    if not 1 <= version <= SCHEMA or tables != TABLES:
+        listed = ", ".join(sorted(map(str, tables))[:5]) or "none"
+        raise StoreError(
+            f"{path}: an SQLite database that is not a breadth results store (schema {version}, tables: {listed}); "
+            "it was left untouched"
+        )
+    return version
+
+
+def _refusal(path: Path, version: int) -> str:
+    if version > SCHEMA:
+        return (
+            f"{path}: a store of schema {version}, made by a newer breadth (this one reads up to {SCHEMA}); "
+            "it was left untouched"
+        )
+    return f"{path}: schema {version}, which no breadth writes: not a store; it was left untouched"
+
+
+def _open_read_only(path: Path, exists: bool, version: int) -> sqlite3.Connection:
+    """A connection that cannot change the store: the file read-only, or in memory (missing, or an older schema)."""
+    if exists and version == SCHEMA:
+        db = sqlite3.connect(_uri(path, mode="ro"), uri=True, timeout=BUSY_SECONDS, isolation_level=None)
+        db.execute("PRAGMA query_only = ON")
+        return db
+    memory = sqlite3.connect(":memory:", isolation_level=None)
+    if exists:
+        source = sqlite3.connect(_uri(path, mode="ro"), uri=True, timeout=BUSY_SECONDS)
+        try:
+            source.backup(memory)
+        finally:
+            source.close()
+    _migrate(memory, version)  # an older store is read as this program reads it, and stays as it is on disk
+    return memory
+
+
+def _sqlite_why(e: sqlite3.Error) -> str:
+    """What went wrong, in words: SQLite's own message, named more plainly for the common causes."""
+    text = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+    code = getattr(e, "sqlite_errorname", "")
+    if code.startswith("SQLITE_FULL"):
+        return "the disk is full (SQLite: database or disk is full)"
+    if code.startswith("SQLITE_BUSY") or code.startswith("SQLITE_LOCKED"):
+        return f"another process holds the store's write lock; waited {BUSY_SECONDS:g} s ({text})"
+    if code.startswith("SQLITE_READONLY"):
+        return f"the store cannot be written here ({text})"
+    return text

@@ -141,7 +141,7 @@ class MatrixView(Screen):
         try:
             if self.base_hash is None:
                 self.base_hash = weights_hash(BASE)
-            with Store() as store:
+            with Store(read_only=True) as store:
                 runs = store.runs(base_hash=self.base_hash)
             self.post_message(self.Read(rows_of(runs)))
         except Exception as e:  # noqa: BLE001 -- a store that cannot be read is one line, and the view stays
