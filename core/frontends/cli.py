@@ -316,6 +316,7 @@ def main(argv: list[str] | None = None) -> int:
     from ..world.probe import SumError
     from ..world.records import Diverged
     from ..world.settings import SettingsError
+    from ..world.text import shown
     from .sweep import ClusterError
 
     refused = (
@@ -337,14 +338,14 @@ def main(argv: list[str] | None = None) -> int:
         module, function = HANDLERS[args.command]
         return getattr(importlib.import_module(f"{__package__}.{module}"), function)(args) or 0
     except refused as e:  # each is one line already
-        err.print(f"error: {e}", markup=False, soft_wrap=True)
+        err.print(f"error: {shown(e)}", markup=False, soft_wrap=True)
         return USAGE_ERROR
     except OSError as e:  # an unwritable --out or --json, a full disk: one line, not a traceback
         where = f"{e.filename}: " if e.filename else ""
-        err.print(f"error: {where}{e.strerror or e}", markup=False, soft_wrap=True)
+        err.print(f"error: {shown(where)}{shown(e.strerror or e)}", markup=False, soft_wrap=True)
         return USAGE_ERROR
     except SumError as e:
-        err.print(f"error: bad sum: {e}", markup=False, soft_wrap=True)
+        err.print(f"error: bad sum: {shown(e)}", markup=False, soft_wrap=True)
         return USAGE_ERROR
     except KeyboardInterrupt:
         err.print("interrupted", markup=False)

@@ -19,10 +19,11 @@ from ..world.presets import PRESETS
 from ..world.probe import parse_sum
 from ..world.records import RunMeta
 from ..world.settings import FinetuneSettings, ModelShape, PretrainSettings, held_out_from_text
+from ..world.text import shown
 from .cli import finetune_settings
 from .tables import episode_json, episode_lines, episode_text, plate_table, scores_table
 
-console = Console(highlight=False)
+console = Console(highlight=False, markup=False, emoji=False)  # what it prints is text: paths, stored names
 
 
 def _progress() -> Progress:
@@ -66,7 +67,9 @@ def pretrain(args) -> int:
     checkpoint.save(
         model, RunMeta("pretrain", settings, losses=tuple(losses), train_seconds=seconds, worksheet_accuracy=acc), out
     )
-    console.print(f"final loss {losses[-1]:.3f}, worksheet sums right: {acc:.0%} of 100, {seconds:.1f} s; wrote {out}")
+    console.print(
+        f"final loss {losses[-1]:.3f}, worksheet sums right: {acc:.0%} of 100, {seconds:.1f} s; wrote {shown(out)}"
+    )
     return 0
 
 
@@ -89,7 +92,9 @@ def train(args) -> int:
     checkpoint.save(model, record, args.out)
     _record(args.store, record, base, "train", args.out)
     console.print(scores_table(record.scores, f"{mix.label()}, seed {settings.seed}: held-out"))
-    console.print(f"fine-tune {record.train_seconds:.1f} s, evaluation {record.eval_seconds:.2f} s; wrote {args.out}")
+    console.print(
+        f"fine-tune {record.train_seconds:.1f} s, evaluation {record.eval_seconds:.2f} s; wrote {shown(args.out)}"
+    )
     return 0
 
 
@@ -134,12 +139,12 @@ def evaluate(args) -> int:
                 "episodes": [episode_json(s) for s in scored],
             },
         )
-        console.print(f"wrote {args.json}")
+        console.print(f"wrote {shown(args.json)}")
     if args.figure:
         from ..results.figures import model_figure
 
         for path in model_figure(replace(header.run, scores=scores, held_out=held_out), args.figure):
-            console.print(f"wrote {path}")
+            console.print(f"wrote {shown(path)}")
     return 0
 
 
@@ -203,7 +208,7 @@ def plate(args) -> int:
             args.json,
             {"settings": settings.to_dict(), "held_out": held_out, "wall_seconds": round(wall, 2), "runs": runs},
         )
-        console.print(f"wrote {args.json}")
+        console.print(f"wrote {shown(args.json)}")
     return 0
 
 

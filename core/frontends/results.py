@@ -23,11 +23,12 @@ from ..world.mix import Mix
 from ..world.paths import BASE
 from ..world.presets import PRESETS
 from ..world.settings import FinetuneSettings, SettingsError, held_out_from_text
+from ..world.text import shown
 from .cli import finetune_settings
 from .sweep import run_jobs
 from .tables import breadth_table, budget_table, cells_table, differences_table, matrix_table, runs_table
 
-console = Console(highlight=False)
+console = Console(highlight=False, markup=False, emoji=False)  # what it prints is text: paths, stored names
 
 
 def sweep(args) -> int:
@@ -40,7 +41,7 @@ def sweep(args) -> int:
     _print_outcome(outcome)
     _write_outputs(cells, args.json, args.figure)
     for job, why in outcome.failed:
-        console.print(f"failed: {job.cell.label(grid.varied)} seed {job.seed}: {why}", markup=False)
+        console.print(f"failed: {shown(job.cell.label(grid.varied))} seed {job.seed}: {shown(why)}")
     return 1 if outcome.failed else 0
 
 
@@ -57,7 +58,8 @@ def _run_grid(grid: Grid, args, source: str, what: str):
         where = f"Dask at {args.cluster}" if args.cluster else f"{args.workers} local processes"
         console.print(
             f"{len(jobs)} runs: {what} x {len(grid.seeds)} seeds, held-out "
-            f"{'all' if grid.held_out is None else grid.held_out} per family, on {where}; store {store.path}"
+            f"{'all' if grid.held_out is None else grid.held_out} per family, on {shown(where)}; "
+            f"store {shown(store.path)}"
         )
         outcome = run_with_progress(jobs, store, base, base_hash, source, args.workers, args.cluster)
     return summarise([outcome.stored[j.key] for j in jobs if j.key in outcome.stored]), outcome
@@ -93,18 +95,18 @@ def matrix(args) -> int:
     _print_outcome(outcome)
     if args.json:
         write_json(args.json, [_row_json(r) for r in rows])
-        console.print(f"wrote {args.json}")
+        console.print(f"wrote {shown(args.json)}")
     if args.figure:
         for path in matrix_figure(rows, args.figure):
-            console.print(f"wrote {path}")
+            console.print(f"wrote {shown(path)}")
     if curve:
         points = breadth_points(rows, curve)
         console.print(breadth_table(points, f"the breadth curve over seeds {args.seeds} (mean % and 95% interval)"))
         if args.figure:
             for path in breadth_figure(points, _curve_path(args.figure), len(grid.seeds)):
-                console.print(f"wrote {path}")
+                console.print(f"wrote {shown(path)}")
     for job, why in outcome.failed:
-        console.print(f"failed: {job.cell.label()} seed {job.seed}: {why}", markup=False)
+        console.print(f"failed: {shown(job.cell.label())} seed {job.seed}: {shown(why)}")
     return 1 if outcome.failed else 0
 
 
@@ -182,10 +184,10 @@ def runs(args) -> int:
     console.print(runs_table(found, f"{len(found)} stored runs"))
     if args.csv:
         write_atomic(check_output(args.csv), _csv(found).encode())
-        console.print(f"wrote {args.csv}")
+        console.print(f"wrote {shown(args.csv)}")
     if args.json:
         write_json(check_output(args.json), [_run_json(r) for r in found])
-        console.print(f"wrote {args.json}")
+        console.print(f"wrote {shown(args.json)}")
     return 0
 
 
@@ -246,10 +248,10 @@ def _write_outputs(cells: list[CellSummary], json_path: Path | None, figure_path
         console.print(budget_table(points, title))
     if json_path:
         write_json(json_path, [_cell_json(c) for c in cells])
-        console.print(f"wrote {json_path}")
+        console.print(f"wrote {shown(json_path)}")
     if figure_path:
         for path in figure(cells, figure_path):
-            console.print(f"wrote {path}")
+            console.print(f"wrote {shown(path)}")
 
 
 def _figure_paths(figure: Path | None) -> list[Path]:

@@ -1,4 +1,9 @@
-"""What the command line prints: score tables, the plate's table, episodes coloured by who wrote them."""
+"""What the command line prints: score tables, the plate's table, episodes coloured by who wrote them.
+
+Every name that comes from a store, a checkpoint or the person (a mix, a family, a failure kind, a source,
+a transcript, a title) goes into a table as `shown_text`: a `Text` Rich never parses, with nothing the
+terminal would act on (core.world.text).
+"""
 
 from __future__ import annotations
 
@@ -14,12 +19,13 @@ from ..world.presets import PRESETS
 from ..world.records import HeldOutScore, RunMeta
 from ..world.scoring import Scored
 from ..world.stats import mean_sd, wilson
+from ..world.text import shown, shown_text
 from ..world.transcript import Transcript, visible
 
 
 def scores_table(scores: dict[str, HeldOutScore], title: str) -> Table:
     """Per family: solved/total, the rate, its 95% Wilson interval, and the failure kinds."""
-    t = Table(title=title, title_justify="left")
+    t = Table(title=shown_text(title), title_justify="left")
     t.add_column("family")
     t.add_column("solved", justify="right")
     t.add_column("rate", justify="right")
@@ -27,8 +33,10 @@ def scores_table(scores: dict[str, HeldOutScore], title: str) -> Table:
     t.add_column("failures")
     for name, s in scores.items():
         lo, hi = wilson(s.solved, s.total)
-        fails = ", ".join(f"{k} {v}" for k, v in s.failures.items()) or "-"
-        t.add_row(name, f"{s.solved}/{s.total}", s.percent(), f"{100 * lo:.0f}-{100 * hi:.0f}%", fails)
+        fails = ", ".join(f"{shown(k)} {v}" for k, v in s.failures.items()) or "-"
+        t.add_row(
+            shown_text(name), f"{s.solved}/{s.total}", s.percent(), f"{100 * lo:.0f}-{100 * hi:.0f}%", Text(fails)
+        )
     return t
 
 
@@ -69,13 +77,14 @@ def plate_table(records: dict[tuple[str, int], RunMeta], seeds: list[int], held_
 
 def episode_text(transcript: Transcript) -> Text:
     """The episode on one line, each segment in its writer's colour."""
-    return Text.assemble(*((visible(seg.text), seg.role.style) for seg in transcript.segments))
+    return Text.assemble(*((shown(visible(seg.text)), seg.role.style) for seg in transcript.segments))
 
 
 def episode_lines(transcript: Transcript) -> list[Text]:
     """One line per segment under its writer's name (readable without colour too)."""
     return [
-        Text.assemble(f"  {seg.role.writer:<11}", (visible(seg.text), seg.role.style)) for seg in transcript.segments
+        Text.assemble(f"  {seg.role.writer:<11}", (shown(visible(seg.text)), seg.role.style))
+        for seg in transcript.segments
     ]
 
 
@@ -93,8 +102,8 @@ def episode_json(scored: Scored) -> dict:
 
 def cells_table(cells: list[CellSummary], title: str) -> Table:
     """A row per cell (numbered, for `report --compare`) and family: mean, intervals, and every seed's rate."""
-    shown = varied(cells)
-    t = Table(title=title, title_justify="left")
+    varies = varied(cells)
+    t = Table(title=shown_text(title), title_justify="left")
     t.add_column("#", justify="right", style="dim")
     t.add_column("cell")
     t.add_column("family")
@@ -108,8 +117,8 @@ def cells_table(cells: list[CellSummary], title: str) -> Table:
             short = FAMILIES[name].short if name in FAMILIES else name
             t.add_row(
                 str(i) if j == 0 else "",
-                cell_label(cell, shown) if j == 0 else "",
-                short,
+                shown_text(cell_label(cell, varies)) if j == 0 else "",
+                shown_text(short),
                 str(len(f.rates)),
                 f"{100 * f.mean:.1f}",
                 f"{100 * f.low:.0f}-{100 * f.high:.0f}",
@@ -136,22 +145,27 @@ def cell_label(cell: CellSummary, shown: tuple[str, ...]) -> str:
 
 def differences_table(differences: list[PairedDifference], title: str) -> Table:
     """Per family: seeds paired, mean difference in points, its 95% interval."""
-    t = Table(title=title, title_justify="left")
+    t = Table(title=shown_text(title), title_justify="left")
     t.add_column("family")
     t.add_column("seeds", justify="right")
     t.add_column("mean difference", justify="right")
     t.add_column("95% interval", justify="right")
     for d in differences:
         if d.seeds == 0:
-            t.add_row(d.family, "0", "no seed in common", "")
+            t.add_row(shown_text(d.family), "0", "no seed in common", "")
             continue
-        t.add_row(d.family, str(d.seeds), f"{100 * d.mean:+.1f} points", f"{100 * d.low:+.1f} to {100 * d.high:+.1f}")
+        t.add_row(
+            shown_text(d.family),
+            str(d.seeds),
+            f"{100 * d.mean:+.1f} points",
+            f"{100 * d.low:+.1f} to {100 * d.high:+.1f}",
+        )
     return t
 
 
 def runs_table(runs: list[StoredRun], title: str) -> Table:
     """One row per stored run: mix, seed, settings, held-out size, per-family score, seconds, source."""
-    t = Table(title=title, title_justify="left")
+    t = Table(title=shown_text(title), title_justify="left")
     for column, justify in (
         ("key", "left"),
         ("mix", "left"),
@@ -165,14 +179,14 @@ def runs_table(runs: list[StoredRun], title: str) -> Table:
         t.add_column(column, justify=justify)
     names = list(dict.fromkeys(name for r in runs for name in r.run.scores))
     for name in names:
-        t.add_column(FAMILIES[name].short if name in FAMILIES else name, justify="right")
+        t.add_column(FAMILIES[name].short if name in FAMILIES else shown_text(name), justify="right")
     t.add_column("s", justify="right")
     t.add_column("source")
     for r in runs:
         s = r.run.settings
         row = [
-            r.key[:8],
-            short_spec(r.run.mix or "?"),
+            shown_text(r.key[:8]),
+            shown_text(short_spec(r.run.mix or "?")),
             str(r.run.seed),
             str(s.steps),
             f"{s.lr:g}",
@@ -181,14 +195,14 @@ def runs_table(runs: list[StoredRun], title: str) -> Table:
             "all" if r.run.held_out is None else str(r.run.held_out),
         ]
         row += [r.run.scores[name].percent() if name in r.run.scores else "-" for name in names]
-        row += [f"{r.run.train_seconds + r.run.eval_seconds:.1f}", r.source]
+        row += [f"{r.run.train_seconds + r.run.eval_seconds:.1f}", shown_text(r.source)]
         t.add_row(*row)
     return t
 
 
 def budget_table(points: list[BudgetPoint], title: str) -> Table:
     """Per family and total: success trained alone and in an even mix, and the paired cost of mixing."""
-    t = Table(title=title, title_justify="left")
+    t = Table(title=shown_text(title), title_justify="left")
     t.add_column("family")
     t.add_column("total", justify="right")
     t.add_column("alone %", justify="right")
@@ -202,7 +216,7 @@ def budget_table(points: list[BudgetPoint], title: str) -> Table:
         n, mean, low, high = p.paired()
         last = i == len(points) - 1 or points[i + 1].family != p.family
         t.add_row(
-            short,
+            shown_text(short),
             str(p.total),
             f"{100 * p.alone.mean:.1f}",
             f"{100 * p.alone.low:.0f}-{100 * p.alone.high:.0f}",
@@ -218,7 +232,7 @@ def budget_table(points: list[BudgetPoint], title: str) -> Table:
 def matrix_table(rows: list[MatrixRow], title: str) -> Table:
     """Rows: training mixes; columns: every family, grouped; cells: mean % over seeds and its 95% interval."""
     names = columns()
-    t = Table(title=title, title_justify="left", show_lines=True)
+    t = Table(title=shown_text(title), title_justify="left", show_lines=True)
     t.add_column("trained on")
     t.add_column("seeds", justify="right", style="dim")
     for i, name in enumerate(names):
@@ -239,13 +253,13 @@ def matrix_table(rows: list[MatrixRow], title: str) -> Table:
                     (f"\n{100 * f.low:.0f}-{100 * f.high:.0f}", "dim"),
                 )
             )
-        t.add_row(row.label, str(len(row.seeds)), *cells)
+        t.add_row(shown_text(row.label), str(len(row.seeds)), *cells)
     return t
 
 
 def breadth_table(points: list[BreadthPoint], title: str) -> Table:
     """Per row (environments trained on): success on each held-out family and on its own, with 95% intervals."""
-    t = Table(title=title, title_justify="left")
+    t = Table(title=shown_text(title), title_justify="left")
     t.add_column("trained on")
     t.add_column("envs", justify="right")
     t.add_column("demos", justify="right", style="dim")
@@ -259,5 +273,5 @@ def breadth_table(points: list[BreadthPoint], title: str) -> Table:
             f"{100 * mine[n].mean:.1f} [{100 * mine[n].low:.1f}-{100 * mine[n].high:.1f}]" if n in mine else "-"
             for n in names
         ]
-        t.add_row(short_spec(mix), str(first.environments), str(first.demonstrations), *cells)
+        t.add_row(shown_text(short_spec(mix)), str(first.environments), str(first.demonstrations), *cells)
     return t

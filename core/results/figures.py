@@ -2,7 +2,8 @@
 and one model on one projector slide (its scores per family beside its loss curve).
 
 matplotlib with its Agg backend writes PNG and SVG without a display; it is imported only when a
-picture is drawn, so nothing else pays for it.
+picture is drawn, so nothing else pays for it. Every name from a store or a record (a mix, a family, a
+model's title) is drawn through `figure_text`: as text, never as mathtext (core.world.text).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from ..world.files import write_atomic
 from ..world.mix import Mix, MixError
 from ..world.records import RunMeta
 from ..world.stats import wilson
+from ..world.text import FIGURE_RC, figure_text
 from .matrix import TRAINED, BreadthPoint, MatrixRow, columns, group_of
 from .report import BudgetPoint, CellSummary, budget, varied
 
@@ -42,6 +44,7 @@ def _pyplot():
     import matplotlib
 
     matplotlib.use("Agg")
+    matplotlib.rcParams.update(FIGURE_RC)  # text is never handed to LaTeX, and `\$` is a dollar sign
     import matplotlib.pyplot as plt
 
     return plt
@@ -84,7 +87,7 @@ def budget_figure(points: list[BudgetPoint], out: Path) -> list[Path]:
                 linestyle=style,
                 color=colour,
                 capsize=3,
-                label=f"{shown}: {'trained alone' if which == 'alone' else 'in an even mix'}",
+                label=figure_text(f"{shown}: {'trained alone' if which == 'alone' else 'in an even mix'}"),
             )
     totals = sorted({p.total for p in points})
     ax.set_xscale("log")
@@ -117,7 +120,7 @@ def sweep_figure(cells: list[CellSummary], out: Path, title: str = "") -> list[P
         mean = [100 * f.mean for _, f in points]
         err = [[100 * (f.mean - f.low) for _, f in points], [100 * (f.high - f.mean) for _, f in points]]
         shown = FAMILIES[name].label if name in FAMILIES else name
-        ax.errorbar(x, mean, yerr=err, marker="o", capsize=3, label=f"{shown} held-out")
+        ax.errorbar(x, mean, yerr=err, marker="o", capsize=3, label=figure_text(f"{shown} held-out"))
     if label == "lr":
         ax.set_xscale("log")
     seeds = sorted({len(c.seeds) for c in cells})
@@ -127,7 +130,7 @@ def sweep_figure(cells: list[CellSummary], out: Path, title: str = "") -> list[P
     ax.grid(alpha=0.3)
     ax.legend()
     n = seeds[0] if len(seeds) == 1 else f"{seeds[0]}-{seeds[-1]}"
-    ax.set_title(title or f"mean over {n} seeds, 95% intervals over seeds", fontsize=10)
+    ax.set_title(figure_text(title) or f"mean over {n} seeds, 95% intervals over seeds", fontsize=10)
     fig.tight_layout()
     written = _save(fig, out)
     plt.close(fig)
@@ -181,7 +184,7 @@ def matrix_figure(rows: list[MatrixRow], out: Path) -> list[Path]:
             ax.axvline(j - 0.5, color="black", linewidth=1)
         ax.text((j + end - 1) / 2, len(rows) - 0.5 + 0.35, group_of(names[j]), ha="center", va="top", fontsize=9)
     ax.set_xticks(range(len(names)), [f"{FAMILIES[n].short}" for n in names], fontsize=8)
-    ax.set_yticks(range(len(rows)), [r.label for r in rows], fontsize=8)
+    ax.set_yticks(range(len(rows)), [figure_text(r.label) for r in rows], fontsize=8)
     ax.xaxis.set_ticks_position("top")
     seeds = sorted({len(r.seeds) for r in rows})
     n = seeds[0] if len(seeds) == 1 else f"{seeds[0]}-{seeds[-1]}"
@@ -280,7 +283,7 @@ def model_figure(run: RunMeta, out: Path, name: str = "") -> list[Path]:
         fig, (left, right) = plt.subplots(1, 2, figsize=SLIDE, dpi=SLIDE_DPI, width_ratios=(3, 2), layout="constrained")
         _scores_axes(left, run)
         _loss_axes(right, run)
-        fig.suptitle(model_title(run, name), fontweight="bold")
+        fig.suptitle(figure_text(model_title(run, name)), fontweight="bold")
         written = _save(fig, out)
     plt.close(fig)
     return written
@@ -309,7 +312,7 @@ def _scores_axes(ax, run: RunMeta) -> None:
         ax.text(100 * hi + 2, y, f"{rate:.0f}%", va="center")
     if own and others:
         ax.axhline(len(own) - 0.5, color="black", linewidth=1.5, linestyle="--")
-    ax.set_yticks(range(len(names)), [FAMILIES[n].label if n in FAMILIES else n for n in names])
+    ax.set_yticks(range(len(names)), [figure_text(FAMILIES[n].label if n in FAMILIES else n) for n in names])
     ax.set_ylim(len(names) - 0.5, -0.5)  # the first family on top
     ax.set_xlim(0, 118)
     ax.set_xticks([0, 25, 50, 75, 100])
