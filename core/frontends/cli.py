@@ -163,7 +163,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--json", type=_path, default=None, help="also write the scores and episodes here")
     s.add_argument(
         "--figure",
-        type=_path,
+        type=_figure,
         default=None,
         help="also draw a projector slide of these scores and the model's loss curve: FIGURE.png and .svg",
     )
@@ -256,7 +256,7 @@ def build_parser() -> argparse.ArgumentParser:
                 metavar=("A", "B"),
                 help="paired difference B - A between two cells (their numbers in the table)",
             )
-            s.add_argument("--figure", type=_path, help="draw success against the swept value: FIGURE.png and .svg")
+            s.add_argument("--figure", type=_figure, help="draw success against the swept value: FIGURE.png and .svg")
             s.add_argument("--json", type=_path, help="also write the cells' summaries here")
     return p
 
@@ -266,6 +266,21 @@ def _path(text: str) -> Path:
     from ..world.files import user_path
 
     return user_path(text)
+
+
+def _figure(text: str) -> Path:
+    """A --figure flag: a file name (FIGURE.png and FIGURE.svg are written), not a folder."""
+    from ..world.files import user_path
+
+    path = user_path(text)
+    if path.name in ("", ".", "..") or text.endswith(("/", os.sep)) or path.is_dir():
+        raise argparse.ArgumentTypeError(f"{text[:60]!r} is a folder; name a file, e.g. {text.rstrip('/')}/figure")
+    return path
+
+
+def figure_paths(figure: Path | None) -> list[Path]:
+    """The files `--figure FIGURE` writes: FIGURE.png and FIGURE.svg (none if the flag was not given)."""
+    return [] if figure is None else [figure.with_suffix(".png"), figure.with_suffix(".svg")]
 
 
 def _runner_flags(s: argparse.ArgumentParser, drawn: str, written: str) -> None:
@@ -278,7 +293,7 @@ def _runner_flags(s: argparse.ArgumentParser, drawn: str, written: str) -> None:
     )
     s.add_argument("--cluster", help="a Dask scheduler's address (tcp://host:8786): run there instead")
     s.add_argument("--base", type=_path, default=None, help="pre-trained checkpoint (default: the shipped base)")
-    s.add_argument("--figure", type=_path, help=f"also draw {drawn}: FIGURE.png and .svg")
+    s.add_argument("--figure", type=_figure, help=f"also draw {drawn}: FIGURE.png and .svg")
     s.add_argument("--json", type=_path, help=f"also write {written} here")
     _store_flag(s)
 
@@ -316,7 +331,6 @@ def main(argv: list[str] | None = None) -> int:
     from ..world.probe import SumError
     from ..world.records import Diverged
     from ..world.settings import SettingsError
-    from ..world.text import shown
     from .sweep import ClusterError
 
     refused = (
@@ -333,23 +347,38 @@ def main(argv: list[str] | None = None) -> int:
         MatrixError,
     )
     err = Console(stderr=True, highlight=False)
+
+    def say(text: str) -> None:
+        err.print(_one_line(text), markup=False, soft_wrap=True)
+
     try:
         args = _parse(build_parser(), argv)
         module, function = HANDLERS[args.command]
         return getattr(importlib.import_module(f"{__package__}.{module}"), function)(args) or 0
     except refused as e:  # each is one line already
-        err.print(f"error: {shown(e)}", markup=False, soft_wrap=True)
+        say(f"error: {e}")
         return USAGE_ERROR
     except OSError as e:  # an unwritable --out or --json, a full disk: one line, not a traceback
         where = f"{e.filename}: " if e.filename else ""
-        err.print(f"error: {shown(where)}{shown(e.strerror or e)}", markup=False, soft_wrap=True)
+        say(f"error: {where}{e.strerror or e}")
         return USAGE_ERROR
     except SumError as e:
-        err.print(f"error: bad sum: {shown(e)}", markup=False, soft_wrap=True)
+        say(f"error: bad sum: {e}")
         return USAGE_ERROR
     except KeyboardInterrupt:
-        err.print("interrupted", markup=False)
+        say("interrupted")
         return 130
+
+
+ERROR_LIMIT = 400  # characters: an error that quotes a huge input (5,000 digits) is cut, not printed whole
+
+
+def _one_line(text: str) -> str:
+    """An error as one line a terminal shows as text: controls escaped (core.world.text.shown), cut if huge."""
+    from ..world.text import shown
+
+    text = shown(text)
+    return text if len(text) <= ERROR_LIMIT else text[: ERROR_LIMIT - 1] + "…"
 
 
 if __name__ == "__main__":

@@ -10,8 +10,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.text import Text
 
 from ..results.grid import Grid, parse_seeds
-from ..results.store import Store, StoredRun, run_key
-from ..world.files import check_output, write_json
+from ..results.store import Store, StoredRun, run_key, store_files
+from ..world.files import check_output, check_outputs, write_json
 from ..world.header import read_header, weights_hash
 from ..world.mix import Mix
 from ..world.paths import BASE, default_base_out
@@ -20,7 +20,7 @@ from ..world.probe import parse_sum
 from ..world.records import RunMeta
 from ..world.settings import FinetuneSettings, ModelShape, PretrainSettings, held_out_from_text
 from ..world.text import shown
-from .cli import finetune_settings
+from .cli import figure_paths, finetune_settings
 from .tables import episode_json, episode_lines, episode_text, plate_table, scores_table
 
 console = Console(highlight=False, markup=False, emoji=False)  # what it prints is text: paths, stored names
@@ -82,8 +82,8 @@ def train(args) -> int:
     settings = finetune_settings(args, args.seed)
     base = args.base or BASE
     read_header(base)  # fail fast on a bad base
-    check_output(args.out, inputs=[base])  # and on an output that cannot be written, before training
-    Store(args.store).close()  # and on a store that cannot be used
+    check_outputs([args.out], inputs=[base, *store_files(args.store)])  # an output that cannot be written, or
+    Store(args.store).close()  # a store that cannot be used: refused before training, not after
     with _progress() as bar:
         task = bar.add_task(mix.label(), total=settings.steps, loss=float("nan"))
         model, record = finetune_run(
@@ -116,10 +116,7 @@ def evaluate(args) -> int:
 
     held_out = held_out_from_text(args.held_out)
     seed = None if args.seed is None else FinetuneSettings.from_text(seed=args.seed).seed
-    if args.json:
-        check_output(args.json, inputs=[args.checkpoint])  # fail before evaluating, not after
-    for suffix in (".png", ".svg") if args.figure else ():  # --figure FIGURE writes FIGURE.png and .svg
-        check_output(args.figure.with_suffix(suffix), inputs=[args.checkpoint])
+    check_outputs([args.json, *figure_paths(args.figure)], inputs=[args.checkpoint])  # before evaluating, not after
     use_one_thread()
     model, header = checkpoint.load(args.checkpoint)
     seed = seed if seed is not None else header.run.seed or 0
@@ -177,8 +174,7 @@ def plate(args) -> int:
     held_out = held_out_from_text(args.held_out)
     seeds = parse_seeds(args.seeds)
     settings = finetune_settings(args)
-    if args.json:
-        check_output(args.json, inputs=[BASE])
+    check_outputs([args.json], inputs=[BASE, *store_files(args.store)])
     grid = Grid(tuple(p.mix for p in PRESETS.values()), settings, (), seeds, held_out)
     start = time.perf_counter()
     base_hash = weights_hash(BASE)

@@ -15,20 +15,21 @@ from ..results.grid import SWEEPABLE, Grid, GridError, parse_budget, parse_seeds
 from ..results.matrix import MatrixError, breadth_points, parse_families
 from ..results.matrix import matrix as build_matrix
 from ..results.report import CellSummary, budget, compare, summarise
-from ..results.store import Store, StoredRun
+from ..results.store import Store, StoredRun, store_files
 from ..world.families import FAMILIES
-from ..world.files import check_output, user_path, write_atomic, write_json
+from ..world.files import check_outputs, user_path, write_atomic, write_json
 from ..world.header import read_header, weights_hash
 from ..world.mix import Mix
 from ..world.paths import BASE
 from ..world.presets import PRESETS
 from ..world.settings import FinetuneSettings, SettingsError, held_out_from_text
 from ..world.text import shown
-from .cli import finetune_settings
+from .cli import figure_paths, finetune_settings
 from .sweep import run_jobs
 from .tables import breadth_table, budget_table, cells_table, differences_table, matrix_table, runs_table
 
 console = Console(highlight=False, markup=False, emoji=False)  # what it prints is text: paths, stored names
+errors = Console(stderr=True, highlight=False)
 
 
 def sweep(args) -> int:
@@ -45,13 +46,12 @@ def sweep(args) -> int:
     return 1 if outcome.failed else 0
 
 
-def _run_grid(grid: Grid, args, source: str, what: str):
+def _run_grid(grid: Grid, args, source: str, what: str, extra_outputs: list[Path] = ()):
     """Check the base and the outputs, run what the store lacks, and summarise the grid's cells; (cells, outcome)."""
     base = user_path(args.base) if args.base else BASE
     read_header(base)
-    for path in (args.json, *_figure_paths(args.figure)):
-        if path is not None:
-            check_output(path, inputs=[base])
+    outputs = [args.json, *figure_paths(args.figure), *extra_outputs]
+    check_outputs(outputs, inputs=[base, *store_files(args.store)])
     with Store(args.store) as store:
         base_hash = weights_hash(base)
         jobs = grid.jobs(base_hash)
@@ -85,11 +85,10 @@ def matrix(args) -> int:
     curve = parse_families(args.curve) if args.curve else []
     if trained := sorted({name for m in mixes for name, _ in m.counts} & set(curve)):
         raise MatrixError(f"--curve names a family some row trains on, so not held out: {', '.join(trained)}")
-    if curve and args.figure:
-        check_output(_curve_path(args.figure).with_suffix(".png"))
+    curve_figure = figure_paths(_curve_path(args.figure)) if curve and args.figure else []
     settings = finetune_settings(args)
     grid = Grid(tuple(mixes), settings, (), parse_seeds(args.seeds), held_out_from_text(args.held_out))
-    cells, outcome = _run_grid(grid, args, "matrix", f"transfer matrix: {len(mixes)} mixes")
+    cells, outcome = _run_grid(grid, args, "matrix", f"transfer matrix: {len(mixes)} mixes", curve_figure)
     rows = build_matrix(cells, [m.spec() for m in mixes])
     console.print(matrix_table(rows, f"held-out success over seeds {args.seeds} (mean, 95% interval); * trained on"))
     _print_outcome(outcome)
@@ -180,19 +179,21 @@ def _grid(args) -> Grid:
 
 def runs(args) -> int:
     """List stored runs; optionally export them."""
+    check_outputs([args.csv, args.json], inputs=store_files(args.store))
     found = _filtered(args)
     console.print(runs_table(found, f"{len(found)} stored runs"))
     if args.csv:
-        write_atomic(check_output(args.csv), _csv(found).encode())
+        write_atomic(args.csv, _csv(found).encode())
         console.print(f"wrote {shown(args.csv)}")
     if args.json:
-        write_json(check_output(args.json), [_run_json(r) for r in found])
+        write_json(args.json, [_run_json(r) for r in found])
         console.print(f"wrote {shown(args.json)}")
     return 0
 
 
 def report(args) -> int:
     """Summarise stored runs per cell; optionally compare two cells and draw the curve."""
+    check_outputs([args.json, *figure_paths(args.figure)], inputs=store_files(args.store))
     found = _filtered(args)
     cells = sorted(summarise(found), key=_cell_order)
     if not cells:
@@ -237,8 +238,12 @@ def _filtered(args) -> list[StoredRun]:
     mixes = [Mix.parse(text).spec() for text in args.mix]
     seeds = parse_seeds(args.seeds) if args.seeds else ()
     held_out = "any" if args.held_out is None else held_out_from_text(args.held_out)
-    with Store(args.store) as store:
-        return store.runs(base_hash, mixes, seeds, held_out, **filters)
+    with Store(args.store, read_only=True) as store:
+        found = store.runs(base_hash, mixes, seeds, held_out, **filters)
+    if store.unreadable:
+        first = store.unreadable[0]
+        errors.print(f"note: skipped {len(store.unreadable)} stored rows it cannot read, e.g. {first}", markup=False)
+    return found
 
 
 def _write_outputs(cells: list[CellSummary], json_path: Path | None, figure_path: Path | None) -> None:
@@ -252,10 +257,6 @@ def _write_outputs(cells: list[CellSummary], json_path: Path | None, figure_path
     if figure_path:
         for path in figure(cells, figure_path):
             console.print(f"wrote {shown(path)}")
-
-
-def _figure_paths(figure: Path | None) -> list[Path]:
-    return [] if figure is None else [figure.with_suffix(".png"), figure.with_suffix(".svg")]
 
 
 def _cell_json(cell: CellSummary) -> dict:

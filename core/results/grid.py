@@ -140,13 +140,20 @@ def parse_values(name: str, text: str) -> tuple:
     return tuple(values)
 
 
+def _is_count(text: str) -> bool:
+    """A count as typed: ASCII digits ('²' is a digit to str.isdigit, not to int), at most six of them (no pool is
+    larger; a thousand digits would otherwise reach int()'s limit, or a range of a billion)."""
+    text = text.strip()
+    return text.isascii() and text.isdigit() and len(text) <= 6
+
+
 def parse_share(text: str) -> tuple[Mix, ...]:
     """`two_digit/three_digit=70:7`: 70 demonstrations split 0/70, 7/63, ..., 70/0 between the two families."""
     families, eq, amounts = text.partition("=")
     first, slash, second = families.partition("/")
     total, colon, step = amounts.partition(":")
-    if not (eq and slash and colon and total.strip().isdigit() and step.strip().isdigit()):
-        raise GridError(f"expected a share such as two_digit/three_digit=70:7, got {text!r}")
+    if not (eq and slash and colon and _is_count(total) and _is_count(step)):
+        raise GridError(f"expected a share such as two_digit/three_digit=70:7, got {text[:60]!r}")
     total_n, step_n = int(total), int(step)
     if first.strip() == second.strip():
         raise GridError(f"a share is between two different families, not {first.strip()!r} twice")
@@ -169,8 +176,8 @@ def parse_budget(text: str) -> tuple[Mix, ...]:
     families, eq, amounts = text.partition("=")
     first, slash, second = (part.strip() for part in families.partition("/"))
     totals = [part.strip() for part in amounts.split(",")]
-    if not (eq and slash and totals and all(t.isdigit() for t in totals)):
-        raise GridError(f"expected a budget such as two_digit/three_digit=10,20,35,70,140, got {text!r}")
+    if not (eq and slash and totals and all(_is_count(t) for t in totals)):
+        raise GridError(f"expected a budget such as two_digit/three_digit=10,20,35,70,140, got {text[:60]!r}")
     if first == second:
         raise GridError(f"a budget compares two different families, not {first!r} twice")
     mixes = []

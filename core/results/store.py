@@ -50,6 +50,12 @@ def default_store() -> Path:
     return user_path(env) if env else data_dir() / "runs.sqlite"
 
 
+def store_files(path: str | os.PathLike | None) -> list[Path]:
+    """The files a store at `path` (default: the user's) lives in: itself and SQLite's journals beside it."""
+    path = Path(path) if path is not None else default_store()
+    return [path, *(Path(f"{path}{side}") for side in ("-wal", "-shm", "-journal"))]
+
+
 def run_key(
     mix: str,
     settings: FinetuneSettings,
@@ -254,7 +260,7 @@ class Store:
                     self.db.execute("ROLLBACK")
                 raise
         except sqlite3.Error as e:
-            raise StoreError(f"{self.path}: cannot store the run ({_sqlite_why(e)})") from None
+            raise StoreError(f"{self.path}: cannot store the run: {_sqlite_why(e)}") from None
         return added
 
     def runs(
@@ -287,7 +293,7 @@ class Store:
         try:
             rows = self.db.execute(sql, args).fetchall()
         except sqlite3.Error as e:
-            raise StoreError(f"{self.path}: cannot read runs ({_sqlite_why(e)})") from None
+            raise StoreError(f"{self.path}: cannot read runs: {_sqlite_why(e)}") from None
         found, self.unreadable = [], []
         for row in rows:
             try:
@@ -303,7 +309,7 @@ RECORD_LIMIT = 1_000_000  # characters: a stored record longer than this is not 
 def _stored(row: tuple) -> StoredRun:
     """A stored row as a run; StoreError (one line) for a row breadth did not write as it reads it."""
     key, base_hash, source, checkpoint, package, torch_version, created, record = row
-    name = f"run {key[:20]}" if isinstance(key, str) and key else "a run without a key"
+    name = f"run {key[:20]!r}" if isinstance(key, str) and key else "a run without a key"
     if not (isinstance(key, str) and key):
         raise StoreError(f"{name}: skipped")
     if not all(isinstance(x, str) for x in (base_hash, source, record)) or not all(

@@ -104,9 +104,14 @@ def read_regular(path: str | os.PathLike, limit: int) -> bytes:
 
 
 def _same_file(a: Path, b: Path) -> bool:
+    """True if `a` and `b` name one file: the same inode (links), or the same place once resolved (not yet made)."""
     try:
         return os.path.samefile(a, b)
     except OSError:
+        pass
+    try:
+        return os.path.realpath(a) == os.path.realpath(b)
+    except (OSError, ValueError):
         return False
 
 
@@ -134,6 +139,17 @@ def check_output(path: str | os.PathLike, inputs: Iterable[str | os.PathLike] = 
     if not os.access(folder, os.W_OK | os.X_OK):
         raise UserFileError(errno.EACCES, f"cannot write {path}: the folder {folder} is not writable")
     return path
+
+
+def check_outputs(outputs: Iterable[str | os.PathLike | None], inputs: Iterable[str | os.PathLike] = ()) -> None:
+    """`check_output` for each of a command's outputs (None: a flag not given), and no two of them the same file."""
+    given = [Path(o) for o in outputs if o is not None]
+    inputs = list(inputs)
+    for i, path in enumerate(given):
+        check_output(path, inputs)
+        for other in given[:i]:
+            if _same_file(path, other):
+                raise UserFileError(errno.EINVAL, f"{path}: named for two outputs; give each its own file")
 
 
 def _existing_parent(path: Path) -> Path:

@@ -46,7 +46,9 @@ class Mix:
             name, sep, value = part.rpartition("=") if part.startswith("@") else part.partition("=")
             name, value = name.strip(), value.strip()
             if not sep or not (value.isascii() and value.isdigit()):  # isdigit alone passes '²', which int() refuses
-                raise MixError(f"expected family=count or @selector=count, got {part!r}")
+                raise MixError(f"expected family=count or @selector=count, got {part[:60]!r}")
+            if len(value) > 6:  # no pool is larger; thousands of digits would reach int()'s limit
+                raise MixError(f"{name[:40]}: a count of {len(value)} digits; no family has that many demonstrations")
             if name.startswith("@"):
                 for family in select(name[1:]):
                     counts[family] = int(value)
