@@ -354,3 +354,21 @@ def test_a_figure_named_like_a_folder_is_one_line(capsys, figure):
     assert main(["report", "--figure", figure]) == 2
     err = capsys.readouterr().err
     assert len(err.splitlines()) == 1 and "folder" in err
+
+
+def test_train_whose_store_fails_at_the_end_keeps_the_checkpoint_and_says_so(tmp_path, monkeypatch, capsys):
+    """If the store cannot take the run once training is over (the disk filled meanwhile), `breadth train` still
+    writes the checkpoint and prints the scores, then says in one line why the run was not recorded (exit 1)."""
+
+    def full(self, stored):
+        raise StoreError(f"{self.path}: cannot store the run: the disk is full")
+
+    monkeypatch.setattr(Store, "add", full)
+    out, store = tmp_path / "m.safetensors", tmp_path / "s.sqlite"
+    argv = ["train", "--mix", "two_digit=2", "--steps", "2", "--out", out, "--store", store]
+    assert main([str(a) for a in argv]) == 1
+    captured = capsys.readouterr()
+    assert out.is_file() and "held-out" in captured.out
+    assert captured.err.splitlines() == [
+        f"not recorded in the results store: {store}: cannot store the run: the disk is full"
+    ]

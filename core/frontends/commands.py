@@ -9,8 +9,8 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.text import Text
 
-from ..results.grid import Grid, parse_seeds
-from ..results.store import Store, StoredRun, run_key, store_files
+from ..results.grid import Grid, GridError, parse_seeds
+from ..results.store import Store, StoredRun, StoreError, run_key, store_files
 from ..world.files import check_output, check_outputs, write_json
 from ..world.header import read_header, weights_hash
 from ..world.mix import Mix
@@ -90,11 +90,17 @@ def train(args) -> int:
             mix, settings, base, on_step=lambda s: bar.update(task, completed=s.step, loss=s.loss)
         )
     checkpoint.save(model, record, args.out)
-    _record(args.store, record, base, "train", args.out)
     console.print(scores_table(record.scores, f"{mix.label()}, seed {settings.seed}: held-out"))
     console.print(
         f"fine-tune {record.train_seconds:.1f} s, evaluation {record.eval_seconds:.2f} s; wrote {shown(args.out)}"
     )
+    try:
+        _record(args.store, record, base, "train", args.out)
+    except StoreError as e:  # the checkpoint is written: say what was not kept, after how the run went
+        Console(stderr=True, highlight=False).print(
+            f"not recorded in the results store: {shown(e)}", markup=False, soft_wrap=True
+        )
+        return 1
     return 0
 
 
@@ -183,7 +189,7 @@ def plate(args) -> int:
         outcome = run_with_progress(jobs, store, BASE, base_hash, "plate", args.workers, None)
     if outcome.failed:
         job, why = outcome.failed[0]
-        raise RuntimeError(f"{len(outcome.failed)} runs failed, e.g. {job.cell.mix.spec()} seed {job.seed}: {why}")
+        raise GridError(f"{len(outcome.failed)} runs failed, e.g. {job.cell.mix.spec()} seed {job.seed}: {why}")
     wall = time.perf_counter() - start
     preset_of_mix = {p.mix: p.name for p in PRESETS.values()}
     records = {(preset_of_mix[j.cell.mix], j.seed): outcome.stored[j.key].run for j in jobs}
