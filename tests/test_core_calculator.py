@@ -11,6 +11,7 @@ import pytest
 
 import core.world.calculator
 from core.world.calculator import MALFORMED, MAX_OPERAND_DIGITS, Call, Lie, calculate, parse_call
+from core.world.operations import SUB
 
 
 @pytest.mark.parametrize(
@@ -82,7 +83,7 @@ def test_non_text_is_malformed_not_an_error(body):
 
 def test_parse_call_fields():
     """parse_call splits a call into left operand, operator and right operand with its value."""
-    assert parse_call("12-30") == Call(12, "-", 30)
+    assert parse_call("12-30") == Call(12, SUB, 30)
     assert parse_call("12-30").value == -18
     assert parse_call("12+30").value == 42
     assert parse_call("12*30") is None

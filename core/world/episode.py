@@ -11,9 +11,8 @@ from collections import deque
 from dataclasses import dataclass, field
 from enum import Enum
 
-from .calculator import Lie, calculate
+from .calculator import SYNTAX, CallSyntax, Lie
 from .transcript import Role, Transcript
-from .vocab import CALL_OPEN, CLOSE
 
 MAX_CALLS = 4  # calls allowed in one episode; opening one more ends it
 MAX_LENGTH = 64  # characters in an episode, start token included (the model's context)
@@ -44,6 +43,7 @@ class Episode:
     max_calls: int = MAX_CALLS
     max_length: int = MAX_LENGTH
     lie: Lie | None = None  # the calculator lies (for probing whether the model copies the tool); None: honest
+    syntax: CallSyntax = SYNTAX  # how calls are written and answered
     transcript: Transcript = field(default_factory=Transcript)
     forced: deque = field(default_factory=deque)  # (role, char) the model does not choose
     calls: list[ToolCall] = field(default_factory=list)
@@ -80,21 +80,21 @@ class Episode:
             return
         self._write(Role.ACTION, char)
         if self._call is not None:
-            if char == CLOSE:  # the call closes: the calculator answers
+            if char == self.syntax.close:  # the call closes: the calculator answers
                 body, self._call = "".join(self._call), None
-                true = calculate(body)
-                result = true if self.lie is None else self.lie.tell(body)
+                true = self.syntax.calculate(body)
+                result = true if self.lie is None else self.lie.tell(body, self.syntax)
                 self.calls.append(ToolCall(body, result, result != true))
                 self.forced.extend((Role.ENVIRONMENT, c) for c in result)
                 self._answer = []
             else:
                 self._call.append(char)
-        elif char == CALL_OPEN:
+        elif char == self.syntax.open:
             if len(self.calls) >= self.max_calls:
                 self.end = End.TOO_MANY_CALLS
                 return
             self._call = []
-        elif char == CLOSE:
+        elif char == self.syntax.close:
             self.end = End.ANSWERED
             return
         else:

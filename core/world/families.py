@@ -3,8 +3,8 @@
 A family is a finite space of sums and the procedure that solves them with a binary calculator:
 call on the first two operands, then on each running result and the next operand, then answer.
 Every family sits at coordinates on three dimensions: how many operands (2, 3, 4: one, two, three
-calls), how many digits each operand has (1 or 2) and the operation (`+`, or `-` with a running
-result that never goes below zero). `two_digit` (2 operands x 2 digits, +) and `three_digit`
+calls), how many digits each operand has (1 or 2) and the operation (a record of `operations`: `+`,
+or `-` with a running result that never goes below zero). `two_digit` (2 operands x 2 digits, +) and `three_digit`
 (3 x 1, +) are the plate's and keep its names, demonstrations and held-out sums.
 
 For a seed, a family's space is put in a seeded order; demonstrations come from the front of that
@@ -24,16 +24,20 @@ import random
 from dataclasses import dataclass
 from functools import cached_property
 
-from .calculator import calculate
+from .calculator import SYNTAX, CallSyntax
+from .operations import OPERATIONS, Operation, operation
 from .settings import HELD_OUT
 from .transcript import Role, Transcript
-from .vocab import CALL_OPEN, CLOSE
 
 DEMO_POOL = 200  # demonstrations of a family come from the first DEMO_POOL of its seeded order (or half a small one)
 LISTED_UP_TO = 100_000  # spaces with at most this many candidate tuples are listed and shuffled; larger are sampled
 SAMPLED_ALL = 10_000  # `held_out=None` ("all") on a sampled family scores this many held-out sums, not millions
 DIMENSIONS = ("operands", "digits", "op")  # the grid's named dimensions, in display order
-OPS = {"+": "add", "-": "sub"}  # the operation's sign and its name in family names and selectors
+
+
+def digits_word(digits: int) -> str:
+    """How people call numbers of this many digits: `single-digit`, `two-digit`, `3-digit`."""
+    return {1: "single-digit", 2: "two-digit"}.get(digits, f"{digits}-digit")
 
 
 @dataclass(frozen=True)
@@ -42,7 +46,15 @@ class Problem:
 
     operands: tuple[int, ...]
     family: str = ""
-    op: str = "+"
+    op: str = "+"  # an operation's symbol; one without a record in OPERATIONS is refused (ValueError)
+
+    def __post_init__(self) -> None:
+        operation(self.op)
+
+    @property
+    def operation(self) -> Operation:
+        """The operation joining the operands."""
+        return OPERATIONS[self.op]
 
     @property
     def prompt(self) -> str:
@@ -51,29 +63,25 @@ class Problem:
 
     def running(self) -> list[int]:
         """The running results of the left-to-right procedure, one per call."""
-        out, acc = [], self.operands[0]
-        for x in self.operands[1:]:
-            acc = acc + x if self.op == "+" else acc - x
-            out.append(acc)
-        return out
+        return self.operation.running(self.operands)
 
     @property
     def answer(self) -> int:
         """The true result."""
         return self.running()[-1] if len(self.operands) > 1 else self.operands[0]
 
-    def expected_calls(self) -> list[str]:
-        """The calls of the left-to-right procedure: `a+b`, then `result+c`, ..."""
+    def expected_calls(self, syntax: CallSyntax = SYNTAX) -> list[str]:
+        """The bodies of the left-to-right procedure's calls: `a+b`, then `result+c`, ..."""
         lefts = [self.operands[0], *self.running()[:-1]]
-        return [f"{left}{self.op}{x}" for left, x in zip(lefts, self.operands[1:], strict=True)]
+        return [syntax.body(left, self.operation, x) for left, x in zip(lefts, self.operands[1:], strict=True)]
 
-    def demonstration(self) -> Transcript:
+    def demonstration(self, syntax: CallSyntax = SYNTAX) -> Transcript:
         """The transcript a demonstrator writes: each call, the tool's result, then the answer."""
         t = Transcript.of((Role.PROMPT, self.prompt))
-        for call in self.expected_calls():
-            t.add(Role.ACTION, f"{CALL_OPEN}{call}{CLOSE}")
-            t.add(Role.ENVIRONMENT, calculate(call))
-        t.add(Role.ACTION, f"{self.answer}{CLOSE}")
+        for call in self.expected_calls(syntax):
+            t.add(Role.ACTION, syntax.write(call))
+            t.add(Role.ENVIRONMENT, syntax.calculate(call))
+        t.add(Role.ACTION, syntax.result(self.answer))
         return t
 
 
@@ -83,7 +91,14 @@ class Coordinates:
 
     operands: int  # numbers in the sum: calls = operands - 1
     digits: int  # digits of every operand: 1 (0..9) or 2 (10..99)
-    op: str  # "+" or "-"
+    op: str  # an operation's symbol, "+" or "-" (one without a record is refused)
+
+    def __post_init__(self) -> None:
+        operation(self.op)
+
+    @property
+    def operation(self) -> Operation:
+        return OPERATIONS[self.op]
 
     @property
     def low(self) -> int:
@@ -95,7 +110,7 @@ class Coordinates:
 
     def value(self, dimension: str) -> str:
         """This family's value on a dimension as text: `2`, `1`, `add`."""
-        return OPS[self.op] if dimension == "op" else str(getattr(self, dimension))
+        return self.operation.name if dimension == "op" else str(getattr(self, dimension))
 
 
 class Family:
@@ -146,13 +161,13 @@ class Family:
         ops = tuple(operands)
         if len(ops) != self.at.operands or not all(self.at.low <= x <= self.at.high for x in ops):
             return False
-        return self.op == "+" or ops[0] >= sum(ops[1:])  # a `-` family's running result never goes below zero
+        return self.at.operation.allows(ops)  # a `-` family's running result never goes below zero
 
     def refusal(self, operands: tuple[int, ...], op: str) -> str:
         """Why a sum is not one of this family's, in one line ('' if it is)."""
-        numbers = {1: "single-digit", 2: "two-digit"}.get(self.at.digits, f"{self.at.digits}-digit")
+        numbers = digits_word(self.at.digits)
         if op != self.op:
-            return f"{self.short} {'adds' if self.op == '+' else 'subtracts'}: use {self.op}, not {op}"
+            return f"{self.short} {self.at.operation.verb}: use {self.op}, not {op}"
         if len(operands) != self.at.operands:
             return f"{self.short} takes {self.at.operands} numbers, not {len(operands)}"
         outside = next((x for x in operands if not self.at.low <= x <= self.at.high), None)
@@ -174,17 +189,7 @@ class Family:
     def _size(self) -> int:
         if not self.sampled:
             return len(self.space)
-        if self.op == "+":
-            return self._candidates
-        # `-`: first operand at least the sum of the others; count by the others' sum
-        ways = {0: 1}
-        for _ in range(self.at.operands - 1):
-            nxt: dict[int, int] = {}
-            for total, n in ways.items():
-                for x in range(self.at.low, self.at.high + 1):
-                    nxt[total + x] = nxt.get(total + x, 0) + n
-            ways = nxt
-        return sum(n * max(0, self.at.high - max(self.at.low, t) + 1) for t, n in ways.items())
+        return self.at.operation.count(self.at.low, self.at.high, self.at.operands)
 
     def size(self) -> int:
         """How many distinct sums the family holds."""
@@ -296,14 +301,12 @@ def short_label(name: str) -> str:
 
 def grid_family(operands: int, digits: int, op: str) -> Family:
     """A family named by its coordinates: `add_3x2` (short `a3x2`) is three two-digit operands added (two calls)."""
-    verb = "added" if op == "+" else "subtracted left to right, never below zero"
-    numbers = {1: "single-digit", 2: "two-digit"}[digits]
-    calls = operands - 1
+    name, numbers, calls = operation(op).name, digits_word(digits), operands - 1
     return Family(
-        f"{OPS[op]}_{operands}x{digits}",
-        f"{OPS[op][0]}{operands}x{digits}",  # no sign in it: mixes join shorts with `+`
-        f"{operands} {numbers} {OPS[op]}",
-        f"{operands} {numbers} numbers {verb}: {calls} call{'s' if calls > 1 else ''}",
+        f"{name}_{operands}x{digits}",
+        f"{name[0]}{operands}x{digits}",  # no sign in it: mixes join shorts with `+`
+        f"{operands} {numbers} {name}",
+        f"{operands} {numbers} numbers {operation(op).done}: {calls} call{'s' if calls > 1 else ''}",
         Coordinates(operands, digits, op),
     )
 

@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import re
 
-from .calculator import MAX_OPERAND_DIGITS, parse_call
+from .calculator import MAX_OPERAND_DIGITS, SYNTAX
 from .episode import MAX_LENGTH
 from .families import FAMILIES, Problem, family_named, family_of
+from .operations import OPERATIONS
 
 MAX_OPERANDS = 4  # a+b+c+d: three calls
-_SUM = re.compile(r"[0-9]+(?:([+-])[0-9]+)(?:\1[0-9]+)*")  # one operation throughout
+_SUM = re.compile(r"[0-9]+(?:([^0-9])[0-9]+)(?:\1[0-9]+)*")  # one sign throughout (an operation's: checked first)
 
 
 class SumError(ValueError):
@@ -51,16 +52,18 @@ def _parse(text: str) -> Problem:
         raise SumError(
             f"too long ({len(s)} characters): at most {MAX_OPERANDS} numbers of up to {MAX_OPERAND_DIGITS} digits"
         )
-    bad = next((c for c in s if not (c.isascii() and (c.isdigit() or c in "+-"))), None)
+    bad = next((c for c in s if not (c.isascii() and (c.isdigit() or c in OPERATIONS))), None)
     if bad is not None:
         first = (text.split() or [""])[0]
         if first and family_named(first) is not None:
             raise SumError(f"put a ':' after the family's name, e.g. {first}: followed by its sum")
-        raise SumError(f"{bad!r} is not allowed: only digits, + and - (e.g. 23+45 or 9-4)")
+        signs = " and ".join(OPERATIONS)
+        raise SumError(f"{bad!r} is not allowed: only digits, {signs} (e.g. 23+45 or 9-4)")
     m = _SUM.fullmatch(s)
     if m is None:
-        if "+" in s and "-" in s and s[0].isdigit():
-            raise SumError(f"{text.strip()!r} mixes + and -: one operation per sum, e.g. 3+4+5 or 9-4-3")
+        used = [sign for sign in OPERATIONS if sign in s]
+        if len(used) > 1 and s[0].isdigit():
+            raise SumError(f"{text.strip()!r} mixes {' and '.join(used)}: one operation per sum, e.g. 3+4+5 or 9-4-3")
         raise SumError(f"{text.strip()!r} is not a sum: write numbers joined by single + or - signs, e.g. 3+4+5")
     op = m.group(1)
     parts = s.split(op)
@@ -72,7 +75,7 @@ def _parse(text: str) -> Problem:
     problem = Problem(operands, family_of(operands, op), op)
     if min(problem.running()) < 0:
         raise SumError(f"{text.strip()!r} goes below zero; the calculator works with numbers from 0 up")
-    if any(parse_call(call) is None for call in problem.expected_calls()):
+    if any(SYNTAX.parse(call) is None for call in problem.expected_calls()):
         raise SumError(f"a running total passes {MAX_OPERAND_DIGITS} digits, more than the calculator takes")
     needed = len(problem.demonstration().text) + 1  # and the start token
     if needed > MAX_LENGTH:

@@ -10,7 +10,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
-from .calculator import MALFORMED
 from .episode import End, Episode
 from .families import Problem
 
@@ -43,17 +42,17 @@ def judge(episode: Episode, problem: Problem) -> Verdict:
     if episode.end is End.ANSWERED and episode.answer == str(problem.answer):
         return Verdict(True)
     calls = episode.calls
-    expected = problem.expected_calls()
+    expected = problem.expected_calls(episode.syntax)
     if episode.end is End.TOO_MANY_CALLS:
         return Verdict(False, Failure.WRONG_CALL_COUNT)
     if episode.end is not End.ANSWERED:
         return Verdict(False, Failure.UNFINISHED)
     if not calls:
         return Verdict(False, Failure.NO_CALL)
-    if any(c.result == MALFORMED for c in calls):
+    if any(c.result == episode.syntax.malformed for c in calls):
         return Verdict(False, Failure.MALFORMED_CALL)
     if len(calls) != len(expected):
         return Verdict(False, Failure.WRONG_CALL_COUNT)
-    if [c.body for c in calls] != expected:
+    if [c.body for c in calls] != expected:  # both as the episode's syntax writes them
         return Verdict(False, Failure.WRONG_OPERANDS)
     return Verdict(False, Failure.ANSWER_DIFFERS)  # right calls give the sum, so the copy went wrong
