@@ -2,7 +2,9 @@
 
 Entries are built from checkpoint metadata and the store alone (no torch), so the runs table and the
 score panel are filled before the engine has even started. A stored run whose checkpoint is gone (or
-that never kept one, like a sweep's) is `scores_only`: its scores show, but it cannot play.
+that never kept one, like a sweep's) is `scores_only`: its scores show, but it cannot play. A title is
+made from a store, a checkpoint or a file name, so it is made safe to show once, here (`shown`): every
+view and notification that names the model shows it as text.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from core.world.header import CheckpointError, read_metadata, weights_hash
 from core.world.paths import BASE
 from core.world.presets import PRESETS
 from core.world.records import HeldOutScore, RunMeta
+from core.world.text import shown
 
 PLATE = tuple(n for n in FAMILIES if any(n in dict(p.mix.counts) for p in PRESETS.values()))  # the plate's families
 
@@ -25,7 +28,7 @@ class ModelEntry:
     """A model the user can switch to."""
 
     key: str  # the engine's name for it
-    title: str  # what the runs table shows
+    title: str  # what the runs table shows: text safe to show (core.world.text.shown), never markup
     path: str
     run: RunMeta  # what its checkpoint says: mix, seed, settings, scores, losses
     origin: str  # "shipped", "trained", "loaded" or "stored"
@@ -35,13 +38,13 @@ class ModelEntry:
     def trained(cls, key: str, job: int, path: str, meta: dict) -> ModelEntry:
         """The model training job `job` made ('#n' in its title: the n-th run of this session)."""
         run = RunMeta.from_dict(meta)
-        return cls(key, f"{run.mix_label} {run.settings_note} #{job}".replace("  ", " "), path, run, "trained")
+        return cls(key, shown(f"{run.mix_label} {run.settings_note} #{job}".replace("  ", " ")), path, run, "trained")
 
     @classmethod
     def loaded(cls, path: str, run: RunMeta) -> ModelEntry:
         """A checkpoint loaded from `path`, keyed by where it resolves to."""
         where = Path(path).expanduser()
-        return cls(f"file:{where.resolve()}", where.name[:18], str(where), run, "loaded")
+        return cls(f"file:{where.resolve()}", shown(where.name[:18]), str(where), run, "loaded")
 
     @property
     def scores(self) -> dict[str, HeldOutScore]:
@@ -69,7 +72,7 @@ def stored_entries() -> list[ModelEntry]:
     out = []
     for stored in runs:
         path = stored.checkpoint if stored.checkpoint and Path(stored.checkpoint).is_file() else ""
-        title = f"{stored.run.mix_label} {stored.run.settings_note}".strip()
+        title = shown(f"{stored.run.mix_label} {stored.run.settings_note}".strip())
         out.append(ModelEntry(f"stored:{stored.key}", title, path, stored.run, "stored", not path))
     return out
 
@@ -82,5 +85,5 @@ def shipped_entries() -> list[ModelEntry]:
             run = read_metadata(preset.shipped)
         except CheckpointError:
             continue
-        out.append(ModelEntry(f"shipped:{preset.name}", run.mix_label, str(preset.shipped), run, "shipped"))
+        out.append(ModelEntry(f"shipped:{preset.name}", shown(run.mix_label), str(preset.shipped), run, "shipped"))
     return out

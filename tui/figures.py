@@ -19,6 +19,7 @@ from textual.message import Message
 from core.world.files import write_atomic
 from core.world.paths import data_dir
 from core.world.records import RunMeta
+from core.world.text import shown
 
 from .guard import log_error, one_line
 
@@ -92,7 +93,7 @@ def save_figures(svg: str, run: RunMeta | None, name: str, folder: Path, stamp: 
         return _save(svg, run, name, folder, stamp)
     except Exception as e:  # noqa: BLE001 -- in a worker: an error must become a line, not end the app
         log_error(e, "saving figures")
-        return FiguresFailed(f"figures not saved: {one_line(e)}")
+        return FiguresFailed(f"figures not saved: {shown(one_line(e))}")
 
 
 def _save(svg: str, run: RunMeta | None, name: str, folder: Path, stamp: str) -> FiguresSaved | FiguresFailed:
@@ -126,15 +127,15 @@ def _why(error: Exception, doing: str) -> str:
         return os.strerror(error.errno).lower()
     if not isinstance(error, ImportError | OSError):
         log_error(error, doing)
-    return one_line(error, 80)
+    return shown(one_line(error, 80))
 
 
 def _shown(folder: Path) -> str:
-    """`folder`, under the home folder as `~/...`."""
+    """`folder`, under the home folder as `~/...`, made safe to show (the folder's name comes from the person)."""
     try:
-        return f"~/{folder.relative_to(Path.home())}"
+        return shown(f"~/{folder.relative_to(Path.home())}")
     except ValueError:
-        return str(folder)
+        return shown(folder)
 
 
 def saved_line(message: FiguresSaved) -> str:

@@ -28,6 +28,7 @@ from core.world.header import weights_hash
 from core.world.mix import Mix, MixError
 from core.world.paths import BASE
 from core.world.records import settings_note
+from core.world.text import shown
 from core.world.transcript import Transcript
 
 from ..guard import guarded, log_error, one_line
@@ -42,9 +43,10 @@ def rows_of(runs: list[StoredRun]) -> list[MatrixRow]:
     return stored_rows(summarise(runs))
 
 
-def row_label(row: MatrixRow) -> str:
-    """The row's mix, cut to LABEL_WIDTH (the detail line has it whole)."""
-    return row.label if len(row.label) <= LABEL_WIDTH else row.label[: LABEL_WIDTH - 1] + "…"
+def row_label(row: MatrixRow) -> Text:
+    """The row's mix as text (a stored mix may hold markup or escapes), cut to LABEL_WIDTH (the detail has it whole)."""
+    label = shown(row.label)
+    return Text(label if len(label) <= LABEL_WIDTH else label[: LABEL_WIDTH - 1] + "…")
 
 
 def cell_text(row: MatrixRow, family: str) -> Text:
@@ -62,7 +64,7 @@ def cell_detail(row: MatrixRow, family: str) -> Text:
     """
     fam = FAMILIES[family]
     hidden = f" (+{row.hidden} other settings not shown)" if row.hidden else ""
-    counts = "+".join(f"{short_label(name)} {n}" for name, n in _counts(row.mix))  # every family, even past three
+    counts = "+".join(f"{shown(short_label(name))} {n}" for name, n in _counts(row.mix))  # every family, past three
     out = Text.assemble((counts, "bold"), (hidden, "dim"), "\n")
     role = "trained on" if family in row.trained else "held out"
     held = "all" if row.key is None or row.key.held_out is None else row.key.held_out
@@ -83,13 +85,13 @@ def cell_detail(row: MatrixRow, family: str) -> Text:
     if not f.failures:
         out.append(f"failures: {unsolved} unsolved, kinds not recorded")
     else:
-        kinds = ", ".join(f"{kind} {n}" for kind, n in sorted(f.failures.items(), key=lambda kv: -kv[1]))
+        kinds = ", ".join(f"{shown(kind)} {n}" for kind, n in sorted(f.failures.items(), key=lambda kv: -kv[1]))
         out.append(f"failures (all seeds): {kinds}")
     if not f.examples:
         return out.append("\nno failed transcripts kept (runs stored before they were)", style="dim")
     for seed, example in f.examples[:EXAMPLES_SHOWN]:
         out.append(f"\ns{seed} ", style="dim").append_text(episode_text(Transcript(list(example.segments))))
-        out.append(f"  {example.failure}", style="dim")
+        out.append(f"  {shown(example.failure)}", style="dim")
     return out
 
 
@@ -155,7 +157,7 @@ class MatrixView(Screen):
     def show_lines(self, message: Read) -> None:
         status = self.query_one("#matrix-status", Static)
         if message.error:
-            status.update(Text(f"results store not read: {message.error}", style="bold red"))
+            status.update(Text(f"results store not read: {shown(message.error)}", style="bold red"))
             return
         seeds = sorted({len(line.seeds) for line in message.lines}) or [0]
         over = f"{seeds[0]}" if len(seeds) == 1 else f"{seeds[0]}-{seeds[-1]}"

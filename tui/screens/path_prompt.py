@@ -2,7 +2,8 @@
 
 The check (and whatever it leads to, such as copying a checkpoint) runs in a thread worker; meanwhile
 the prompt says "checking...", keeps taking keys, and Escape closes it at once. A result that comes
-back after Escape, or after a newer Enter, is ignored. Every refusal is one line in the prompt.
+back after Escape, or after a newer Enter, is ignored. Every refusal is one line in the prompt. What is
+typed or pasted is text: a pasted ESC or bidi override shows as its escape (`\x1b`), never acts on the screen.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import partial
 
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -20,10 +21,18 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, Label, Static
 
 from core.world.header import CheckpointError
+from core.world.text import shown
 
 from ..guard import app_log, guarded, log_error, one_line
 
 CHECKING = "checking..."
+
+
+class PathBox(Input):
+    """The path box: a paste is written as `shown` writes it (keys cannot type a control character; a paste can)."""
+
+    def _on_paste(self, event: events.Paste) -> None:
+        event.text = shown(event.text, newlines=True)  # handlers run subclass first: Input's pastes this text
 
 
 class PathPrompt(ModalScreen[object]):
@@ -48,7 +57,7 @@ class PathPrompt(ModalScreen[object]):
     def compose(self) -> ComposeResult:
         with Vertical(id="path-box"):
             yield Label(self.title_text)
-            yield Input(self.value, id="path")
+            yield PathBox(self.value, id="path")
             yield Static("Enter to confirm, Escape to cancel", id="path-message")
 
     @on(Input.Submitted, "#path")
@@ -94,10 +103,10 @@ class PathPrompt(ModalScreen[object]):
         return text
 
     def say(self, text: str, error: bool = False) -> None:
-        """Show one line under the path box, as plain text (a path typed may hold '[/]', which is not markup)."""
+        """Show one line under the path box, as text (a path typed may hold '[/]' or an ESC: neither acts)."""
         msg = self.query_one("#path-message", Static)
         msg.set_class(error, "error")
-        msg.update(Content(text))
+        msg.update(Content(shown(text)))
 
     @property
     def message(self) -> str:

@@ -19,6 +19,7 @@ from textual.widgets import Static
 
 from core.frontends import protocol as p
 from core.world.presets import PRESETS
+from core.world.text import shown, shown_text
 from core.world.transcript import Role, visible
 
 from ..catalog import ModelEntry
@@ -70,7 +71,7 @@ class Roster:
     def toggle(self, key: str, entries: Mapping[str, ModelEntry]) -> str:
         """Add `key` to the race, or take it out if it runs; returns what changed, ValueError if it cannot."""
         lanes = self.playable(entries)
-        title = entries[key].title
+        title = shown(entries[key].title)
         if key in lanes:
             if len(lanes) <= MIN_LANES:
                 raise ValueError(f"a race needs {MIN_LANES} models: add another before taking out {title}")
@@ -120,8 +121,8 @@ def verdict_text(solved: bool, failure: str | None, copied: bool | None = None) 
     if copied is False:
         if solved:
             return Text("✓ true result: ignored the lie", "bold green")
-        return Text(f"✗ {failure or 'wrong'}, not the lie either", "bold red")
-    return Text("✓ correct", "bold green") if solved else Text("✗ " + (failure or "wrong"), "bold red")
+        return Text(f"✗ {shown(failure or 'wrong')}, not the lie either", "bold red")
+    return Text("✓ correct", "bold green") if solved else Text("✗ " + shown(failure or "wrong"), "bold red")
 
 
 class LaneView(Static):
@@ -137,10 +138,10 @@ class LaneView(Static):
     def render_state(self) -> None:
         """Draw the episode so far and, once it is all shown, the verdict."""
         st = self.state
-        self.border_title = st.title if self.columns else ""
+        self.border_title = shown_text(st.title) if self.columns else ""  # a Text: never read as markup
         line = Text(no_wrap=False, overflow="fold")
         if not self.columns:
-            line.append(f"{short(st.title):<{TITLE_WIDTH}} ", "bold" if st.probe is not None else "dim")
+            line.append(f"{short(shown(st.title)):<{TITLE_WIDTH}} ", "bold" if st.probe is not None else "dim")
         for i, char in enumerate(st.shown):
             line.append(visible(char.char), char_style(char, self.shaded) + (" underline" if i == self.picked else ""))
         if st.probe is None:

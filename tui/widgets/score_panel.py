@@ -26,6 +26,7 @@ from core.world.families import FAMILIES
 from core.world.mix import Mix, MixError
 from core.world.records import HeldOutScore, RunMeta
 from core.world.stats import mean_interval, wilson
+from core.world.text import shown
 
 from ..catalog import PLATE, ModelEntry
 from ..guard import guarded
@@ -135,7 +136,7 @@ def across_seeds(entries: list[ModelEntry], current: ModelEntry | None = None) -
         else:  # some run lacks a family outside its mix: each further family scored, as it stands
             rest = (n for n in FAMILIES if n not in first)
             parts += [_over_seeds(FAMILIES[n].short, [_rate(r.scores, [n]) for r in runs.values()]) for n in rest]
-        lines.append(Text.assemble((f"{some.mix_label} ×{len(runs)}: ", "bold"), " ".join(filter(None, parts))))
+        lines.append(Text.assemble((f"{shown(some.mix_label)} ×{len(runs)}: ", "bold"), " ".join(filter(None, parts))))
     return Text("\n").join(lines)
 
 
@@ -206,7 +207,9 @@ class ScorePanel(Vertical):
             return
         seed = f", seed {entry.seed}" if entry.seed != "-" else ""
         self.query_one("#current-model", Static).update(
-            Text.assemble(("▶ ", "bold"), (entry.title, "bold"), seed, (f"  {note}" if note else "", "dim"))
+            Text.assemble(
+                ("▶ ", "bold"), (shown(entry.title), "bold"), seed, (f"  {shown(note)}" if note else "", "dim")
+            )
         )
         lines = []
         own = own_families(entry.run)
@@ -216,7 +219,7 @@ class ScorePanel(Vertical):
             label = Text(f"{FAMILIES[name].short:<{width}}", style="bold")
             lines.append(label + (score_bar(s) if s else Text("not evaluated", style="dim")))
             if s and s.failures:  # why the rest failed: the procedure, not the arithmetic
-                kinds = ", ".join(f"{kind} {n}" for kind, n in s.failures.items())
+                kinds = ", ".join(f"{shown(kind)} {n}" for kind, n in s.failures.items())  # a checkpoint's words
                 lines.append(Text(f"    {kinds}", style="dim", no_wrap=True, overflow="ellipsis"))
         lines.append(other_environments(entry.scores, own))
         self.query_one("#family-scores", Static).update(Text("\n").join(lines))
@@ -229,7 +232,8 @@ class ScorePanel(Vertical):
         table.columns[ColumnKey("model")].width = self.model_width
         for e in entries:
             style = "dim" if e.scores_only else ""  # a stored run with no model to play
-            table.add_row(Text(fit_title(e.title, self.model_width), style=style), *run_cells(e, style), key=e.key)
+            title = Text(fit_title(shown(e.title), self.model_width), style=style)
+            table.add_row(title, *run_cells(e, style), key=e.key)
         keys = [e.key for e in entries]
         if current in keys:
             table.move_cursor(row=keys.index(current))
