@@ -105,6 +105,21 @@ def test_a_record_edited_by_hand_with_a_lone_surrogate_is_shown_escaped(store):
     assert "two_digit=70\\ud800" in _clean(_breadth("report", "--store", store))
 
 
+def test_a_row_skipped_for_a_hostile_family_is_named_without_its_escapes(store):
+    """A record whose hostile family's score is not a mapping: runs skips it with one note on stderr, written out."""
+    db = sqlite3.connect(store)
+    with db:
+        key, record = db.execute("SELECT key, record FROM runs").fetchone()
+        data = json.loads(record)
+        data["scores"][FAMILY] = [1, 2]
+        db.execute("UPDATE runs SET record = ? WHERE key = ?", (json.dumps(data), key))
+    db.close()
+    result = _breadth("runs", "--store", store)
+    assert result.returncode == 0 and b"\x1b" not in result.stdout + result.stderr
+    (note,) = result.stderr.decode().splitlines()
+    assert note.startswith("note: skipped 1 stored rows") and shown(FAMILY) in note
+
+
 def test_report_of_cells_differing_by_hostile_mixes_is_a_table_or_one_line(tmp_path):
     """Cells that differ only by hostile mixes: the table as text, then exit 0 or one error line without ESC."""
     path = tmp_path / "mixes.sqlite"
@@ -118,8 +133,9 @@ def test_report_of_cells_differing_by_hostile_mixes_is_a_table_or_one_line(tmp_p
 
 
 def test_an_error_naming_a_hostile_path_is_one_line_without_escapes(tmp_path):
-    """A `--store` path holding ESC and markup that is not a store: one line, exit 2, the path escaped."""
-    path = tmp_path / "\x1b]0;pwned\x07[b]x.sqlite"  # no "/": a name, not a folder
+    """A `--store` path holding ESC, markup and an emoji code that is not a store: one line, exit 2, the path
+    written out (`\\x1b`, `:smile:`)."""
+    path = tmp_path / "\x1b]0;pwned\x07[b]x:smile:.sqlite"  # no "/": a name, not a folder
     path.write_text("not a store")
     result = _breadth("runs", "--store", path)
     assert result.returncode == 2 and result.stdout == b""

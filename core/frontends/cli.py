@@ -346,7 +346,7 @@ def main(argv: list[str] | None = None) -> int:
         FigureError,
         MatrixError,
     )
-    err = Console(stderr=True, highlight=False)
+    err = Console(stderr=True, highlight=False, emoji=False)  # `:smile:` in a path stays `:smile:`
 
     def say(text: str) -> None:
         err.print(_one_line(text), markup=False, soft_wrap=True)

@@ -97,7 +97,7 @@ def train(args) -> int:
     try:
         _record(args.store, record, base, "train", args.out)
     except StoreError as e:  # the checkpoint is written: say what was not kept, after how the run went
-        Console(stderr=True, highlight=False).print(
+        Console(stderr=True, highlight=False, emoji=False).print(
             f"not recorded in the results store: {shown(e)}", markup=False, soft_wrap=True
         )
         return 1

@@ -29,7 +29,7 @@ from .sweep import run_jobs
 from .tables import breadth_table, budget_table, cells_table, differences_table, matrix_table, runs_table
 
 console = Console(highlight=False, markup=False, emoji=False)  # what it prints is text: paths, stored names
-errors = Console(stderr=True, highlight=False)
+errors = Console(stderr=True, highlight=False, markup=False, emoji=False)
 
 
 def sweep(args) -> int:
@@ -242,7 +242,9 @@ def _filtered(args) -> list[StoredRun]:
         found = store.runs(base_hash, mixes, seeds, held_out, **filters)
     if store.unreadable:
         first = store.unreadable[0]
-        errors.print(f"note: skipped {len(store.unreadable)} stored rows it cannot read, e.g. {first}", markup=False)
+        errors.print(
+            f"note: skipped {len(store.unreadable)} stored rows it cannot read, e.g. {shown(first)}", markup=False
+        )
     return found
 
 
