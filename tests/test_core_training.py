@@ -112,3 +112,29 @@ def test_dropout_runs_repeat_too(base_path, one_thread):
         curves.append(finetune(model, demos, FinetuneSettings(steps=5, dropout=dropout)))
     assert curves[0] == curves[1]
     assert curves[0] != curves[2]
+
+
+def test_the_loop_minimises_the_loss_it_is_given(base_path, one_thread):
+    """`run` takes its loss as a parameter: a loss that rewards writing `7` after a prompt teaches exactly that,
+    through the same loop, optimiser step and stop callback that fine-tuning uses."""
+    from core.learning.policy import GreedyPolicy
+    from core.learning.train import run
+    from core.world.vocab import BOS, encode
+
+    model, _ = checkpoint.load(base_path)
+    prompt = torch.tensor([encode(BOS + "1+1=")])  # (1, T)
+    seven = CHARS.index("7")
+
+    def write_seven(m, batch):
+        logits, _ = m(batch)  # (1, T, vocab)
+        return -torch.log_softmax(logits[0, -1], -1)[seven]
+
+    def next_after(text: str) -> str:
+        policy = GreedyPolicy(model, 1)
+        return [policy.step([c]) for c in text][-1][0]
+
+    assert next_after(BOS + "1+1=") == "2"  # the base's worksheet answer
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-2)
+    losses = run(model, lambda step: prompt, 20, opt, loss=write_seven)
+    assert len(losses) == 20 and losses[-1] < losses[0]
+    assert next_after(BOS + "1+1=") == "7"

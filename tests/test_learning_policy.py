@@ -61,3 +61,29 @@ def test_complete_reads_each_row_up_to_its_stop(base_model):
 def test_complete_gives_none_when_the_stop_never_comes(one_thread):
     """A row whose policy never writes the stop character within max_new gives None, not a partial answer."""
     assert complete(GreedyPolicy(PadLovingModel(), 1), [BOS + "1+1="], stop=BOS, max_new=3) == [None]
+
+
+def test_sampling_repeats_with_its_seed_and_never_chooses_padding(base_model):
+    """A sampling policy with the calculator in the loop gives the same episodes for the same seed, other
+    episodes for another seed, and never samples padding."""
+    from core.learning.policy import sampling
+    from core.world.scoring import play
+
+    problems = [TWO, THREE] * 8
+    first = [s.episode.transcript.text for s in play(sampling(base_model, 1.0, seed=3), problems, batch=5)]
+    again = [s.episode.transcript.text for s in play(sampling(base_model, 1.0, seed=3), problems, batch=5)]
+    other = [s.episode.transcript.text for s in play(sampling(base_model, 1.0, seed=4), problems, batch=5)]
+    assert first == again and first != other
+    assert all(PAD not in text for text in first)
+    model = PadLovingModel()
+    assert sampling(model, 1.0)(2).step([BOS, BOS]) != [PAD, PAD]
+
+
+def test_sampling_at_a_low_temperature_is_greedy(base_model):
+    """At a temperature near zero, sampling chooses what the greedy policy chooses."""
+    from core.learning.policy import greedy, sampling
+    from core.world.scoring import play
+
+    problems = [TWO, THREE, Problem((12, 7), "")]
+    cold = [s.episode.transcript.text for s in play(sampling(base_model, 1e-4, seed=0), problems)]
+    assert cold == [s.episode.transcript.text for s in play(greedy(base_model), problems)]

@@ -1,7 +1,9 @@
-"""The model as a policy: greedy next characters, decoded with a KV cache. The one decoder breadth has.
+"""The model as a policy: next characters decoded with a KV cache, greedily or sampled. The one decoder breadth has.
 
 Rollouts (episodes with the calculator) and worksheet completions both go through `GreedyPolicy`,
 so what the app shows, what the held-out score counts and what pre-training checks are decoded alike.
+`SamplingPolicy` is the same decoder choosing by sampling (temperature, a seeded generator), for
+learning from reward: every row of a batch advances together, with the calculator in the loop.
 """
 
 from __future__ import annotations
@@ -27,13 +29,17 @@ class GreedyPolicy:
         self._last: torch.Tensor | None = None  # the last step's logits (B, vocab)
 
     def step(self, chars: list[str]) -> list[str]:
-        """Feed one character per row (PAD for finished rows); return each row's greedy next character."""
+        """Feed one character per row (PAD for finished rows); return each row's next character."""
         ids = torch.tensor([[encode(c)[0] if c != PAD else PAD_ID] for c in chars])  # (B, 1)
         with torch.no_grad():
             logits, _ = self.model(ids, cache=self.cache)  # (B, 1, vocab)
         logits[:, -1, PAD_ID] = float("-inf")  # the model never chooses padding
         self._last = logits[:, -1]
-        return [CHARS[i] for i in logits[:, -1].argmax(-1).tolist()]
+        return [CHARS[i] for i in self.choose(self._last).tolist()]
+
+    def choose(self, logits: torch.Tensor) -> torch.Tensor:
+        """Each row's choice from its next-character logits (B, vocab) -> (B,): the likeliest."""
+        return logits.argmax(-1)
 
     @property
     def top(self) -> list[list[tuple[str, float]]]:
@@ -47,6 +53,31 @@ class GreedyPolicy:
         ]
 
 
+class SamplingPolicy(GreedyPolicy):
+    """Samples each row's next character from softmax(logits / temperature) with a seeded generator.
+
+    The same seed and the same model give the same characters on one machine; rows draw from one
+    stream in row order, so a batch repeats exactly as a whole.
+    """
+
+    def __init__(self, model: GPT, batch: int, temperature: float = 1.0, generator: torch.Generator | None = None):
+        super().__init__(model, batch)
+        if not temperature > 0:
+            raise ValueError(f"a sampling temperature is above 0, not {temperature}")
+        self.temperature = temperature
+        self.generator = generator if generator is not None else torch.Generator().manual_seed(0)
+
+    def choose(self, logits: torch.Tensor) -> torch.Tensor:
+        probs = torch.softmax(logits.float() / self.temperature, -1)  # (B, vocab); padding has probability 0
+        return torch.multinomial(probs, 1, generator=self.generator)[:, 0]  # (B,)
+
+
 def greedy(model: GPT):
     """A `MakePolicy` for `core.world.scoring.play`: batch size -> a fresh GreedyPolicy of `model`."""
     return lambda batch: GreedyPolicy(model, batch)
+
+
+def sampling(model: GPT, temperature: float = 1.0, seed: int = 0):
+    """A `MakePolicy` that samples: every batch it makes draws from one generator seeded once with `seed`."""
+    generator = torch.Generator().manual_seed(seed)
+    return lambda batch: SamplingPolicy(model, batch, temperature, generator)

@@ -1,9 +1,10 @@
-"""The training loop: one loop for pre-training and fine-tuning, which differ only in their batches.
+"""The training loop: one loop for every way of learning, which differ only in their batches and their loss.
 
-`run` knows nothing of any UI or data: it asks `batches(step)` for inputs and targets, sets the
-learning rate from `schedule(step)`, and reports each step to `on_step(StepStats) -> bool`, which
-returns False to stop. Fine-tuning draws demonstrations (loss on the model's own actions only);
-pre-training draws windows of a worksheet stream. One torch thread, a seeded generator for batches
+`run` knows nothing of any UI or data: it asks `batches(step)` for a batch, `loss(model, batch)` for the
+loss to minimise (by default cross-entropy on the batch's targets), sets the learning rate from
+`schedule(step)`, and reports each step to `on_step(StepStats) -> bool`, which returns False to stop.
+Fine-tuning draws demonstrations (loss on the model's own actions only); pre-training draws windows
+of a worksheet stream. One torch thread, a seeded generator for batches
 and a seeded global RNG for dropout make a run repeat exactly.
 """
 
@@ -23,6 +24,14 @@ from ..world.worksheets import worksheet_stream
 from .model import GPT
 
 Batch = tuple[torch.Tensor, torch.Tensor]  # inputs (B, T), targets (B, T) with -1 where no loss
+Loss = Callable[[GPT, object], torch.Tensor]  # (model, a batch) -> the scalar loss to minimise
+
+
+def cross_entropy(model: GPT, batch: Batch) -> torch.Tensor:
+    """Next-character cross-entropy on the batch's targets (-1 targets carry no loss): demonstrations, worksheets."""
+    x, y = batch
+    _, loss = model(x, y)
+    return loss
 
 
 def use_one_thread() -> None:
@@ -32,13 +41,14 @@ def use_one_thread() -> None:
 
 def run(
     model: GPT,
-    batches: Callable[[int], Batch],
+    batches: Callable[[int], object],
     steps: int,
     opt: torch.optim.Optimizer,
     schedule: Callable[[int], float] | None = None,
     on_step: OnStep | None = None,
+    loss: Loss = cross_entropy,
 ) -> list[float]:
-    """Take up to `steps` optimiser steps on `batches(step)`; returns the loss of every step taken."""
+    """Take up to `steps` optimiser steps minimising `loss(model, batches(step))`; the loss of every step taken."""
     model.train()
     losses: list[float] = []
     start = time.perf_counter()
@@ -47,12 +57,11 @@ def run(
             if schedule is not None:
                 for group in opt.param_groups:
                     group["lr"] = schedule(step)
-            x, y = batches(step)
-            _, loss = model(x, y)
+            value = loss(model, batches(step))
             opt.zero_grad(set_to_none=True)
-            loss.backward()
+            value.backward()
             opt.step()
-            losses.append(loss.item())
+            losses.append(value.item())
             if not math.isfinite(losses[-1]):
                 raise Diverged(f"the loss became {losses[-1]} at step {step}; try a lower learning rate")
             stats = StepStats(step, steps, losses[-1], time.perf_counter() - start)
