@@ -271,3 +271,33 @@ def test_the_cost_of_mixing_pairs_each_family_alone_with_its_share_of_the_mix():
     assert budget(summarise(runs + other_lr)) == []  # cells that differ by more than the mix are not one budget
     uneven = [_run(s, 25, "two_digit=7,three_digit=3", other=20) for s in range(3)]
     assert budget(summarise(runs + uneven)) == []  # a share sweep's uneven mix: not a budget
+
+
+def test_a_schema_2_store_keeps_every_run_and_score_with_its_settings_as_one_json_column(tmp_path):
+    """Schema 2 kept a column per setting; migrating to schema 3 keeps every run under its key, every score (the
+    table is rebuilt without cascading deletes), and filters by a setting's value as before."""
+    path = tmp_path / "v2.sqlite"
+    db = sqlite3.connect(path)
+    db.executescript(_MIGRATIONS[1])
+    runs = [_run(0, 20), _run(1, 25, lr=1e-3), _run(2, 5, mix="three_digit=70")]
+    for stored in runs:
+        r, s = stored.run, stored.run.settings
+        db.execute(
+            "INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (stored.key, r.mix, r.seed, s.steps, s.lr, s.batch_size, s.dropout, s.weight_decay, r.held_out)
+            + (stored.base_hash, "test", None, None, "x", 4.0, 0.1, 1.0 + r.seed, json.dumps(r.to_dict())),
+        )
+        for name, sc in r.scores.items():
+            db.execute("INSERT INTO scores VALUES (?, ?, ?, ?, ?)", (stored.key, name, sc.solved, sc.total, "{}"))
+    db.execute("PRAGMA user_version = 2")
+    db.commit()
+    db.close()
+    with Store(path) as store:
+        assert store.db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA == 3
+        assert [(r.key, r.run) for r in store.runs()] == [(x.key, x.run) for x in runs]
+        assert store.db.execute("SELECT COUNT(*) FROM scores").fetchone()[0] == 6
+        assert [r.run.seed for r in store.runs(lr=1e-3)] == [1]
+        assert json.loads(store.db.execute("SELECT settings FROM runs WHERE seed = 1").fetchone()[0]) == (
+            runs[1].run.settings.to_dict()
+        )
+        assert store.db.execute("PRAGMA foreign_key_check").fetchall() == []

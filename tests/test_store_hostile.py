@@ -150,8 +150,12 @@ def test_a_write_lock_held_by_another_process_is_named(tmp_path, monkeypatch):
 def _insert(db: sqlite3.Connection, key, record, created=1.0, source="test", base="base0") -> None:
     """A row written straight into a store, as another program (or a bug) might."""
     text = record if isinstance(record, str | bytes) else json.dumps(record)
-    row = (key, "two_digit=70", 0, 400, 2e-3, 8, 0.0, 0.0, 30, base, source, None, None, None, 1.0, 0.1, created, text)
-    db.execute("INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", row)
+    if len(db.execute("PRAGMA table_info(runs)").fetchall()) == 14:  # schema 3: the settings as one JSON column
+        settings = (json.dumps({"steps": 400, "lr": 2e-3, "batch_size": 8, "dropout": 0.0, "weight_decay": 0.0}),)
+    else:  # schemas 1 and 2: a column each
+        settings = (400, 2e-3, 8, 0.0, 0.0)
+    row = (key, "two_digit=70", 0, *settings, 30, base, source, None, None, None, 1.0, 0.1, created, text)
+    db.execute(f"INSERT INTO runs VALUES ({', '.join('?' * len(row))})", row)
 
 
 ODD_ROWS = {

@@ -50,26 +50,27 @@ def _positive_int(text: str) -> int:
     return n
 
 
-SETTING_FLAGS = (  # (flag, what it sets): the fine-tuning settings a command can take
-    ("steps", "optimiser steps"),
-    ("lr", "AdamW learning rate"),
-    ("dropout", "dropout"),
-    ("batch-size", "demonstrations per step"),
-    ("weight-decay", "AdamW weight decay"),
-)
+def _settings_flags(s: argparse.ArgumentParser, how: str = "one") -> None:
+    """The fine-tuning settings a sweep may vary, a flag each, as declared on FinetuneSettings: one value
+    (`train`, `plate`), a comma-separated list to sweep (`sweep`), or a value to filter stored runs by."""
+    from ..world.settings import FinetuneSettings, swept
+
+    for setting in swept(FinetuneSettings):
+        _setting_flag(s, setting, {"one": "", "sweep": ": comma-separated values", "filter": None}[how])
 
 
-def _settings_flags(s: argparse.ArgumentParser, ft, how: str = "one") -> None:
-    """The fine-tuning setting flags, each checked by FinetuneSettings: one value (`train`, `plate`), a
-    comma-separated list to sweep (`sweep`), or a value to filter stored runs by (`runs`, `report`)."""
-    for flag, what in SETTING_FLAGS:
-        default = getattr(ft, flag.replace("-", "_"))
-        text = {
-            "one": f"{what} (default {default})",
-            "sweep": f"{what}: comma-separated values (default {default})",
-            "filter": f"only runs with this {what}",
-        }[how]
-        s.add_argument(f"--{flag}", help=text)
+def _declared_flags(s: argparse.ArgumentParser, settings_class) -> None:
+    """A flag for every setting a settings class declares (pre-training, the model's shape), with its help."""
+    for setting in settings_class.settings():
+        _setting_flag(s, setting, "")
+
+
+def _setting_flag(s: argparse.ArgumentParser, setting, how: str | None) -> None:
+    """`--flag` for a declared setting; `how` follows its help (None: a filter on stored runs)."""
+    default = f" (default {setting.show(setting.default)})"
+    text = f"only runs with this {setting.help}" if how is None else f"{setting.help}{how}{default}"
+    metavar = None if setting.choices else setting.flag.upper().replace("-", "_")
+    s.add_argument(f"--{setting.flag}", dest=setting.name, metavar=metavar, choices=setting.choices or None, help=text)
 
 
 def _held_out_flag(s: argparse.ArgumentParser, filter_only: bool = False) -> None:
@@ -85,23 +86,16 @@ def _held_out_flag(s: argparse.ArgumentParser, filter_only: bool = False) -> Non
 
 def finetune_settings(args, seed: str | None = None):
     """The FinetuneSettings the flags ask for (defaults for those not given); SettingsError if one is bad."""
-    from ..world.settings import FinetuneSettings
+    from ..world.settings import FinetuneSettings, swept
 
-    given = {
-        "steps": args.steps,
-        "lr": args.lr,
-        "dropout": args.dropout,
-        "batch_size": args.batch_size,
-        "weight_decay": args.weight_decay,
-        "seed": seed,
-    }
+    given = {s.name: getattr(args, s.name) for s in swept(FinetuneSettings)} | {"seed": seed}
     return FinetuneSettings.from_text(**{k: v for k, v in given.items() if v is not None})
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from ..world.settings import POSITIONS, WINDOWS, FinetuneSettings, ModelShape, PretrainSettings
+    from ..world.settings import FinetuneSettings, ModelShape, PretrainSettings
 
-    ft, pt = FinetuneSettings(), PretrainSettings()
+    ft = FinetuneSettings()
     p = _Parser(
         prog="breadth",
         description="Fine-tune a tiny character model to call a calculator, and see which task families it learns.",
@@ -115,22 +109,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Pre-train the base model on single-digit addition worksheets and "
         "check it on all 100 worksheet sums.",
     )
-    s.add_argument("--steps", help=f"optimiser steps (default {pt.steps})")
-    s.add_argument("--seed", help=f"seed (default {pt.seed})")
-    s.add_argument("--lr", help=f"peak AdamW learning rate (default {pt.lr:g})")
-    s.add_argument("--batch-size", help=f"worksheet windows per step (default {pt.batch_size})")
-    s.add_argument("--warmup", help=f"warm-up steps before the cosine decay (default {pt.warmup})")
-    s.add_argument(
-        "--windows",
-        choices=WINDOWS,
-        help=f"where training windows start: at a line's start, as episodes do, or anywhere (default {pt.windows})",
-    )
-    shape = ModelShape()
-    for name, flag in ModelShape.FLAGS.items():
-        s.add_argument(f"--{flag}", dest=name, help=f"model {flag} (default {getattr(shape, name)})")
-    s.add_argument(
-        "--position", choices=POSITIONS, help=f"position scheme: learned table or rotary (default {shape.position})"
-    )
+    _declared_flags(s, PretrainSettings)
+    _declared_flags(s, ModelShape)
     s.add_argument(
         "--out",
         type=_path,
@@ -146,7 +126,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     s.add_argument("--mix", required=True, help="demonstrations per family, e.g. two_digit=35,three_digit=35")
     s.add_argument("--seed", help=f"seeds demonstrations, held-out sets and training (default {ft.seed})")
-    _settings_flags(s, ft)
+    _settings_flags(s)
     s.add_argument("--base", type=_path, default=None, help="pre-trained checkpoint (default: the shipped base)")
     s.add_argument("--out", type=_path, required=True, help="checkpoint to write")
     _store_flag(s)
@@ -184,7 +164,7 @@ def build_parser() -> argparse.ArgumentParser:
         "score them, print the table beside the plate's numbers and write every run to JSON.",
     )
     s.add_argument("--seeds", default="0,1,2", help="seeds: 0,1,2, 0-9 or 0-4,10 (default 0,1,2)")
-    _settings_flags(s, ft)
+    _settings_flags(s)
     _held_out_flag(s)
     s.add_argument("--workers", type=_positive_int, default=WORKERS, help=f"parallel processes (default {WORKERS})")
     s.add_argument("--json", type=_path, default=None, help="write every run here")
@@ -210,7 +190,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--plate", action="store_true", help="the plate's three mixes")
     s.add_argument("--seeds", default="0-2", help="seeds: 0-9, 0,1,2 or 0-4,10 (default 0-2)")
     _held_out_flag(s)
-    _settings_flags(s, ft, "sweep")
+    _settings_flags(s, "sweep")
     _runner_flags(s, "success against the swept value", "the cells' summaries")
 
     s = sub.add_parser(
@@ -231,7 +211,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--plate", action="store_true", help="rows for the plate's three mixes")
     s.add_argument("--seeds", default="0-4", help="seeds: 0-9, 0,1,2 or 0-4,10 (default 0-4)")
     _held_out_flag(s)
-    _settings_flags(s, ft, "one")
+    _settings_flags(s, "one")
     _runner_flags(s, "the matrix", "the matrix")
 
     for name, help_text in (
@@ -242,7 +222,7 @@ def build_parser() -> argparse.ArgumentParser:
         s.add_argument("--mix", action="append", default=[], help="only this mix (repeat for several)")
         s.add_argument("--seeds", help="only these seeds (0-9, 0,1,2)")
         _held_out_flag(s, filter_only=True)
-        _settings_flags(s, ft, "filter")
+        _settings_flags(s, "filter")
         s.add_argument("--base", type=_path, help="only runs from this base checkpoint ('shipped' for the shipped one)")
         _store_flag(s)
         if name == "runs":

@@ -49,10 +49,10 @@ def pretrain(args) -> int:
     from ..learning.train import pretrain as run_pretrain
     from ..learning.train import use_one_thread
 
-    given = {name: getattr(args, name) for name in ("steps", "seed", "lr", "batch_size", "warmup", "windows")}
-    settings = PretrainSettings.from_text(**{k: v for k, v in given.items() if v is not None})
-    given = {name: getattr(args, name) for name in (*ModelShape.FLAGS, "position")}
-    shape = ModelShape.from_text(**{k: v for k, v in given.items() if v is not None})
+    settings, shape = (
+        kind.from_text(**{s.name: getattr(args, s.name) for s in kind.settings() if getattr(args, s.name) is not None})
+        for kind in (PretrainSettings, ModelShape)
+    )
     out = check_output(args.out or default_base_out())
     use_one_thread()
     torch.manual_seed(settings.seed)

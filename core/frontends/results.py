@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from ..results.figures import breadth_figure, figure, matrix_figure
-from ..results.grid import SWEEPABLE, Grid, GridError, parse_budget, parse_seeds, parse_share, parse_values
+from ..results.grid import Grid, GridError, parse_budget, parse_seeds, parse_share, parse_values
 from ..results.matrix import MatrixError, breadth_points, parse_families
 from ..results.matrix import matrix as build_matrix
 from ..results.report import CellSummary, budget, compare, summarise
@@ -22,7 +22,7 @@ from ..world.header import read_header, weights_hash
 from ..world.mix import Mix
 from ..world.paths import BASE
 from ..world.presets import PRESETS
-from ..world.settings import FinetuneSettings, SettingsError, held_out_from_text
+from ..world.settings import FinetuneSettings, SettingsError, held_out_from_text, swept
 from ..world.text import shown
 from .cli import figure_paths, finetune_settings
 from .sweep import run_jobs
@@ -168,10 +168,10 @@ def _grid(args) -> Grid:
         raise GridError("no mixes: give --mix (repeatable), --share, --budget or --plate")
     mixes = list(dict.fromkeys(mixes))
     values = []
-    for name in SWEEPABLE:
-        text = getattr(args, name)
+    for setting in swept(FinetuneSettings):
+        text = getattr(args, setting.name)
         if text is not None:
-            values.append((name, parse_values(name, text)))
+            values.append((setting.name, parse_values(setting.name, text)))
     return Grid(
         tuple(mixes), FinetuneSettings(), tuple(values), parse_seeds(args.seeds), held_out_from_text(args.held_out)
     )
@@ -225,7 +225,7 @@ def _cell_order(cell: CellSummary) -> tuple:
 
 def _filtered(args) -> list[StoredRun]:
     filters = {}
-    for name in SWEEPABLE:
+    for name in (s.name for s in swept(FinetuneSettings)):
         text = getattr(args, name)
         if text is not None:
             try:
@@ -282,15 +282,12 @@ def _cell_json(cell: CellSummary) -> dict:
     }
 
 
-CSV_COLUMNS = (
-    "key",
-    "mix",
-    "seed",
-    "steps",
-    "lr",
-    "batch_size",
-    "dropout",
-    "weight_decay",
+def csv_columns() -> tuple[str, ...]:
+    """The columns of `breadth runs --csv`: one per setting a sweep may vary, among the run's and score's."""
+    return ("key", "mix", "seed", *(s.name for s in swept(FinetuneSettings)), *_CSV_AFTER)
+
+
+_CSV_AFTER = (
     "held_out",
     "family",
     "solved",
@@ -310,7 +307,7 @@ def _csv(found: list[StoredRun]) -> str:
     """One row per run and family."""
     out = io.StringIO()
     writer = csv.writer(out)
-    writer.writerow(CSV_COLUMNS)
+    writer.writerow(csv_columns())
     for r in found:
         s = r.run.settings
         for name, score in r.run.scores.items():
@@ -320,11 +317,7 @@ def _csv(found: list[StoredRun]) -> str:
                     r.key,
                     r.run.mix,
                     r.run.seed,
-                    s.steps,
-                    s.lr,
-                    s.batch_size,
-                    s.dropout,
-                    s.weight_decay,
+                    *(getattr(s, setting.name) for setting in swept(FinetuneSettings)),
                     "all" if r.run.held_out is None else r.run.held_out,
                     name,
                     score.solved,
@@ -336,7 +329,7 @@ def _csv(found: list[StoredRun]) -> str:
                     r.source,
                     r.versions.get("breadth", ""),
                     r.versions.get("torch", ""),
-                    time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(r.created)),
+                    time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(r.created)) if r.created else "",
                 ]
             )
     return out.getvalue()

@@ -18,6 +18,7 @@ from ..world.mix import short_spec
 from ..world.presets import PRESETS
 from ..world.records import HeldOutScore, RunMeta
 from ..world.scoring import Scored
+from ..world.settings import FinetuneSettings, swept
 from ..world.stats import mean_sd, wilson
 from ..world.text import shown, shown_text
 from ..world.transcript import Transcript, visible
@@ -133,9 +134,10 @@ def cell_label(cell: CellSummary, shown: tuple[str, ...]) -> str:
     """The cell's mix and what else differs between the cells shown."""
     key = cell.key
     parts = [short_spec(key.mix)]
+    settings = {s.name: s for s in swept(FinetuneSettings)}
     for name in shown:
-        if name in ("steps", "lr", "batch_size", "dropout", "weight_decay"):
-            parts.append(f"{name.replace('_', ' ')} {getattr(key.settings, name):g}")
+        if name in settings:
+            parts.append(f"{settings[name].words} {settings[name].show(getattr(key.settings, name))}")
         elif name == "held_out":
             parts.append(f"held-out {'all' if key.held_out is None else key.held_out}")
         elif name == "base":
@@ -166,14 +168,12 @@ def differences_table(differences: list[PairedDifference], title: str) -> Table:
 def runs_table(runs: list[StoredRun], title: str) -> Table:
     """One row per stored run: mix, seed, settings, held-out size, per-family score, seconds, source."""
     t = Table(title=shown_text(title), title_justify="left")
+    settings = swept(FinetuneSettings)
     for column, justify in (
         ("key", "left"),
         ("mix", "left"),
         ("seed", "right"),
-        ("steps", "right"),
-        ("lr", "right"),
-        ("batch", "right"),
-        ("dropout", "right"),
+        *((s.short, "right") for s in settings),
         ("held-out", "right"),
     ):
         t.add_column(column, justify=justify)
@@ -188,10 +188,7 @@ def runs_table(runs: list[StoredRun], title: str) -> Table:
             shown_text(r.key[:8]),
             shown_text(short_spec(r.run.mix or "?")),
             str(r.run.seed),
-            str(s.steps),
-            f"{s.lr:g}",
-            str(s.batch_size),
-            f"{s.dropout:g}",
+            *(setting.show(getattr(s, setting.name)) for setting in settings),
             "all" if r.run.held_out is None else str(r.run.held_out),
         ]
         row += [r.run.scores[name].percent() if name in r.run.scores else "-" for name in names]

@@ -12,10 +12,9 @@ import itertools
 from dataclasses import dataclass, replace
 
 from ..world.mix import Mix, MixError
-from ..world.settings import FinetuneSettings, SettingsError
+from ..world.settings import FinetuneSettings, SettingsError, swept
 from .store import run_key
 
-SWEEPABLE = ("steps", "lr", "batch_size", "dropout", "weight_decay")  # settings a sweep may vary
 MAX_JOBS = 100_000  # a grid larger than this is surely a typo
 
 
@@ -125,8 +124,9 @@ def parse_seeds(text: str) -> tuple[int, ...]:
 
 def parse_values(name: str, text: str) -> tuple:
     """A setting's values to sweep, `1e-3,2e-3`, each checked by FinetuneSettings."""
-    if name not in SWEEPABLE:
-        raise GridError(f"cannot sweep {name!r}; sweepable: {', '.join(SWEEPABLE)}")
+    sweepable = [s.name for s in swept(FinetuneSettings)]
+    if name not in sweepable:
+        raise GridError(f"cannot sweep {name!r}; sweepable: {', '.join(sweepable)}")
     values = []
     for part in filter(None, (p.strip() for p in text.split(","))):
         try:

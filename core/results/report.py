@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from ..world.families import FAMILIES
 from ..world.mix import Mix
 from ..world.records import FailedEpisode
-from ..world.settings import FinetuneSettings
+from ..world.settings import FinetuneSettings, swept
 from ..world.stats import mean_interval, paired_difference, wilson
 from .store import StoredRun
 
@@ -124,9 +124,9 @@ def varied(cells: list[CellSummary]) -> tuple[str, ...]:
     out = []
     if len({c.key.mix for c in cells}) > 1:
         out.append("mix")
-    for name in ("steps", "lr", "batch_size", "dropout", "weight_decay"):
-        if len({getattr(c.key.settings, name) for c in cells}) > 1:
-            out.append(name)
+    for s in swept(FinetuneSettings):
+        if len({getattr(c.key.settings, s.name) for c in cells}) > 1:
+            out.append(s.name)
     if len({c.key.held_out for c in cells}) > 1:
         out.append("held_out")
     if len({c.key.base_hash for c in cells}) > 1:

@@ -31,9 +31,9 @@ from ..world.families import FAMILIES
 from ..world.files import user_path
 from ..world.paths import data_dir
 from ..world.records import MetadataError, RunMeta
-from ..world.settings import FinetuneSettings, SettingsError
+from ..world.settings import FinetuneSettings, SettingsError, swept
 
-SCHEMA = 2  # the schema this program writes; older stores are migrated, newer ones refused
+SCHEMA = 3  # the schema this program writes; older stores are migrated, newer ones refused
 SQLITE_MAGIC = b"SQLite format 3\x00"
 APPLICATION_ID = 0x62726474  # 'brdt' in the file's header (PRAGMA application_id): this file is a breadth store
 TABLES = {"runs", "scores"}  # a store holds these tables and no others
@@ -141,6 +141,57 @@ def _key_the_families_scored(db: sqlite3.Connection) -> None:
 _MIGRATIONS[2] = _key_the_families_scored
 
 
+COLUMNS = (  # the runs table's columns from schema 3 on
+    "key",
+    "mix",
+    "seed",
+    "settings",
+    "held_out",
+    "base_hash",
+    "source",
+    "checkpoint",
+    "package_version",
+    "torch_version",
+    "train_seconds",
+    "eval_seconds",
+    "created",
+    "record",
+)
+
+
+def _settings_as_json(db: sqlite3.Connection) -> None:
+    """Schema 3: a run's settings are one JSON column (the fields of its settings), not a column each, so a new
+    setting needs no change here. The table is rebuilt (foreign keys are off while migrating: scores stay)."""
+    db.execute(
+        """CREATE TABLE runs_v3 (
+            key TEXT PRIMARY KEY,
+            mix TEXT NOT NULL,
+            seed INTEGER NOT NULL,
+            settings TEXT NOT NULL,
+            held_out INTEGER,
+            base_hash TEXT NOT NULL,
+            source TEXT NOT NULL,
+            checkpoint TEXT,
+            package_version TEXT,
+            torch_version TEXT,
+            train_seconds REAL NOT NULL,
+            eval_seconds REAL NOT NULL,
+            created REAL NOT NULL,
+            record TEXT NOT NULL
+        )"""
+    )
+    settings = "json_object('steps', steps, 'lr', lr, 'batch_size', batch_size, 'dropout', dropout, "
+    settings += "'weight_decay', weight_decay, 'seed', seed)"  # schema 2's columns, in FinetuneSettings' order
+    others = ", ".join(c for c in COLUMNS if c not in ("key", "mix", "seed", "settings"))
+    db.execute(f"INSERT INTO runs_v3 SELECT key, mix, seed, {settings}, {others} FROM runs")
+    db.execute("DROP TABLE runs")
+    db.execute("ALTER TABLE runs_v3 RENAME TO runs")
+    db.execute("CREATE INDEX runs_by_cell ON runs (base_hash, mix, held_out)")
+
+
+_MIGRATIONS[3] = _settings_as_json
+
+
 def _migrate(db: sqlite3.Connection, version: int) -> None:
     """Bring `db` from schema `version` up to SCHEMA, one transaction per step."""
     for target in range(version + 1, SCHEMA + 1):
@@ -186,8 +237,8 @@ class Store:
                 raise StoreError(_refusal(self.path, version))
             self.db.execute("PRAGMA journal_mode=WAL")
             self.db.execute("PRAGMA synchronous=FULL")  # a finished run survives even a power cut
+            _migrate(self.db, version)  # with foreign keys off: a migration that rebuilds a table keeps its scores
             self.db.execute("PRAGMA foreign_keys=ON")
-            _migrate(self.db, version)
             if self.db.execute("PRAGMA application_id").fetchone()[0] != APPLICATION_ID:
                 self.db.execute(f"PRAGMA application_id = {APPLICATION_ID}")  # stores made before it was marked
         except sqlite3.Error as e:
@@ -223,16 +274,12 @@ class Store:
             self.db.execute("BEGIN IMMEDIATE")
             try:
                 cursor = self.db.execute(
-                    "INSERT OR IGNORE INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    f"INSERT OR IGNORE INTO runs ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))})",
                     (
                         stored.key,
                         run.mix,
                         run.seed,
-                        s.steps,
-                        s.lr,
-                        s.batch_size,
-                        s.dropout,
-                        s.weight_decay,
+                        json.dumps(s.to_dict()),
                         run.held_out,
                         stored.base_hash,
                         stored.source,
@@ -283,11 +330,12 @@ class Store:
         if held_out != "any":
             where.append("held_out IS ?")
             args.append(held_out)
+        filters = {s.name for s in swept(FinetuneSettings)}
         for name, value in settings.items():
-            if name not in {"steps", "lr", "batch_size", "dropout", "weight_decay"}:
+            if name not in filters:
                 raise StoreError(f"no setting {name!r} to filter on")
-            where.append(f"{name} = ?")
-            args.append(value)
+            where.append("json_extract(settings, ?) = ?")
+            args += [f"$.{name}", value]
         sql = "SELECT key, base_hash, source, checkpoint, package_version, torch_version, created, record FROM runs"
         sql += (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY created, key"
         try:

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from .mix import short_spec
-from .settings import FinetuneSettings, PretrainSettings, SettingsError, held_out_count
+from .settings import FinetuneSettings, PretrainSettings, SettingsError, held_out_count, swept
 from .transcript import Role, Segment
 
 EXAMPLES_KEPT = 3  # failed transcripts a score keeps per family and run (the first ones, in held-out order)
@@ -252,10 +252,8 @@ def _seconds(data: dict, key: str) -> float:
 
 def settings_note(settings: FinetuneSettings) -> str:
     """The settings that differ from the defaults (the seed aside), e.g. `lr 0.001 drop 0.1`; '' for none."""
-    default = FinetuneSettings()
-    short = {"steps": "steps", "lr": "lr", "batch_size": "batch", "dropout": "drop", "weight_decay": "wd"}
     return " ".join(
-        f"{word} {getattr(settings, name):g}"
-        for name, word in short.items()
-        if getattr(settings, name) != getattr(default, name)
+        f"{s.short} {s.show(getattr(settings, s.name))}"
+        for s in swept(FinetuneSettings)
+        if getattr(settings, s.name) != s.default
     )

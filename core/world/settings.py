@@ -2,13 +2,17 @@
 
 Every front end (the command line, the app's form, the engine session) builds settings through these
 classes, so a value is accepted or refused the same way everywhere, with the same one-line message.
+A setting is declared once, as a field made by `setting(...)`: its kind, limits, flag, short label,
+help and whether a sweep may vary it travel with it (`Setting`), and the command line's flags, the
+store, the report's columns, run titles and the app's form all read them from `settings()`. A new
+setting is one field.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, fields
-from typing import ClassVar
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any
 
 from .episode import MAX_LENGTH
 
@@ -43,15 +47,83 @@ def _from_text(name: str, text: str, kind: type):
         raise SettingsError(f"{name.replace('_', ' ')} must be {what}, not {text!r}") from None
 
 
-class _Checked:
-    """Limits per field, checked on construction; `from_text` and `from_dict` build from outside data."""
+@dataclass(frozen=True)
+class Setting:
+    """Everything about one setting, declared once on its field."""
 
-    LIMITS: ClassVar[dict[str, tuple[type, float, float, bool]]] = {}  # field -> (kind, low, high, low open)
-    FLAGS: ClassVar[dict[str, str]] = {}  # field -> the name people type, where it differs
+    name: str  # the field's name: `batch_size`
+    kind: type  # int or float (str for a choice)
+    default: Any
+    low: float = 0  # limits (numbers): low <= value <= high, or low < value with open_low
+    high: float = 0
+    open_low: bool = False
+    flag: str = ""  # what people type: `batch-size` for --batch-size and in messages as `batch size`
+    short: str = ""  # a short label for tables and run titles: `batch`
+    help: str = ""  # what it sets, for --help and the form
+    sweep: bool = False  # a sweep may vary it, stored runs are filtered by it, run titles name it when not default
+    choices: tuple[str, ...] = ()  # the values a choice takes
+
+    @property
+    def words(self) -> str:
+        """The setting's name in messages: `batch size`."""
+        return self.flag.replace("-", " ")
+
+    def check(self, value: object) -> None:
+        """SettingsError (one line) unless `value` is within this setting's kind and limits."""
+        if self.choices:
+            if value not in self.choices:
+                raise SettingsError(f"{self.words} must be {' or '.join(self.choices)}, not {value!r}")
+            return
+        _check_number(self.words, value, self.kind, self.low, self.high, self.open_low)
+
+    def read(self, text: str) -> Any:
+        """A value typed by a person (SettingsError naming the setting if it is not one)."""
+        return text.strip() if self.choices else _from_text(self.words, text, self.kind)
+
+    def show(self, value: object) -> str:
+        """A value as tables and titles show it: `0.0015`, `400`."""
+        return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def swept(settings_class: type) -> tuple[Setting, ...]:
+    """The settings of a class that a sweep may vary, and that stored runs are filtered and titled by."""
+    return tuple(s for s in settings_class.settings() if s.sweep)
+
+
+def setting(default: Any, low: float = 0, high: float = 0, **about: Any) -> Any:
+    """A dataclass field that is a setting: its default, limits and everything else about it (see `Setting`)."""
+    return field(default=default, metadata={"setting": (low, high, about)})
+
+
+_DECLARED: dict[type, tuple[Setting, ...]] = {}  # a settings class -> its settings, read once
+
+
+class _Checked:
+    """Settings whose fields are declared with `setting(...)`, checked on construction; `from_text` and
+    `from_dict` build them from outside data."""
+
+    @classmethod
+    def settings(cls) -> tuple[Setting, ...]:
+        """Every setting of the class, in field order, with everything declared about it."""
+        if cls not in _DECLARED:
+            kinds = {"int": int, "float": float, "str": str}
+            out = []
+            for f in fields(cls):
+                low, high, about = f.metadata["setting"]
+                flag = about.get("flag", f.name.replace("_", "-"))
+                kind = kinds[f.type] if isinstance(f.type, str) else f.type
+                out.append(Setting(f.name, kind, f.default, low, high, **{"short": flag, **about, "flag": flag}))
+            _DECLARED[cls] = tuple(out)
+        return _DECLARED[cls]
+
+    @classmethod
+    def setting(cls, name: str) -> Setting:
+        """The setting called `name` (a field name)."""
+        return next(s for s in cls.settings() if s.name == name)
 
     def __post_init__(self) -> None:
-        for name, (kind, low, high, open_low) in self.LIMITS.items():
-            _check_number(self.FLAGS.get(name, name), getattr(self, name), kind, low, high, open_low)
+        for s in self.settings():
+            s.check(getattr(self, s.name))
 
     def to_dict(self) -> dict:
         """The fields as plain JSON values."""
@@ -60,7 +132,7 @@ class _Checked:
     @classmethod
     def from_text(cls, **texts: str):
         """Settings from text fields as typed by a person (unnamed fields keep their defaults)."""
-        return cls(**{name: _from_text(name, text, cls.LIMITS[name][0]) for name, text in texts.items()})
+        return cls(**{name: cls.setting(name).read(text) for name, text in texts.items()})
 
     @classmethod
     def from_dict(cls, data: object):
@@ -78,89 +150,52 @@ class _Checked:
 class FinetuneSettings(_Checked):
     """Fine-tuning hyper-parameters; the defaults are the recipe that gives the plate's pattern on every seed."""
 
-    steps: int = 400  # optimiser steps
-    lr: float = 1.5e-3  # constant AdamW learning rate
-    batch_size: int = 8  # demonstrations per step, drawn without replacement each step
-    dropout: float = 0.2  # dropout while fine-tuning: what makes copying two-digit numbers hold on every seed
-    weight_decay: float = 0.0  # AdamW weight decay
-    seed: int = 0  # seeds the demonstrations, the held-out sets, batch order and dropout
-
-    LIMITS: ClassVar = {
-        "steps": (int, 1, 100_000, False),
-        "lr": (float, 0.0, 1.0, True),
-        "batch_size": (int, 1, 1000, False),
-        "dropout": (float, 0.0, 0.9, False),
-        "weight_decay": (float, 0.0, 1.0, False),
-        "seed": (int, 0, MAX_SEED, False),
-    }
+    steps: int = setting(400, 1, 100_000, help="optimiser steps", sweep=True)
+    lr: float = setting(1.5e-3, 0.0, 1.0, open_low=True, help="AdamW learning rate (constant)", sweep=True)
+    batch_size: int = setting(8, 1, 1000, short="batch", help="demonstrations per step", sweep=True)
+    # dropout while fine-tuning: what makes copying two-digit numbers hold on every seed
+    dropout: float = setting(0.2, 0.0, 0.9, short="drop", help="dropout", sweep=True)
+    weight_decay: float = setting(0.0, 0.0, 1.0, short="wd", help="AdamW weight decay", sweep=True)
+    seed: int = setting(0, 0, MAX_SEED, help="seeds demonstrations, held-out sets, batch order and dropout")
 
 
 @dataclass(frozen=True)
 class PretrainSettings(_Checked):
     """Pre-training hyper-parameters."""
 
-    steps: int = 600  # optimiser steps
-    lr: float = 2e-3  # peak learning rate
-    warmup: int = 50  # linear warm-up steps, then cosine decay to lr/10 (a shorter run only warms up)
-    batch_size: int = 64  # windows per step
-    seed: int = 0  # seeds the worksheets, initial weights and batch order
-    windows: str = "lines"  # "lines": every window starts at a line's start, as an episode does; "anywhere"
-
-    LIMITS: ClassVar = {
-        "steps": (int, 1, 100_000, False),
-        "lr": (float, 0.0, 1.0, True),
-        "warmup": (int, 0, 100_000, False),
-        "batch_size": (int, 1, 4096, False),
-        "seed": (int, 0, MAX_SEED, False),
-    }
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        if self.windows not in WINDOWS:
-            raise SettingsError(f"windows must be {' or '.join(WINDOWS)}, not {self.windows!r}")
-
-    @classmethod
-    def from_text(cls, **texts: str) -> PretrainSettings:
-        """Settings from text fields as typed by a person; `windows` is taken as typed."""
-        windows = texts.pop("windows", cls.windows).strip()
-        return cls(**{n: _from_text(n, t, cls.LIMITS[n][0]) for n, t in texts.items()}, windows=windows)
+    steps: int = setting(600, 1, 100_000, help="optimiser steps")
+    lr: float = setting(2e-3, 0.0, 1.0, open_low=True, help="peak AdamW learning rate")
+    warmup: int = setting(50, 0, 100_000, help="warm-up steps before the cosine decay to lr/10")
+    batch_size: int = setting(64, 1, 4096, help="worksheet windows per step")
+    seed: int = setting(0, 0, MAX_SEED, help="seeds the worksheets, initial weights and batch order")
+    windows: str = setting(
+        "lines",
+        choices=("lines", "anywhere"),
+        help="where training windows start: at a line's start, as episodes do, or anywhere",
+    )
 
 
-WINDOWS = ("lines", "anywhere")  # where pre-training windows start in the worksheet stream
-POSITIONS = ("learned", "rope")  # position schemes: a learned table of absolute positions, or rotary
+WINDOWS = PretrainSettings.setting("windows").choices  # where pre-training windows start in the worksheet stream
 
 
 @dataclass(frozen=True)
 class ModelShape(_Checked):
     """The shape of a model that pre-training creates (the fields of the learning layer's GPTConfig)."""
 
-    n_layer: int = 3  # transformer blocks
-    n_head: int = 4  # attention heads per block
-    n_embd: int = 96  # residual stream width
-    block_size: int = 64  # context in characters: holds the longest episode (core.world.episode.MAX_LENGTH)
-    position: str = "learned"  # "learned" absolute positions or "rope" rotary embeddings
-
-    LIMITS: ClassVar = {
-        "n_layer": (int, 1, 48, False),
-        "n_head": (int, 1, 64, False),
-        "n_embd": (int, 1, 4096, False),
-        "block_size": (int, MAX_LENGTH, 1024, False),  # an episode must fit in the context
-    }
-    FLAGS: ClassVar = {"n_layer": "layers", "n_head": "heads", "n_embd": "width", "block_size": "context"}
+    n_layer: int = setting(3, 1, 48, flag="layers", help="transformer blocks")
+    n_head: int = setting(4, 1, 64, flag="heads", help="attention heads per block")
+    n_embd: int = setting(96, 1, 4096, flag="width", help="residual stream width")
+    # context in characters: holds the longest episode (core.world.episode.MAX_LENGTH)
+    block_size: int = setting(64, MAX_LENGTH, 1024, flag="context", help="context in characters")
+    position: str = setting("learned", choices=("learned", "rope"), help="position scheme: a learned table or rotary")
 
     def __post_init__(self) -> None:
         super().__post_init__()
         if self.n_embd % self.n_head:
             raise SettingsError(f"width {self.n_embd} is not a multiple of heads {self.n_head}")
-        if self.position not in POSITIONS:
-            raise SettingsError(f"position must be {' or '.join(POSITIONS)}, not {self.position!r}")
 
-    @classmethod
-    def from_text(cls, **texts: str) -> ModelShape:
-        """A shape from text fields as typed by a person; `position` is taken as typed."""
-        position = texts.pop("position", cls.position).strip()
-        typed = {n: _from_text(cls.FLAGS[n], t, cls.LIMITS[n][0]) for n, t in texts.items()}
-        return cls(**typed, position=position)
+
+POSITIONS = ModelShape.setting("position").choices  # a learned table of absolute positions, or rotary
 
 
 MAX_HELD_OUT = 100_000  # far above any family's size: `min(count, held-out pool)` is what is played

@@ -1,0 +1,81 @@
+"""A setting is declared once: a new field on FinetuneSettings reaches the command line, the store and the report."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+
+import pytest
+
+from core.frontends import results as results_frontend
+from core.frontends.cli import build_parser, finetune_settings
+from core.frontends.tables import cells_table, runs_table
+from core.results.report import summarise, varied
+from core.results.store import Store, StoredRun, run_key
+from core.world.records import HeldOutScore, RunMeta, settings_note
+from core.world.settings import FinetuneSettings, SettingsError, setting
+
+
+@dataclass(frozen=True)
+class WithWarmup(FinetuneSettings):
+    """The fine-tuning settings with one more: the only edit a new setting should need."""
+
+    warmup: int = setting(0, 0, 1000, short="wu", help="warm-up steps", sweep=True)
+
+
+@pytest.fixture
+def one_more_setting(monkeypatch):
+    """Every module that uses FinetuneSettings sees the class with the new field."""
+    for module in list(sys.modules.values()):
+        if getattr(module, "FinetuneSettings", None) is FinetuneSettings:
+            monkeypatch.setattr(module, "FinetuneSettings", WithWarmup)
+    return WithWarmup
+
+
+def _stored(settings: WithWarmup, solved: int) -> StoredRun:
+    scores = {"two_digit": HeldOutScore("two_digit", solved, 30, {"no call": 30 - solved})}
+    run = RunMeta("finetune", settings, "two_digit=70", settings.seed, 30, scores, (1.0,), 1.0, 0.1)
+    return StoredRun(run_key("two_digit=70", settings, 30, "b"), run, "b", "test")
+
+
+def test_a_new_setting_is_checked_typed_and_shown_from_its_declaration(one_more_setting):
+    """Its limits refuse bad values in one line, it reads from text, and run titles name it off its default."""
+    with pytest.raises(SettingsError, match="warmup must be from 0 to 1000"):
+        WithWarmup(warmup=5000)
+    assert WithWarmup.from_text(warmup="7").warmup == 7
+    assert settings_note(WithWarmup(warmup=7)) == "wu 7"
+
+
+def test_a_new_setting_gets_its_flags_on_every_command(one_more_setting):
+    """`train`, `plate`, `sweep`, `matrix`, `runs` and `report` take `--warmup`; a sweep can vary it."""
+    parser = build_parser()
+    args = parser.parse_args(["train", "--mix", "two_digit=7", "--out", "x", "--warmup", "9"])
+    assert finetune_settings(args).warmup == 9
+    for argv in (["plate"], ["matrix", "--plate"], ["runs"], ["report"]):
+        assert parser.parse_args([*argv, "--warmup", "3"]).warmup == "3"
+    grid = results_frontend._grid(parser.parse_args(["sweep", "--mix", "two_digit=7", "--warmup", "0,5"]))
+    assert [c.settings.warmup for c in grid.cells()] == [0, 5] and grid.varied == ("warmup",)
+
+
+def test_a_new_setting_is_stored_filtered_and_reported(one_more_setting, tmp_path):
+    """The store keeps it (settings are one JSON column), filters by it, and the report and tables show it."""
+    runs = [_stored(WithWarmup(seed=s, warmup=w), 10 + w) for s in (0, 1) for w in (0, 5)]
+    with Store(tmp_path / "s.sqlite") as store:
+        for run in runs:
+            store.add(run)
+        back = store.runs(warmup=5)
+    assert [(r.run.settings.warmup, r.run.seed) for r in back] == [(5, 0), (5, 1)]
+    cells = summarise(runs)
+    assert varied(cells) == ("warmup",)
+    assert "warmup 5" in _text(cells_table(cells, "t"))
+    assert "wu" in _text(runs_table(back, "t"))
+    assert "warmup" in results_frontend.csv_columns()
+
+
+def _text(table) -> str:
+    """What a Rich table prints, as plain text."""
+    from rich.console import Console
+
+    console = Console(width=200, record=True)
+    console.print(table)
+    return console.export_text()
