@@ -5,13 +5,19 @@ from __future__ import annotations
 import io
 import json
 import queue
+import sqlite3
+from contextlib import closing
+from pathlib import Path
 
 import pytest
+from fake_engine import ScriptedModels
 
 from core.frontends import protocol as p
 from core.frontends.session import Session, serve
 from core.learning.experiment import TorchModels
+from core.results.store import StoreError
 from core.world.families import FAMILIES
+from core.world.paths import BASE
 from core.world.presets import PRESETS
 
 MIX = PRESETS["mix_35_35"].shipped
@@ -195,3 +201,52 @@ def test_training_keeps_snapshots_that_replay_and_are_scored_when_idle(session, 
     scored = _events(events)["SnapshotScored"]
     assert [e.step for e in scored] == [0, 4, 6] and all(e.key == key for e in scored)
     assert all(set(e.scores) == set(FAMILIES) and e.scores["two_digit"]["total"] == 20 for e in scored)
+
+
+def _train_with_scripted_models(tmp_path, monkeypatch) -> list:
+    """One short run on scripted models (no torch): the events the session emitted."""
+    monkeypatch.setattr("fake_engine.STEP_SECONDS", 0.0)
+    events: list = []
+    session = Session(events.append, ScriptedModels())
+    session.handle(p.Train(1, "two_digit=4", {"steps": 2}, str(BASE), str(tmp_path / "runs"), 2))
+    assert "run:1" in session.loaded and session.files["run:1"]
+    return events
+
+
+@pytest.mark.parametrize(
+    ("error", "reason"),
+    [
+        (StoreError("/s.sqlite: a store of schema 9"), "a store of schema 9"),
+        (KeyError(0), "KeyError: 0"),  # a store of schema -1 looked up its migration to version 0
+        (sqlite3.OperationalError("attempt to write a readonly database"), "readonly database"),
+        (ValueError("an unforeseen value"), "ValueError: an unforeseen value"),
+    ],
+)
+def test_a_store_that_fails_in_any_way_leaves_the_run_saved_and_says_why_it_was_not_recorded(
+    tmp_path, monkeypatch, error, reason
+):
+    """Whatever the store raises once the checkpoint is written, the run is Trained (not Failed) with its file,
+    and its note says it was not recorded in the results store, and why."""
+
+    def broken_store(*args, **kwargs):
+        raise error
+
+    monkeypatch.setattr("core.frontends.session.Store", broken_store)
+    got = _events(_train_with_scripted_models(tmp_path, monkeypatch))
+    assert "Failed" not in got
+    (trained,) = got["Trained"]
+    assert Path(trained.path).is_file()
+    assert trained.note.startswith("not recorded in the results store (") and reason in trained.note
+    assert "\n" not in trained.note
+
+
+def test_a_store_of_a_negative_schema_version_leaves_the_run_saved_with_a_note(tmp_path, monkeypatch):
+    """A real store whose `PRAGMA user_version` is -1: the run is Trained with its file and a note, never Failed."""
+    store = tmp_path / "negative.sqlite"
+    with closing(sqlite3.connect(store)) as db:
+        db.execute("PRAGMA user_version = -1")
+    monkeypatch.setenv("BREADTH_STORE", str(store))
+    got = _events(_train_with_scripted_models(tmp_path, monkeypatch))
+    assert "Failed" not in got
+    (trained,) = got["Trained"]
+    assert Path(trained.path).is_file() and trained.note.startswith("not recorded in the results store (")

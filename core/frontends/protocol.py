@@ -121,13 +121,17 @@ class Evaluating:
 
 @dataclass(frozen=True)
 class Trained:
-    """Job `id` is trained, evaluated, saved at `path` (or, if saving failed, '' and a note) and loaded as `key`."""
+    """Job `id` is trained, evaluated, saved at `path` (or, if saving failed, '' and a note) and loaded as `key`.
+
+    A note beside a path says what went wrong after the file was written (the run not recorded in the results
+    store, and why): the model is kept either way.
+    """
 
     id: int
     key: str
     path: str
     meta: dict  # the checkpoint's metadata: mix, seed, settings, scores, losses
-    note: str = ""  # why the model is only in memory (path ''), e.g. a full disk
+    note: str = ""  # why the model is only in memory (path ''), e.g. a full disk, or why its run was not recorded
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ import queue
 import sys
 import threading
 import time
+import traceback
 from collections import deque
 from collections.abc import Callable
 from functools import partial
@@ -229,7 +230,12 @@ class Session:
             self.emit(p.Failed("snapshot", _one_line(e)))
 
     def _record(self, record: RunMeta, base: str, path: str) -> str:
-        """Keep the run in the results store; '' if it is there, else one line on why not."""
+        """Keep the run in the results store; '' if it is there, else one line on why not.
+
+        It runs once the checkpoint is written, so nothing that goes wrong here may fail the run: an error
+        nobody foresaw (a store that breaks its own rules) becomes the note too, named by its type, with its
+        traceback in the engine's log.
+        """
         try:
             base_hash = weights_hash(base)
             key = run_key(record.mix, record.settings, record.held_out, base_hash)
@@ -237,6 +243,9 @@ class Session:
                 store.add(StoredRun(key, record, base_hash, "app", path, self.models.versions()))
         except (StoreError, CheckpointError, OSError) as e:
             return f"not recorded in the results store ({_one_line(e)})"
+        except Exception as e:  # noqa: BLE001 -- the model is saved: a failure to record it is a note, not a failure
+            traceback.print_exc(file=sys.stderr)  # the engine's stderr is its log
+            return f"not recorded in the results store ({type(e).__name__}: {_one_line(e)})"
         return ""
 
     def _save(self, cmd: p.Save) -> None:
