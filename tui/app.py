@@ -11,15 +11,17 @@ and the app runs on; anything that still escapes is logged there before Textual 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
-from textual import on
+from textual import events, on
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.reactive import var
-from textual.widgets import Footer
+from textual.screen import ModalScreen, Screen
 
 from core.frontends import protocol as p
+from core.results.store import StoreError
 from core.world.paths import BASE, runs_dir
 from core.world.presets import DEFAULT_PRESET
 from core.world.probe import parse_sum
@@ -36,6 +38,8 @@ from .screens.help import HelpScreen
 from .screens.matrix_view import MatrixView
 from .screens.procedure_view import ProcedureView, RunProgress
 from .supervisor import Supervisor
+from .widgets.bounded_input import BoundedInput
+from .widgets.footer import KeysFooter
 from .widgets.playground import AUDIENCE, Playground, SumBox
 from .widgets.race import MIN_LANES, Roster
 from .widgets.score_panel import ScorePanel
@@ -111,7 +115,7 @@ class BreadthApp(App):
             yield self.train_panel
             yield self.score_panel
         yield self.playground
-        yield Footer(compact=True, show_command_palette=False)
+        yield KeysFooter(compact=True, show_command_palette=False)
 
     @guarded
     def on_mount(self) -> None:
@@ -130,7 +134,8 @@ class BreadthApp(App):
             self.post_message(m.StoreRead(stored_entries()))
         except Exception as e:  # noqa: BLE001 -- a store that cannot be read must not stop the app
             log_error(e, "reading the results store")
-            self.post_message(m.StoreRead([], one_line(e)))
+            why = one_line(e) if isinstance(e, (StoreError, OSError)) else f"{type(e).__name__}: {one_line(e)}"
+            self.post_message(m.StoreRead([], why))
 
     @on(m.StoreRead)
     @guarded
@@ -200,7 +205,8 @@ class BreadthApp(App):
         self._abort_training(f"engine stopped (exit code {message.exitcode}); training lost, model kept")
         self.playground.fail_unfinished("the engine stopped")
         for probe, view in list(self.listeners.items()):
-            view.fail(probe, "the engine stopped; its snapshots went with it")
+            if view in self.screen_stack:
+                view.fail(probe, "the engine stopped; its snapshots went with it")
         self.listeners.clear()
         self.progress.clear()
         self.saving.clear()
@@ -239,7 +245,9 @@ class BreadthApp(App):
             if ev.id == self.training:
                 self._abort_training(f"training failed: {ev.message}")
         elif ev.what == "play" and ev.id in self.listeners:
-            self.listeners.pop(ev.id).fail(ev.id, ev.message)
+            view = self.listeners.pop(ev.id)
+            if view in self.screen_stack:
+                view.fail(ev.id, ev.message)
         elif ev.what == "play":
             self.playground.fail(ev.id, ev.message)
         elif ev.what == "save":
@@ -299,7 +307,8 @@ class BreadthApp(App):
         """The new model joins the runs table and becomes current (the loss plot keeps its curves).
 
         One the engine could not save (`path` '') stays in its memory: the status line and a notification
-        say why, and Ctrl+S saves it.
+        say why, and Ctrl+S saves it. A note beside a saved file (the run not recorded in the results store)
+        is shown the same way, in addition to the saved message.
         """
         ev = message.event
         if ev.id == self.training:
@@ -311,9 +320,13 @@ class BreadthApp(App):
         self.current = ev.key
         self.roster.join(ev.key, self.entries)
         self._show_race()
-        if ev.path:
+        if ev.path and not ev.note:
             self.train_panel.show(f"done in {entry.run.train_seconds:.1f}s and saved")
             self.notify(f"Trained and saved: {ev.path}", timeout=6)
+        elif ev.path:
+            self.train_panel.show_error(f"done in {entry.run.train_seconds:.1f}s and saved; {ev.note}")
+            self.notify(f"Trained and saved: {ev.path}", timeout=6)
+            self.notify(f"{entry.title}: {ev.note}", severity="warning", timeout=15)
         else:
             note = f"{ev.note or 'not saved; kept in memory'}, Ctrl+S to save it"
             self.train_panel.show_error(f"done in {entry.run.train_seconds:.1f}s; {note}")
@@ -384,7 +397,7 @@ class BreadthApp(App):
             self.notify("no model to save", severity="warning")
             return
         key = self.current
-        self.push_screen(SavePrompt(self.entries[key]), lambda target: self.save_to(key, target))
+        self.open_screen(SavePrompt, lambda: SavePrompt(self.entries[key]), lambda target: self.save_to(key, target))
 
     @guarded
     def save_to(self, key: str, target: SaveTarget | None) -> None:
@@ -414,7 +427,7 @@ class BreadthApp(App):
     @guarded
     def action_load(self) -> None:
         """Load a checkpoint from a path and switch to it."""
-        self.push_screen(LoadPrompt(), self.add_loaded_model)
+        self.open_screen(LoadPrompt, LoadPrompt, self.add_loaded_model)
 
     @guarded
     def add_loaded_model(self, entry: ModelEntry | None) -> None:
@@ -492,17 +505,19 @@ class BreadthApp(App):
     @guarded
     def stream_char(self, message: m.CharStreamed) -> None:
         view = self.listeners.get(message.event.id)
-        if view is not None:
-            view.char(message.event)
-        else:
+        if view is None:
             self.playground.char(message.event)
+        elif view in self.screen_stack:  # a closed scrubber's probes end unseen
+            view.char(message.event)
 
     @on(m.ProbeFinished)
     @guarded
     def show_verdict(self, message: m.ProbeFinished) -> None:
         ev = message.event
         if ev.id in self.listeners:
-            self.listeners.pop(ev.id).finish(ev)
+            view = self.listeners.pop(ev.id)
+            if view in self.screen_stack:
+                view.finish(ev)
             return
         self.playground.finish(ev.id, ev.solved, ev.failure, ev.answer, ev.copied)
 
@@ -532,13 +547,11 @@ class BreadthApp(App):
     @guarded
     def action_procedure(self) -> None:
         """Open the snapshot scrubber on the current model's run, else the latest run trained here."""
-        if isinstance(self.screen, ProcedureView):
-            return
         run = self.progress.get(self.current or "") or next(reversed(self.progress.values()), None)
-        if run is None:
+        if run is None and not any(isinstance(screen, ProcedureView) for screen in self.screen_stack):
             self.notify("train a model (Ctrl+T) to watch its procedure form: snapshots are kept every 25 steps")
             return
-        self.push_screen(ProcedureView(run))
+        self.open_screen(ProcedureView, lambda: ProcedureView(run))
 
     def play_snapshot(self, view: ProcedureView, key: str, text: str, step: int) -> tuple[int, str]:
         """Play `text` on the snapshot at `step` of run `key` for `view`: the probe id (its events go to the
@@ -604,8 +617,7 @@ class BreadthApp(App):
 
     @guarded
     def action_matrix(self) -> None:
-        if not isinstance(self.screen, MatrixView):
-            self.push_screen(MatrixView())
+        self.open_screen(MatrixView, MatrixView)
 
     @guarded
     def action_figures(self) -> None:
@@ -641,13 +653,59 @@ class BreadthApp(App):
     @guarded
     def action_demos(self) -> None:
         """What the model would learn from: the form's mix's demonstrations, loss-carrying characters marked."""
-        if not isinstance(self.screen, DemosView):
-            self.push_screen(DemosView(self.train_panel.request))
+        self.open_screen(DemosView, lambda: DemosView(self.train_panel.request))
 
     @guarded
     def action_help(self) -> None:
-        if not isinstance(self.screen, HelpScreen):
-            self.push_screen(HelpScreen())
+        """Open the help, or close it if it is on top (F1 again, as its own keys say)."""
+        if isinstance(self.screen, HelpScreen):
+            self.pop_screen()
+        else:
+            self.open_screen(HelpScreen, HelpScreen)
+
+    # screens over the main one: at most one view, and one modal (help, a prompt) over it
+
+    def open_screen(self, kind: type[Screen], make: Callable[[], Screen], callback: Callable | None = None) -> None:
+        """Bring back the open screen of `kind` (closing what is over it), else open `make()` in its layer's place.
+
+        The stack holds at most the main screen, one full-screen view (matrix, procedure, demos) and one modal
+        (help, a path prompt) over it: a view key replaces the view and modal open, a modal replaces the
+        modal open. A view key never stacks a copy (60 rounds of Ctrl+W, D, G stacked 182 screens).
+        """
+        stack = self.screen_stack
+        same = next((i for i, screen in enumerate(stack) if isinstance(screen, kind)), None)
+        if same is not None:
+            keep = same + 1
+        elif issubclass(kind, ModalScreen):
+            keep = 2 if len(stack) > 1 and not isinstance(stack[1], ModalScreen) else 1  # over the view, if any
+        else:
+            keep = 1  # a view sits on the main screen
+        if same is None and callback is None and len(stack) > keep:  # a view in a view's place: the main screen
+            for _ in range(len(stack) - keep - 1):  # stays suspended (it would redraw, its footer recompose)
+                self.pop_screen()
+            self.switch_screen(make())
+            return
+        for _ in range(len(stack) - keep):
+            self.pop_screen()
+        if same is None:
+            self.push_screen(make(), callback)
+
+    async def on_event(self, event: events.Event) -> None:
+        """Drop a typed character a full text box would refuse before Textual routes it (bindings, the box's queue).
+
+        A terminal without bracketed paste types a paste as keys: 100 kB into the sum box took 14.5 s in tmux,
+        4.5 s of it the bell Input rang for each refused key and most of the rest routing. Keys come faster than
+        the box takes them, so it counts those on their way. No binding of the app is a printable character:
+        the key would have gone to the box.
+        """
+        if isinstance(event, events.Key) and not event.is_forwarded and event.is_printable:
+            box = self.focused
+            if isinstance(box, BoundedInput):
+                if box.full():
+                    box.refuse_key()
+                    return
+                box.incoming += 1  # routed to it below: no binding takes a printable key
+        await super().on_event(event)
 
     def notify(self, message: str, *, markup: bool = False, **kwargs) -> None:
         """Notify in plain text by default: paths and error messages may hold '[' and '[/]', which are not markup."""

@@ -24,15 +24,18 @@ from core.world.header import CheckpointError
 from core.world.text import shown
 
 from ..guard import app_log, guarded, log_error, one_line
+from ..widgets.bounded_input import BoundedInput
 
 CHECKING = "checking..."
+PATH_MAX = 4096  # characters in a path: Linux's PATH_MAX (a longer one can name no file)
 
 
-class PathBox(Input):
-    """The path box: a paste is written as `shown` writes it (keys cannot type a control character; a paste can)."""
+class PathBox(BoundedInput):
+    """The path box: a paste is written as `shown` writes it (keys cannot type a control character; a paste can),
+    then cut to PATH_MAX characters."""
 
     def _on_paste(self, event: events.Paste) -> None:
-        event.text = shown(event.text, newlines=True)  # handlers run subclass first: Input's pastes this text
+        event.text = shown(event.text, newlines=True)  # handlers run subclass first: BoundedInput's pastes it
 
 
 class PathPrompt(ModalScreen[object]):
@@ -57,8 +60,14 @@ class PathPrompt(ModalScreen[object]):
     def compose(self) -> ComposeResult:
         with Vertical(id="path-box"):
             yield Label(self.title_text)
-            yield PathBox(self.value, id="path")
+            yield PathBox(self.value, id="path", max_length=PATH_MAX)
             yield Static("Enter to confirm, Escape to cancel", id="path-message")
+
+    @on(BoundedInput.Overflow, "#path")
+    @guarded
+    def say_overflow(self, message: BoundedInput.Overflow) -> None:
+        left_out = f"pasted text cut ({message.dropped:,} characters left out): " if message.dropped else ""
+        self.say(f"{left_out}a path is at most {PATH_MAX} characters", error=True)
 
     @on(Input.Submitted, "#path")
     @guarded

@@ -85,9 +85,10 @@ class ProcedureView(Screen):
         with Vertical(id="procedure-lines"):
             for i, _ in enumerate(self.lines):
                 yield Static("", id=f"procedure-line-{i}", classes="procedure-line")
-        yield LossPlot(id="procedure-loss")
+        self.plots = (LossPlot(id="procedure-loss"), PlotextPlot(id="procedure-scores"))
+        yield self.plots[0]
         yield Static("", id="procedure-legend")
-        yield PlotextPlot(id="procedure-scores")
+        yield self.plots[1]
         yield Footer(compact=True, show_command_palette=False)
 
     def on_mount(self) -> None:
@@ -96,6 +97,12 @@ class ProcedureView(Screen):
         for value in self.run.losses:
             loss.add(value)
         self.refresh_run()
+
+    def on_unmount(self) -> None:
+        """Let go of the plots: textual-plotext subscribes each to the app's theme and never unsubscribes, which
+        kept every closed view alive (60 Ctrl+W, 60 views' plots)."""
+        for plot in self.plots:
+            self.app.theme_changed_signal.unsubscribe(plot)
 
     @property
     def step(self) -> int | None:

@@ -30,6 +30,7 @@ from core.world.probe import SumError, parse_sum
 from core.world.transcript import Role, visible
 
 from ..guard import guarded
+from .bounded_input import BoundedInput
 from .race import LIE_STYLE, SHADES, LaneView, RaceView, char_style, verdict_text
 
 PACES = [("instant", 0.0), ("fast", 60.0), ("normal", 20.0), ("audience", 10.0), ("slow", 6.0)]  # (name, chars/s)
@@ -37,6 +38,8 @@ AUDIENCE = 3  # the pace demo mode starts at: slow enough for a room to read alo
 TICK_HZ = 30
 MAX_PROBES = 50  # probes kept in the log; past this the oldest finished view is reused for the next
 MAX_HISTORY = 100  # sums the sum box remembers for Up and Down
+MAX_SUM = 40  # characters in the sum box (a whole episode, sum and calls, fits in the model's context)
+MAX_LIE = 4  # digits of the number a lying calculator always answers
 LIES = ("", "off by one", "value")  # the calculator: honest, every result + 1, or always the number typed
 
 
@@ -91,13 +94,13 @@ class ProbeView(Static):
         self.update(line)
 
 
-class SumBox(Input):
+class SumBox(BoundedInput):
     """The sum box: Up recalls the sums played before, newest first; Down goes back towards what was typed."""
 
     BINDINGS = [Binding("up", "older", "Earlier sum", show=False), Binding("down", "newer", "Later sum", show=False)]
 
     def __init__(self, **kwargs) -> None:
-        super().__init__(**kwargs)
+        super().__init__(max_length=MAX_SUM, **kwargs)
         self.history: list[str] = []  # sums played, oldest first
         self.recalled: int | None = None  # index into history on show, None while editing a new sum
         self.draft = ""  # what was typed before Up was first pressed
@@ -165,8 +168,8 @@ class Playground(Vertical):
             yield Static("", id="pace")
         with Horizontal(id="lie-row"):
             yield Static("the calculator always answers ", id="lie-label")
-            yield Input(str(self.lie_value), type="integer", max_length=4, id="lie-value", compact=True)
-        yield SumBox(placeholder="a sum: 23+45, 3+4+5, 9-4-3, or a3x2: 12+34+56", id="sum", max_length=40)
+            yield BoundedInput(str(self.lie_value), type="integer", max_length=MAX_LIE, id="lie-value", compact=True)
+        yield SumBox(placeholder="a sum: 23+45, 3+4+5, 9-4-3, or a3x2: 12+34+56", id="sum")
         yield Static("", id="sum-message")
 
     def on_mount(self) -> None:
@@ -290,6 +293,20 @@ class Playground(Vertical):
                 ("  alt+←/→" + (" alt+↑/↓" if self.racing else ""), "dim"),
             )
         )
+
+    @on(BoundedInput.Overflow)
+    @guarded
+    def say_overflow(self, message: BoundedInput.Overflow) -> None:
+        """A paste or keys that did not fit in the sum box (or the lie's number): one line saying what was kept."""
+        what = "a sum" if message.box.id == "sum" else "the calculator's number"
+        limit = message.box.max_length
+        if message.dropped:
+            self.say(
+                f"pasted text cut to {limit} characters ({message.dropped:,} left out): {what} is at most {limit}",
+                error=True,
+            )
+        else:
+            self.say(f"{what} is at most {limit} characters: the rest was not typed", error=True)
 
     @on(Input.Submitted, "#sum")
     @guarded

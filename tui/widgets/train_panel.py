@@ -23,6 +23,7 @@ from core.world.settings import HELD_OUT, FinetuneSettings, held_out_from_text
 
 from ..catalog import PLATE
 from ..guard import guarded
+from .bounded_input import BoundedInput
 from .loss_plot import LossPlot
 
 CUSTOM = "custom"
@@ -66,31 +67,37 @@ class TrainPanel(Vertical):
         with Collapsible(title="more families", id="more"):
             with Horizontal(classes="row"):
                 yield Select(fill_choices(), value="all", allow_blank=False, compact=True, id="fill-by")
-                yield Input(str(FILL_COUNT), type="integer", max_length=3, compact=True, id="fill-count")
+                yield BoundedInput(str(FILL_COUNT), type="integer", max_length=3, compact=True, id="fill-count")
                 yield Button("fill", id="fill", compact=True)
             for i in range(0, len(MORE), MORE_COLUMNS):
                 with Horizontal(classes="row"):
                     yield from _counts(MORE[i : i + MORE_COLUMNS], default, "num more-count")
         with Horizontal(classes="row"):
             yield Label("steps ", classes="lbl")
-            yield Input(str(DEFAULTS.steps), type="integer", max_length=5, compact=True, id="steps", classes="num")
+            yield BoundedInput(
+                str(DEFAULTS.steps), type="integer", max_length=5, compact=True, id="steps", classes="num"
+            )
             yield Label("seed ", classes="lbl")
-            yield Input(str(DEFAULTS.seed), type="integer", max_length=10, compact=True, id="seed", classes="num")
+            yield BoundedInput(
+                str(DEFAULTS.seed), type="integer", max_length=10, compact=True, id="seed", classes="num"
+            )
         with Collapsible(title="advanced", id="advanced"):
             with Horizontal(classes="row"):
                 yield Label("lr ", classes="lbl")
-                yield Input(str(DEFAULTS.lr), type="number", max_length=8, compact=True, id="lr", classes="num")
+                yield BoundedInput(str(DEFAULTS.lr), type="number", max_length=8, compact=True, id="lr", classes="num")
                 yield Label("dropout ", classes="lbl")
-                yield Input(
+                yield BoundedInput(
                     str(DEFAULTS.dropout), type="number", max_length=5, compact=True, id="dropout", classes="num"
                 )
                 yield Label("batch ", classes="lbl")
-                yield Input(
+                yield BoundedInput(
                     str(DEFAULTS.batch_size), type="integer", max_length=3, compact=True, id="batch", classes="num"
                 )
             with Horizontal(classes="row"):
                 yield Label("held-out ", classes="lbl")
-                yield Input(str(HELD_OUT), type="integer", max_length=3, compact=True, id="held-out", classes="num")
+                yield BoundedInput(
+                    str(HELD_OUT), type="integer", max_length=3, compact=True, id="held-out", classes="num"
+                )
                 yield Label("per family", classes="lbl")
         self.loss_plot = LossPlot(id="loss")
         yield self.loss_plot
@@ -130,6 +137,13 @@ class TrainPanel(Vertical):
         for name in FAMILIES:
             self.query_one(f"#count-{name}", Input).value = str(counts.get(name, 0))
         self.show(f"filled {mix.short()}")
+
+    @on(BoundedInput.Overflow)
+    @guarded
+    def say_overflow(self, message: BoundedInput.Overflow) -> None:
+        """A paste or keys that did not fit in a field: one red line naming the limit."""
+        left_out = f"pasted text cut ({message.dropped:,} characters left out): " if message.dropped else ""
+        self.show_error(f"{left_out}this field holds at most {message.box.max_length} characters")
 
     @on(Input.Changed, ".num")
     @guarded
@@ -258,6 +272,6 @@ def _counts(names, default: dict[str, int], classes: str):
     """A label and a count input for each family in `names`."""
     for name in names:
         yield Label(f"{FAMILIES[name].short} ", classes="lbl count-lbl")
-        yield Input(
+        yield BoundedInput(
             str(default.get(name, 0)), type="integer", max_length=3, compact=True, id=f"count-{name}", classes=classes
         )

@@ -1,0 +1,206 @@
+"""The app's resources stay bounded: one copy of each view, closed views let go, text boxes hold a bounded length
+and a flood of keys or a huge paste costs little and is said inline."""
+
+from __future__ import annotations
+
+import gc
+import time
+
+from textual import events
+from textual.widgets import Input
+from textual_plotext import PlotextPlot
+from tui_helpers import fake_app, wait_for
+
+from tui.screens.checkpoint_prompts import LoadPrompt, SavePrompt
+from tui.screens.demos_view import DemosView
+from tui.screens.help import HelpScreen
+from tui.screens.matrix_view import MatrixView
+from tui.screens.path_prompt import PATH_MAX, PathPrompt
+from tui.screens.procedure_view import ProcedureView, RunProgress
+from tui.widgets.bounded_input import BoundedInput
+from tui.widgets.playground import MAX_SUM
+
+SIZE = (80, 24)
+VIEWS = {"ctrl+w": ProcedureView, "ctrl+d": DemosView, "ctrl+g": MatrixView}
+PASTE = ("12+34+" * 20_000)[:100_000]  # 100 kB on one line
+
+
+def _a_run_to_watch(app) -> None:
+    """A run in progress (no snapshot kept yet), so that Ctrl+W has something to show without replaying."""
+    app.progress["run:1"] = RunProgress("run:1", "2d 4 #1", 0, 30, ("two_digit",))
+
+
+async def _live(pilot, kind: type) -> int:
+    """How many `kind` objects are alive once the app has settled (no view's worker running, no footer
+    recomposing: the count is the same three times in a row)."""
+    app, counts = pilot.app, []
+    while (
+        len(counts) < 3 or len(set(counts[-3:])) > 1 or any(w.group != "engine" and w.is_running for w in app.workers)
+    ):
+        await pilot.pause(0.1)
+        gc.collect()
+        counts.append(sum(1 for o in gc.get_objects() if isinstance(o, kind)))
+        assert len(counts) < 100, f"the count of {kind.__name__} never settled: {counts}"
+    return counts[-1]
+
+
+def _deepest_stack(app, monkeypatch) -> list[int]:
+    """A list whose last item is the deepest the screen stack has been after any screen was opened."""
+    deepest = [len(app.screen_stack)]
+
+    def measured(open_screen):
+        def opened(*args, **kwargs):
+            result = open_screen(*args, **kwargs)
+            deepest.append(max(deepest[-1], len(app.screen_stack)))
+            return result
+
+        return opened
+
+    monkeypatch.setattr(app, "push_screen", measured(app.push_screen))
+    monkeypatch.setattr(app, "switch_screen", measured(app.switch_screen))
+    return deepest
+
+
+def _keys(app, *keys: str) -> None:
+    """Post `keys` to the app at once, as the terminal driver posts what it reads."""
+    for key in keys:
+        app.post_message(events.Key(key, None))
+
+
+async def test_view_keys_pressed_sixty_times_open_one_view_at_a_time_and_escape_returns_to_the_main_screen(
+    monkeypatch,
+):
+    """Ctrl+W, Ctrl+D, Ctrl+G alternated 60 times (as fast as a terminal sends them): each key shows its view in
+    place of the last, the stack never holds more than the main screen and one view, and one Escape gets back
+    to the sum box. (They stacked 182 screens, 218 -> 459 MB.)"""
+    app = fake_app()
+    async with app.run_test(size=SIZE) as pilot:
+        _a_run_to_watch(app)
+        main = app.screen
+        deepest = _deepest_stack(app, monkeypatch)
+        for _ in range(60):
+            _keys(app, *VIEWS)
+            await pilot.pause()
+            assert isinstance(app.screen, MatrixView) and len(app.screen_stack) == 2
+        assert deepest[-1] == 2
+        for key, view in VIEWS.items():
+            await pilot.press(key)
+            assert isinstance(app.screen, view) and len(app.screen_stack) == 2
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.screen is main and app.focused.id == "sum"
+        assert not [n.message for n in app._notifications if n.severity == "error"]
+
+
+async def test_help_and_prompts_replace_each_other_over_a_view_and_a_key_brings_back_its_open_screen(monkeypatch):
+    """F1, Ctrl+S and Ctrl+L over a view replace one another (at most main, view, one modal); a view's key inside
+    a modal over that view brings the view back; F1 on the help closes it; Escapes unwind to the main screen."""
+    app = fake_app()
+    async with app.run_test(size=SIZE) as pilot:
+        main = app.screen
+        deepest = _deepest_stack(app, monkeypatch)
+        for _ in range(10):
+            _keys(app, "ctrl+g", "f1", "ctrl+s", "ctrl+l", "ctrl+d", "ctrl+s")
+            await pilot.pause()
+            assert [type(s) for s in app.screen_stack[1:]] == [DemosView, SavePrompt]
+        assert deepest[-1] == 3
+        await pilot.press("ctrl+l")
+        assert [type(s) for s in app.screen_stack[1:]] == [DemosView, LoadPrompt]
+        await pilot.press("ctrl+d")  # the view under the prompt comes back
+        assert [type(s) for s in app.screen_stack[1:]] == [DemosView]
+        await pilot.press("f1")
+        assert isinstance(app.screen, HelpScreen)
+        await pilot.press("f1")
+        assert isinstance(app.screen, DemosView)
+        await pilot.press("ctrl+s", "escape", "escape")
+        await pilot.pause()
+        assert app.screen is main and app.focused.id == "sum"
+
+
+async def test_closed_views_let_go_of_their_widgets():
+    """Opening and closing the views ten times leaves no more footer keys nor plots alive than one round does
+    (Textual's Footer kept every key it drew; textual-plotext kept every plot subscribed to the theme)."""
+    from textual.widgets._footer import FooterKey
+
+    app = fake_app()
+    async with app.run_test(size=SIZE) as pilot:
+        _a_run_to_watch(app)
+        _keys(app, *VIEWS, "escape")
+        keys, plots = await _live(pilot, FooterKey), await _live(pilot, PlotextPlot)
+        for _ in range(10):
+            _keys(app, *VIEWS, "escape")
+            await pilot.pause()
+        assert len(app.screen_stack) == 1
+        assert await _live(pilot, FooterKey) <= keys and await _live(pilot, PlotextPlot) <= plots
+
+
+async def test_a_100_kB_paste_is_cut_to_the_sum_box_limit_and_said_inline():
+    """A bracketed paste of 100 kB into the sum box keeps its first MAX_SUM characters, and the line under the box
+    says it was cut and how much was left out (Input alone refused the whole paste)."""
+    app = fake_app()
+    async with app.run_test(size=SIZE) as pilot:
+        box = app.query_one("#sum", Input)
+        app.post_message(events.Paste(PASTE))
+        await wait_for(pilot, lambda: box.value, timeout=5, what="the paste")
+        assert box.value == PASTE[:MAX_SUM]
+        message = app.playground.query_one("#sum-message")
+        await wait_for(pilot, lambda: "cut" in str(message.render()), timeout=5, what="the message")
+        assert f"{len(PASTE) - MAX_SUM:,} left out" in str(message.render()) and message.has_class("error")
+
+
+async def test_a_100_kB_paste_into_a_path_prompt_is_cut_to_path_max_and_said_inline():
+    """A 100 kB paste into the Load prompt keeps PATH_MAX characters and says so under the box."""
+    app = fake_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("ctrl+l")
+        await wait_for(pilot, lambda: isinstance(app.screen, PathPrompt), timeout=5, what="the prompt")
+        prompt = app.screen
+        app.post_message(events.Paste(PASTE))
+        await wait_for(pilot, lambda: "cut" in prompt.message, timeout=5, what="the message")
+        assert prompt.query_one("#path", Input).value == PASTE[:PATH_MAX]
+        assert f"{len(PASTE) - PATH_MAX:,} characters left out" in prompt.message
+
+
+async def test_twenty_thousand_keys_past_the_limit_are_dropped_before_routing_without_a_bell(monkeypatch):
+    """Keys typed into a full sum box (a paste typed as keys) never reach it: the app drops them before routing,
+    rings no bell, posts one Overflow and says it under the box; a binding after the flood still works."""
+    bells: list[int] = []
+    app = fake_app()
+    monkeypatch.setattr(app, "bell", lambda: bells.append(1))
+    seen: list = []  # every message any part of the app handled
+    async with app.run_test(size=SIZE, message_hook=seen.append) as pilot:
+        box = app.query_one("#sum", Input)
+        pace = app.playground.pace
+        start = time.perf_counter()
+        _keys(app, *PASTE[:20_000])
+        app.post_message(events.Key("ctrl+o", None))  # a binding after the flood
+        await wait_for(pilot, lambda: app.playground.pace != pace, timeout=60, what="the keys")
+        print(f"20,000 keys in {time.perf_counter() - start:.2f} s")
+        assert box.value == PASTE[:MAX_SUM] and not bells
+        routed = {id(m) for m in seen if isinstance(m, events.Key) and m.is_forwarded}
+        assert len(routed) <= MAX_SUM + 1  # the characters that fit (and the one that found the box full)
+        assert len({id(m) for m in seen if isinstance(m, BoundedInput.Overflow)}) == 1  # seen as it bubbles
+        assert f"at most {MAX_SUM} characters" in str(app.playground.query_one("#sum-message").render())
+
+
+async def test_every_text_box_of_the_app_is_bounded():
+    """Every text box on the main screen and in the path prompts is a BoundedInput with a max_length."""
+    app = fake_app()
+    async with app.run_test(size=SIZE) as pilot:
+        boxes = list(app.screen.query(Input))
+        await pilot.press("ctrl+l")
+        await wait_for(pilot, lambda: isinstance(app.screen, PathPrompt), timeout=5, what="the prompt")
+        boxes += list(app.screen.query(Input))
+        assert len(boxes) > 10
+        for box in boxes:
+            assert isinstance(box, BoundedInput) and 0 < box.max_length <= PATH_MAX, box.id
+
+
+def test_no_priority_binding_is_a_printable_key():
+    """The app drops keys a full box refuses before checking bindings: that is safe only while no priority
+    binding is a printable character."""
+    from tui.app import BreadthApp
+
+    for binding in BreadthApp.BINDINGS:
+        for key in binding.key.split(","):
+            assert len(key) > 1 and not (binding.priority and key.isprintable() and len(key) == 1), key
