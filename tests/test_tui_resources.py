@@ -6,11 +6,14 @@ from __future__ import annotations
 import gc
 import time
 
+from fake_engine import FakeEngine
 from textual import events
 from textual.widgets import Input
 from textual_plotext import PlotextPlot
 from tui_helpers import fake_app, wait_for
 
+from core.frontends import protocol as p
+from tui.app import BreadthApp
 from tui.screens.checkpoint_prompts import LoadPrompt, SavePrompt
 from tui.screens.demos_view import DemosView
 from tui.screens.help import HelpScreen
@@ -204,3 +207,42 @@ def test_no_priority_binding_is_a_printable_key():
     for binding in BreadthApp.BINDINGS:
         for key in binding.key.split(","):
             assert len(key) > 1 and not (binding.priority and key.isprintable() and len(key) == 1), key
+
+
+class HeldPlays(FakeEngine):
+    """A fake engine that keeps Play commands until `release()`: their answers come when the test says."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.held: list[p.Play] | None = []
+
+    def send(self, command) -> bool:
+        if isinstance(command, p.Play) and self.held is not None:
+            self.sent.append(command)
+            self.held.append(command)
+            return True
+        return super().send(command)
+
+    def release(self) -> None:
+        held, self.held = self.held or [], None
+        for command in held:
+            super().send(command)
+
+
+async def test_a_scrubber_closed_while_its_probes_play_drops_them_without_an_error(monkeypatch):
+    """Ctrl+W replays a probe per family; Escape before they answer: their characters and verdicts, arriving for
+    a view no longer open, are dropped (no error line), and the playground shows none of them."""
+    monkeypatch.setattr("fake_engine.STEP_SECONDS", 0.0)
+    app = BreadthApp(engine_factory=HeldPlays)
+    async with app.run_test(size=SIZE) as pilot:
+        app.train_panel.query_one("#steps", Input).value = "30"
+        app.train_panel.query_one("#held-out", Input).value = "2"
+        await pilot.press("ctrl+t")
+        await wait_for(pilot, lambda: app.current == "run:1", timeout=20, what="the run")
+        await pilot.press("ctrl+w", "escape")
+        assert len(app.screen_stack) == 1 and app.listeners
+        app.supervisor.engine.release()
+        await wait_for(pilot, lambda: not app.listeners, timeout=20, what="the replays to end")
+        await pilot.pause(0.2)
+        assert not [n.message for n in app._notifications if n.severity == "error"]
+        assert not app.playground.probes
