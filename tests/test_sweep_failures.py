@@ -170,15 +170,16 @@ def test_a_sweep_killed_with_sigkill_takes_its_workers_with_it(spawn, tmp_path):
 
 @pytest.mark.parametrize("pdeathsig", [True, False], ids=["prctl", "watching-thread"])
 def test_a_worker_ends_with_its_parent_by_either_mechanism(spawn, tmp_path, pdeathsig):
-    """A process that called die_with(its parent) ends within 3 s of the parent's SIGKILL, with the kernel's
-    parent-death signal or with the portable thread alone."""
+    """A process that called die_with(its parent) ends within 3 s of the parent's SIGKILL, by each mechanism alone:
+    the kernel's parent-death signal (the watching thread made to look once an hour), or the thread (no prctl)."""
     pidfile = tmp_path / "child"
     script = (
         "import os, sys, time\n"
-        "from core.frontends.sweep import die_with\n"
+        "from core.frontends import sweep\n"
+        f"sweep.PARENT_SECONDS = {3600 if pdeathsig else 0.5}\n"
         "parent = os.getpid()\n"
         "if os.fork() == 0:\n"
-        f"    die_with(parent, pdeathsig={pdeathsig})\n"
+        f"    sweep.die_with(parent, pdeathsig={pdeathsig})\n"
         f"    open({str(pidfile)!r}, 'w').write(str(os.getpid()))\n"
         "    time.sleep(60)\n"
         "    os._exit(0)\n"

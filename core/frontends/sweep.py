@@ -239,7 +239,9 @@ class _DaskCluster:
         try:
             from distributed import Client
         except ImportError:
-            raise ClusterError("Dask is not installed: pip install 'breadth[cluster]'") from None
+            raise ClusterError(
+                "Dask is not installed: pip install -c constraints.txt '.[cluster]' in breadth's clone"
+            ) from None
         self.address = address
         _quiet_dask()
         reach = f"cannot reach a Dask scheduler at {address} within {CONNECT_SECONDS:g} s"
