@@ -15,7 +15,8 @@ import pytest
 
 from core.results.grid import Grid, GridError, parse_budget, parse_seeds, parse_share, parse_values
 from core.results.report import budget, compare, summarise
-from core.results.store import _MIGRATIONS, SCHEMA, Store, StoredRun, StoreError, run_key
+from core.results.store import SCHEMA, Store, StoredRun, StoreError, run_key
+from core.results.store_file import _MIGRATIONS
 from core.world.mix import Mix
 from core.world.records import HeldOutScore, RunMeta
 from core.world.settings import FinetuneSettings

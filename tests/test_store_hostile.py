@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 
 from core.frontends.cli import main
 from core.results import store as store_module
-from core.results.store import _MIGRATIONS, Store, StoreError
+from core.results.store import Store, StoreError
+from core.results.store_file import _MIGRATIONS
 
 sys.path.insert(0, os.path.dirname(__file__))
 from test_results_store import _run  # noqa: E402
