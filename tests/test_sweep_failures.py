@@ -24,7 +24,7 @@ from pathlib import Path
 import distributed  # a test dependency (the cluster extra)
 import pytest
 
-from core.frontends import sweep
+from core.frontends import cluster, sweep
 from core.frontends.cli import USAGE_ERROR, main
 from core.frontends.sweep import ClusterError, run_jobs
 from core.results.grid import Grid
@@ -297,7 +297,7 @@ def test_a_cluster_address_that_never_answers_is_one_line_within_the_bound(tmp_p
     start = time.monotonic()
     try:
         done = subprocess.run(
-            [str(a) for a in argv], capture_output=True, text=True, timeout=sweep.CONNECT_SECONDS + 15
+            [str(a) for a in argv], capture_output=True, text=True, timeout=cluster.CONNECT_SECONDS + 15
         )
     finally:
         server.close()
@@ -306,9 +306,9 @@ def test_a_cluster_address_that_never_answers_is_one_line_within_the_bound(tmp_p
     seconds = time.monotonic() - start
     assert done.returncode == USAGE_ERROR
     assert done.stderr.strip() == (
-        f"error: cannot reach a Dask scheduler at {address} within {sweep.CONNECT_SECONDS:g} s (it does not answer)"
+        f"error: cannot reach a Dask scheduler at {address} within {cluster.CONNECT_SECONDS:g} s (it does not answer)"
     )
-    assert seconds < sweep.CONNECT_SECONDS + 10
+    assert seconds < cluster.CONNECT_SECONDS + 10
 
 
 def _without(site: Path, folder: Path, prefix: str) -> Path:
@@ -398,7 +398,7 @@ def test_losing_every_worker_ends_the_sweep_in_one_line_and_keeps_what_is_stored
 ):
     """The only worker dies mid-sweep and none comes back: ClusterError once the workerless bound has passed,
     and the runs stored before are kept."""
-    monkeypatch.setattr(sweep, "WORKERLESS_SECONDS", 2.0)
+    monkeypatch.setattr(cluster, "WORKERLESS_SECONDS", 2.0)
     log = tmp_path / "executions"
     _fake_jobs(monkeypatch, log, 0.5)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")])}

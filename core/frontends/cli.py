@@ -311,6 +311,7 @@ def main(argv: list[str] | None = None) -> int:
     from ..world.probe import SumError
     from ..world.records import Diverged
     from ..world.settings import SettingsError
+    from ..world.text import one_line
     from .sweep import ClusterError
 
     refused = (
@@ -329,7 +330,7 @@ def main(argv: list[str] | None = None) -> int:
     err = Console(stderr=True, highlight=False, emoji=False)  # `:smile:` in a path stays `:smile:`
 
     def say(text: str) -> None:
-        err.print(_one_line(text), markup=False, soft_wrap=True)
+        err.print(one_line(text), markup=False, soft_wrap=True)  # escaped, and cut if it quotes a huge input
 
     try:
         args = _parse(build_parser(), argv)
@@ -348,17 +349,6 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         say("interrupted")
         return 130
-
-
-ERROR_LIMIT = 400  # characters: an error that quotes a huge input (5,000 digits) is cut, not printed whole
-
-
-def _one_line(text: str) -> str:
-    """An error as one line a terminal shows as text: controls escaped (core.world.text.shown), cut if huge."""
-    from ..world.text import shown
-
-    text = shown(text)
-    return text if len(text) <= ERROR_LIMIT else text[: ERROR_LIMIT - 1] + "…"
 
 
 if __name__ == "__main__":

@@ -18,9 +18,6 @@ stored so far kept.
 from __future__ import annotations
 
 import ctypes
-import importlib.metadata
-import importlib.util
-import logging
 import os
 import queue
 import signal
@@ -31,24 +28,16 @@ from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from ..results.grid import Job
 from ..results.store import Store, StoredRun
 from ..world.paths import BASE
 from ..world.records import MetadataError, RunMeta
+from ..world.text import one_line
+from .cluster import WATCH_SECONDS, ClusterError, DaskCluster
 
-CONNECT_SECONDS = 5.0  # reaching a Dask scheduler, its handshake included (wall clock, whatever Dask does)
-ANSWER_SECONDS = 10.0  # any other question to a Dask cluster: checking its workers, listing them, closing
-WORKERLESS_SECONDS = 30.0  # how long a sweep waits with no Dask worker (at the start, or having lost them all)
-WATCH_SECONDS = 1.0  # with no result for this long, the sweep looks at its cluster's scheduler and workers
 PARENT_SECONDS = 0.5  # how often a local worker looks whether the sweep that started it is still there
 PR_SET_PDEATHSIG = 1  # prctl option (linux/prctl.h): the signal this process gets when its parent dies
-WORKER_INSTALL = "install it there from a clone at this version: pip install -c constraints.txt '.[cluster]'"
-
-
-class ClusterError(Exception):
-    """The Dask cluster cannot be used (not installed, unreachable, unfit workers, gone); one line."""
 
 
 @dataclass
@@ -93,7 +82,7 @@ def run_jobs(
     if not todo:
         return outcome
     start = time.perf_counter()
-    runner = _LocalPool(workers) if cluster is None else _DaskCluster(cluster)
+    runner = _LocalPool(workers) if cluster is None else DaskCluster(cluster)
     try:
         where = _base_for_workers(base, remote=cluster is not None)  # read once, not once per job
         run_job = _run_job()
@@ -111,7 +100,7 @@ def run_jobs(
             except (MetadataError, KeyError, TypeError) as e:
                 outcome.failed.append((job, f"a worker sent back an unexpected result ({e})"))
             except Exception as e:  # noqa: BLE001 -- a failed run is reported, the others go on
-                outcome.failed.append((job, _one_line(e)))
+                outcome.failed.append((job, one_line(e, typed=True)))
             else:
                 store.add(run)  # a StoreError ends the sweep here: the store would refuse every later run too
                 outcome.stored[job.key] = run
@@ -230,217 +219,3 @@ def _exit_when_orphaned(parent: int) -> None:
     while os.getppid() == parent:
         time.sleep(PARENT_SECONDS)
     os._exit(1)
-
-
-class _DaskCluster:
-    """A Dask cluster's workers: checked before any run is sent, watched while the sweep waits for results."""
-
-    def __init__(self, address: str):
-        try:
-            from distributed import Client
-        except ImportError:
-            raise ClusterError(
-                "Dask is not installed: pip install -c constraints.txt '.[cluster]' in breadth's clone"
-            ) from None
-        self.address = address
-        _quiet_dask()
-        reach = f"cannot reach a Dask scheduler at {address} within {CONNECT_SECONDS:g} s"
-        try:
-            self.client = _bounded(
-                lambda: Client(address, timeout=CONNECT_SECONDS, set_as_default=False),
-                CONNECT_SECONDS,
-                f"{reach} (it does not answer)",
-                late=lambda client: client.close(),
-            )
-        except (OSError, ValueError, TypeError) as e:
-            raise ClusterError(f"{reach} ({_one_line(e)})") from None
-        self.checked: set[str] = set()  # workers found fit to run breadth
-        self.workerless_since: float | None = None
-        try:
-            _check_scheduler(self.client, address)
-            self._wait_for_a_worker()
-            self.checked = _check_workers(self.client, address)
-        except BaseException:
-            self.close(abort=True)
-            raise
-
-    def _wait_for_a_worker(self) -> None:
-        none = f"no Dask worker joined the scheduler at {self.address} within {WORKERLESS_SECONDS:g} s"
-        try:
-            _bounded(
-                lambda: self.client.wait_for_workers(1, timeout=WORKERLESS_SECONDS),
-                WORKERLESS_SECONDS + ANSWER_SECONDS,
-                none,
-            )
-        except (TimeoutError, OSError):
-            raise ClusterError(none) from None
-
-    def submit(self, function: Callable[[dict], dict], spec: dict):
-        return self.client.submit(function, spec, pure=False)  # straight to the client: no executor keeps it
-
-    def watch(self) -> None:
-        """ClusterError if the scheduler went away, a worker that joined cannot run breadth, or none is left."""
-        if self.client.status != "running":
-            raise self._gone()
-        workers = set(
-            _bounded(
-                lambda: self.client.scheduler_info()["workers"],
-                ANSWER_SECONDS,
-                f"the Dask scheduler at {self.address} stopped answering",
-            )
-        )
-        if new := workers - self.checked:
-            self.checked |= _check_workers(self.client, self.address, sorted(new))
-        if workers:
-            self.workerless_since = None
-        elif self.workerless_since is None:
-            self.workerless_since = time.monotonic()
-        elif time.monotonic() - self.workerless_since >= WORKERLESS_SECONDS:
-            raise ClusterError(
-                f"every Dask worker at {self.address} has left and none came back within {WORKERLESS_SECONDS:g} s; "
-                "the runs stored so far are kept"
-            )
-
-    def result(self, future) -> dict:
-        """A finished run's result, fetched from its worker (if that worker just died, Dask runs it again)."""
-        while True:
-            if future.cancelled():
-                raise self._gone()
-            if future.status == "error":
-                return future.result()  # raises the run's own error
-            try:
-                return future.result(timeout=WATCH_SECONDS)
-            except TimeoutError:
-                self.watch()
-
-    def release(self, future) -> None:
-        future.release()
-
-    def close(self, abort: bool) -> None:
-        """Let the cluster go (its scheduler forgets this sweep's runs), within a bound; it may be gone already."""
-        try:
-            _bounded(lambda: self.client.close(timeout=ANSWER_SECONDS), ANSWER_SECONDS, "closing")
-        except Exception:  # noqa: BLE001 -- closing a cluster that went away: nothing left to do
-            pass
-
-    def _gone(self) -> ClusterError:
-        return ClusterError(
-            f"the Dask scheduler at {self.address} went away; the runs stored so far are kept, "
-            "and the same command finishes the rest"
-        )
-
-
-def _check_scheduler(client, address: str) -> None:
-    """ClusterError unless the scheduler can unpickle the sweep's tasks: breadth importable, at this version."""
-    ask = f"the Dask scheduler at {address} did not answer a check"
-    where = f"the Dask scheduler at {address}"
-    try:
-        _bounded(lambda: client.run_on_scheduler(importlib.util.find_spec, "core.frontends.sweep"), ANSWER_SECONDS, ask)
-    except ClusterError:
-        raise
-    except Exception as e:  # noqa: BLE001 -- whatever stops the import there, said in one line
-        raise ClusterError(f"{where} cannot import breadth ({_one_line(e)}); {WORKER_INSTALL}") from None
-    try:
-        theirs = _bounded(lambda: client.run_on_scheduler(importlib.metadata.version, "breadth"), ANSWER_SECONDS, ask)
-    except importlib.metadata.PackageNotFoundError as e:
-        theirs = e
-    _same_version(where, theirs)
-
-
-def _same_version(where: str, theirs: str | BaseException) -> None:
-    """ClusterError unless `theirs` (a version, or the error reading it) is this process's breadth version."""
-    mine = _version("breadth")
-    if mine is not None and theirs != mine:  # a sweep run from a source tree has no version to compare
-        has = "breadth without its package metadata" if isinstance(theirs, BaseException) else f"breadth {theirs}"
-        raise ClusterError(f"{where} has {has}, this machine {mine}; {WORKER_INSTALL}")
-
-
-def _check_workers(client, address: str, workers: list[str] | None = None) -> set[str]:
-    """The workers (all, or those named) that can run breadth's jobs; ClusterError naming the first that cannot.
-
-    Only stdlib functions are sent: they pickle by reference to the stdlib, so they run where breadth is
-    missing, where a function of breadth's own could not even be unpickled.
-    """
-
-    def ask(function: Callable, name: str) -> dict[str, Any]:
-        return _bounded(
-            lambda: client.run(function, name, workers=workers, on_error="return"),
-            ANSWER_SECONDS,
-            f"the Dask workers at {address} did not answer a check",
-        )
-
-    spec = ask(importlib.util.find_spec, "core.learning.experiment")
-    breadth = ask(importlib.metadata.version, "breadth")
-    torch = ask(importlib.metadata.version, "torch")
-    for worker in sorted(spec.keys() & breadth.keys() & torch.keys()):
-        found = spec[worker]
-        if found is None or isinstance(found, BaseException):
-            why = _one_line(found) if isinstance(found, BaseException) else "no module core.learning.experiment"
-            raise ClusterError(f"Dask worker {worker} cannot import breadth ({why}); {WORKER_INSTALL}")
-        _same_version(f"Dask worker {worker}", breadth[worker])
-        if isinstance(torch[worker], BaseException):
-            raise ClusterError(f"Dask worker {worker} has no torch; {WORKER_INSTALL}")
-    return set(spec)
-
-
-def _version(package: str) -> str | None:
-    try:
-        return importlib.metadata.version(package)
-    except importlib.metadata.PackageNotFoundError:
-        return None
-
-
-def _bounded(call: Callable[[], Any], seconds: float, refusal: str, late: Callable[[Any], None] | None = None) -> Any:
-    """`call()` if it returns within `seconds` of wall-clock time, whatever it waits for; else ClusterError(`refusal`).
-
-    It runs in a daemon thread, left behind if it overruns (a daemon thread never holds up the exit);
-    `late` gets its value should it return after all.
-    """
-    lock = threading.Lock()
-    box: dict[str, Any] = {}
-
-    def run() -> None:
-        try:
-            value = call()
-        except BaseException as e:  # noqa: BLE001 -- handed to the caller's thread
-            outcome = ("error", e)
-        else:
-            outcome = ("value", value)
-        with lock:
-            if "abandoned" not in box:
-                box[outcome[0]] = outcome[1]
-                return
-        if late is not None and outcome[0] == "value":
-            late(outcome[1])
-
-    thread = threading.Thread(target=run, daemon=True, name="breadth-cluster-call")
-    thread.start()
-    thread.join(seconds)
-    with lock:
-        if "value" not in box and "error" not in box:
-            box["abandoned"] = True
-            raise ClusterError(refusal)
-    if "error" in box:
-        raise box["error"]
-    return box["value"]
-
-
-def _quiet_dask() -> None:
-    """Dask's client logs to stderr (tracebacks when its scheduler goes away): the sweep says what matters itself.
-
-    Dask gives each logger it configures (`distributed`, `distributed.client`, `tornado`, ...) its own stderr
-    handler; those handlers are replaced.
-    """
-    for name, log in list(logging.Logger.manager.loggerDict.items()):
-        if (
-            isinstance(log, logging.Logger)
-            and log.handlers
-            and name.split(".")[0] in ("distributed", "tornado", "bokeh")
-        ):
-            log.handlers = [logging.NullHandler()]
-            log.propagate = False
-
-
-def _one_line(e: BaseException) -> str:
-    text = str(e).strip().splitlines()
-    return f"{type(e).__name__}: {text[0]}" if text else type(e).__name__

@@ -60,3 +60,15 @@ def figure_text(text: object) -> str:
     `$` escaped (`\\$`), so no mathtext is parsed, and a space before a leading `_`, which a legend would hide."""
     out = shown(text).replace("$", "\\$")
     return " " + out if out.startswith("_") else out
+
+
+def one_line(what: object, limit: int = 400, typed: bool = False) -> str:
+    """An error (or any text) as one line to show: the first line of its message (an error without one: its
+    type's name), with `typed` its type's name before it, made safe by `shown`, cut to `limit` characters."""
+    lines = str(what).strip().splitlines()
+    name = type(what).__name__ if isinstance(what, BaseException) else ""
+    text = lines[0] if lines else name
+    if typed and name and lines:
+        text = f"{name}: {text}"
+    text = shown(text)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
