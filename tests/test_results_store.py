@@ -302,3 +302,10 @@ def test_a_schema_2_store_keeps_every_run_and_score_with_its_settings_as_one_jso
             runs[1].run.settings.to_dict()
         )
         assert store.db.execute("PRAGMA foreign_key_check").fetchall() == []
+
+
+def test_a_budget_over_a_mix_this_program_cannot_read_is_no_budget():
+    """Cells whose stored mix names a family no longer registered are not a budget (the report still prints)."""
+    runs = [_run(s, 20, "two_digit=10") for s in range(2)] + [_run(s, 20, "gone_family=10") for s in range(2)]
+    runs += [_run(s, 20, "two_digit=5,gone_family=5") for s in range(2)]
+    assert budget(summarise(runs)) == []

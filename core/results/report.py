@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from ..world.families import FAMILIES
-from ..world.mix import Mix
+from ..world.mix import Mix, MixError
 from ..world.records import FailedEpisode
 from ..world.settings import FinetuneSettings, swept
 from ..world.stats import mean_interval, paired_difference, wilson
@@ -161,7 +161,10 @@ def budget(cells: list[CellSummary]) -> list[BudgetPoint]:
     alone: dict[tuple[str, int], FamilySummary] = {}
     mixed: dict[tuple[str, int], tuple[FamilySummary, int]] = {}
     for cell in cells:
-        counts = dict(Mix.parse(cell.key.mix).counts)
+        try:
+            counts = dict(Mix.parse(cell.key.mix).counts)
+        except MixError:  # a stored mix this program cannot read (a family no longer registered): not a budget
+            return []
         total = sum(counts.values())
         if len(counts) == 1:
             (name,) = counts
