@@ -200,3 +200,25 @@ def test_figures_of_a_hostile_model_are_drawn_and_said_written_out(tmp_path):
     ]
     line = saved_line(saved)
     assert "\x1b" not in line and shown(folder) in line
+
+
+async def test_notifications_status_lines_and_sum_messages_show_hostile_words_as_text():
+    """A notification, the train panel's status and error lines and the line under the sum box write out escapes
+    and never read markup (a Textual `[$accent]` variable included) in what they are given."""
+    from tui.widgets.playground import Playground
+    from tui.widgets.train_panel import TrainPanel
+
+    hostile = "[$accent]x[/] \x1b]0;t\x07 [b]y"
+    app = fake_app()
+    async with app.run_test(size=(100, 32)) as pilot:
+        await pilot.pause()
+        app.notify(hostile)
+        panel = app.query_one(TrainPanel)
+        panel.show_error(hostile)
+        assert panel._border_subtitle.plain == shown(hostile)  # what is drawn (the getter gives markup)
+        panel.show(hostile)
+        assert panel._border_subtitle.plain == shown(hostile)  # what is drawn (the getter gives markup)
+        app.query_one(Playground).say(hostile, error=True)
+        await pilot.pause()
+        assert shown(hostile) in [n.message for n in app._notifications]
+        _no_escapes(app)

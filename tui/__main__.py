@@ -54,7 +54,9 @@ def demo_probes(path: str | None) -> tuple[list[str], list[str]]:
 
 
 def _refuse(line: str):
-    print(f"breadth-tui: {line}", file=sys.stderr)
+    from core.world.text import one_line
+
+    print(f"breadth-tui: {one_line(line)}", file=sys.stderr)  # a typed path is text: escapes written out
     raise SystemExit(USAGE_ERROR)
 
 

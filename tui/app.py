@@ -26,6 +26,7 @@ from core.world.paths import BASE, runs_dir
 from core.world.presets import DEFAULT_PRESET
 from core.world.probe import parse_sum
 from core.world.records import HeldOutScore
+from core.world.text import shown
 
 from . import messages as m
 from .catalog import ModelEntry, shipped_entries, stored_entries
@@ -708,8 +709,9 @@ class BreadthApp(App):
         await super().on_event(event)
 
     def notify(self, message: str, *, markup: bool = False, **kwargs) -> None:
-        """Notify in plain text by default: paths and error messages may hold '[' and '[/]', which are not markup."""
-        super().notify(message, markup=markup, **kwargs)
+        """Notify in plain text by default: paths and error messages may hold '[' and '[/]', which are not markup,
+        and escape sequences, which are written out (core.world.text.shown), never sent to the terminal."""
+        super().notify(message if markup else shown(message, newlines=True), markup=markup, **kwargs)
 
     def _title(self, key: str | None) -> str:
         return self.entries[key].title if key in self.entries else "no model"

@@ -27,6 +27,7 @@ from textual.widgets import Input, Static
 from core.frontends import protocol as p
 from core.world.families import FAMILIES, Problem
 from core.world.probe import SumError, parse_sum
+from core.world.text import shown
 from core.world.transcript import Role, visible
 
 from ..guard import guarded
@@ -330,7 +331,7 @@ class Playground(Vertical):
         """Show a message under the sum box, as plain text (it may quote what was typed; no markup is parsed)."""
         msg = self.query_one("#sum-message", Static)
         msg.set_class(error, "error")
-        msg.update(Content(text))
+        msg.update(Content(shown(text)))
 
     def clear_note(self) -> None:
         """Clear the message under the sum box, unless it is an error still to be fixed."""

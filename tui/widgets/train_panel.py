@@ -11,7 +11,7 @@ from __future__ import annotations
 from textual import on
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
-from textual.markup import escape
+from textual.content import Content
 from textual.message import Message
 from textual.reactive import var
 from textual.widgets import Button, Collapsible, Input, Label, Select
@@ -20,6 +20,7 @@ from core.world.families import DIMENSIONS, FAMILIES, dimension_values
 from core.world.mix import Mix, MixError, select
 from core.world.presets import DEFAULT_PRESET, PRESETS, preset_of
 from core.world.settings import HELD_OUT, FinetuneSettings, held_out_from_text
+from core.world.text import shown
 
 from ..catalog import PLATE
 from ..guard import guarded
@@ -237,12 +238,12 @@ class TrainPanel(Vertical):
     def show(self, text: str) -> None:
         """Show a neutral status line (in the panel's bottom border, where it costs no row)."""
         self.status, self.status_is_error = text, False
-        self.border_subtitle = escape(text)
+        self.border_subtitle = Content(shown(text))  # text, never markup: it may quote a path or an engine's words
 
     def show_error(self, text: str) -> None:
         """Show a one-line error inline, in red."""
         self.status, self.status_is_error = text, True
-        self.border_subtitle = f"[b $error]{escape(text)}[/]"
+        self.border_subtitle = Content.from_markup("[b $error]$text[/]", text=shown(text))  # $text is never parsed
 
 
 def fill_choices() -> list[tuple[str, str]]:
