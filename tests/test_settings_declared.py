@@ -79,3 +79,18 @@ def _text(table) -> str:
     console = Console(width=200, record=True)
     console.print(table)
     return console.export_text()
+
+
+async def test_a_new_setting_appears_in_the_train_form(one_more_setting):
+    """The app's train form shows the new setting under `advanced`, and a value typed there reaches the request."""
+    from textual.widgets import Input
+    from tui_helpers import fake_app
+
+    app = fake_app()
+    async with app.run_test(size=(100, 32)) as pilot:
+        await pilot.pause()
+        box = app.train_panel.query_one("#wu", Input)
+        assert box.value == "0"
+        box.value = "12"
+        _, settings, _ = app.train_panel.request()
+        assert isinstance(settings, WithWarmup) and settings.warmup == 12

@@ -62,6 +62,8 @@ class Setting:
     help: str = ""  # what it sets, for --help and the form
     sweep: bool = False  # a sweep may vary it, stored runs are filtered by it, run titles name it when not default
     choices: tuple[str, ...] = ()  # the values a choice takes
+    form: str | None = "advanced"  # where the app's train form shows it: "main", "advanced", or None (not shown)
+    label: str = ""  # its label in the form (default: the short label)
 
     @property
     def words(self) -> str:
@@ -112,7 +114,12 @@ class _Checked:
                 low, high, about = f.metadata["setting"]
                 flag = about.get("flag", f.name.replace("_", "-"))
                 kind = kinds[f.type] if isinstance(f.type, str) else f.type
-                out.append(Setting(f.name, kind, f.default, low, high, **{"short": flag, **about, "flag": flag}))
+                short = about.get("short", flag)
+                out.append(
+                    Setting(
+                        f.name, kind, f.default, low, high, **{"label": short, **about, "short": short, "flag": flag}
+                    )
+                )
             _DECLARED[cls] = tuple(out)
         return _DECLARED[cls]
 
@@ -150,13 +157,15 @@ class _Checked:
 class FinetuneSettings(_Checked):
     """Fine-tuning hyper-parameters; the defaults are the recipe that gives the plate's pattern on every seed."""
 
-    steps: int = setting(400, 1, 100_000, help="optimiser steps", sweep=True)
+    steps: int = setting(400, 1, 100_000, help="optimiser steps", sweep=True, form="main")
     lr: float = setting(1.5e-3, 0.0, 1.0, open_low=True, help="AdamW learning rate (constant)", sweep=True)
     batch_size: int = setting(8, 1, 1000, short="batch", help="demonstrations per step", sweep=True)
     # dropout while fine-tuning: what makes copying two-digit numbers hold on every seed
-    dropout: float = setting(0.2, 0.0, 0.9, short="drop", help="dropout", sweep=True)
-    weight_decay: float = setting(0.0, 0.0, 1.0, short="wd", help="AdamW weight decay", sweep=True)
-    seed: int = setting(0, 0, MAX_SEED, help="seeds demonstrations, held-out sets, batch order and dropout")
+    dropout: float = setting(0.2, 0.0, 0.9, short="drop", label="dropout", help="dropout", sweep=True)
+    weight_decay: float = setting(0.0, 0.0, 1.0, short="wd", help="AdamW weight decay", sweep=True, form=None)
+    seed: int = setting(
+        0, 0, MAX_SEED, help="seeds demonstrations, held-out sets, batch order and dropout", form="main"
+    )
 
 
 @dataclass(frozen=True)

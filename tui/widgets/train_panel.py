@@ -32,7 +32,6 @@ DEFAULTS = FinetuneSettings()
 MORE = tuple(n for n in FAMILIES if n not in PLATE)  # families under "more families"
 MORE_COLUMNS = 4  # count inputs per row under "more families"
 FILL_COUNT = 35  # the count the fill-by-coordinates row starts with
-SETTING_FIELDS = {"steps": "steps", "seed": "seed", "lr": "lr", "dropout": "dropout", "batch_size": "batch"}
 
 
 class TrainPanel(Vertical):
@@ -74,26 +73,10 @@ class TrainPanel(Vertical):
                 with Horizontal(classes="row"):
                     yield from _counts(MORE[i : i + MORE_COLUMNS], default, "num more-count")
         with Horizontal(classes="row"):
-            yield Label("steps ", classes="lbl")
-            yield BoundedInput(
-                str(DEFAULTS.steps), type="integer", max_length=5, compact=True, id="steps", classes="num"
-            )
-            yield Label("seed ", classes="lbl")
-            yield BoundedInput(
-                str(DEFAULTS.seed), type="integer", max_length=10, compact=True, id="seed", classes="num"
-            )
+            yield from _setting_inputs("main")
         with Collapsible(title="advanced", id="advanced"):
             with Horizontal(classes="row"):
-                yield Label("lr ", classes="lbl")
-                yield BoundedInput(str(DEFAULTS.lr), type="number", max_length=8, compact=True, id="lr", classes="num")
-                yield Label("dropout ", classes="lbl")
-                yield BoundedInput(
-                    str(DEFAULTS.dropout), type="number", max_length=5, compact=True, id="dropout", classes="num"
-                )
-                yield Label("batch ", classes="lbl")
-                yield BoundedInput(
-                    str(DEFAULTS.batch_size), type="integer", max_length=3, compact=True, id="batch", classes="num"
-                )
+                yield from _setting_inputs("advanced")
             with Horizontal(classes="row"):
                 yield Label("held-out ", classes="lbl")
                 yield BoundedInput(
@@ -191,7 +174,7 @@ class TrainPanel(Vertical):
         The settings are checked by FinetuneSettings itself, as on the command line and in the engine.
         """
         mix = self._mix()
-        texts = {name: self.query_one(f"#{field_id}", Input).value for name, field_id in SETTING_FIELDS.items()}
+        texts = {s.name: self.query_one(f"#{s.label}", Input).value for s in FinetuneSettings.settings() if s.form}
         settings = FinetuneSettings.from_text(**texts)
         held_out = held_out_from_text(self.query_one("#held-out", Input).value)
         return mix, settings, held_out
@@ -267,6 +250,16 @@ def _all_at(dimension: str, value: str) -> str:
         return f"all {value}"
     noun = dimension if value != "1" else dimension.removesuffix("s")
     return f"all with {value} {noun}"
+
+
+def _setting_inputs(where: str):
+    """A label and an input for each fine-tuning setting the form shows at `where` (as FinetuneSettings declares)."""
+    for s in FinetuneSettings.settings():
+        if s.form == where:
+            yield Label(f"{s.label} ", classes="lbl")
+            width = len(str(int(s.high))) if s.kind is int else 8
+            kind = "integer" if s.kind is int else "number"
+            yield BoundedInput(str(s.default), type=kind, max_length=width, compact=True, id=s.label, classes="num")
 
 
 def _counts(names, default: dict[str, int], classes: str):
