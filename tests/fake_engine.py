@@ -20,22 +20,19 @@ from safetensors.numpy import load_file, save
 from core.frontends import protocol as p
 from core.frontends.session import serve
 from core.world.episode import Episode
-from core.world.families import FAMILIES
+from core.world.families import FAMILIES, Problem
 from core.world.files import user_path, write_atomic, write_new
 from core.world.header import KEY, read_header
 from core.world.records import RunMeta, StepStats
 from core.world.scoring import play, tally
+from core.world.transcript import Role
 from core.world.vocab import BOS, PAD
 from tui.engine import EngineGone
 
 
 def demonstrator(operands: tuple[int, ...], op: str = "+") -> str:
-    """The actions a perfect demonstrator writes for a sum: left-to-right calls, then the answer."""
-    acc, out = operands[0], []
-    for x in operands[1:]:
-        out.append(f"B{acc}{op}{x}|")
-        acc = acc + x if op == "+" else acc - x
-    return "".join(out) + f"{acc}|"
+    """The actions a perfect demonstrator writes for a sum: the model's segments of the family's own demonstration."""
+    return "".join(seg.text for seg in Problem(operands, op=op).demonstration().segments if seg.role is Role.ACTION)
 
 
 class ScriptedPolicy:
