@@ -19,10 +19,10 @@ import sys
 from rich.console import Console
 from rich.table import Table
 
-from core.learning.experiment import finetune_run
-from core.world.families import FAMILIES
-from core.world.presets import PRESETS
-from core.world.settings import FinetuneSettings
+from breadth.core.learning.experiment import finetune_run
+from breadth.core.storage.presets import PRESETS
+from breadth.core.world.families import FAMILIES
+from breadth.core.world.settings import FinetuneSettings
 
 TARGET = 5.0  # seconds: one fine-tune plus scoring on one core
 

@@ -61,7 +61,7 @@ async def soak(trainings: int, probes: int) -> dict:
     """Run the soak; the measurements."""
     from textual.widgets import Input
 
-    from tui.app import BreadthApp
+    from breadth.tui.app import BreadthApp
 
     app = BreadthApp()
     result: dict = {"trainings": trainings, "probes": probes}

@@ -18,13 +18,13 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from core.frontends.sweep import run_jobs
-from core.results.grid import Grid
-from core.results.store import Store
-from core.world.header import weights_hash
-from core.world.paths import BASE
-from core.world.presets import DEFAULT_PRESET, PRESETS
-from core.world.settings import FinetuneSettings
+from breadth.core.results.grid import Grid
+from breadth.core.storage.header import weights_hash
+from breadth.core.storage.paths import BASE
+from breadth.core.storage.presets import DEFAULT_PRESET, PRESETS
+from breadth.core.storage.store import Store
+from breadth.core.sweeps.sweep import run_jobs
+from breadth.core.world.settings import FinetuneSettings
 
 TARGET = 1.7  # 2 local workers should give at least this many times one worker's runs per minute
 

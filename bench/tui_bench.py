@@ -293,8 +293,8 @@ async def in_app(samples: int, interval: float) -> dict:
     """Key latency idle and while training 400 steps, the loss plot's redraw rate, and one redraw's cost."""
     from textual.widgets import Input
 
-    from tui.app import BreadthApp
-    from tui.widgets.loss_plot import LossPlot
+    from breadth.tui.app import BreadthApp
+    from breadth.tui.widgets.loss_plot import LossPlot
 
     app = BreadthApp()
     result: dict = {}
@@ -432,8 +432,8 @@ async def keys_while_racing_and_training(app, pilot, box, plot, samples: int, in
     """Key latency while a long run trains and four-model races stream one after another at the normal pace."""
     from textual.widgets import Input
 
-    from core.world.probe import parse_sum
-    from tui.widgets.playground import Playground
+    from breadth.core.world.probe import parse_sum
+    from breadth.tui.widgets.playground import Playground
 
     app.playground.pace = 2  # normal: 20 characters a second, so every race streams for a while
     app.train_panel.query_one("#steps", Input).value = "50000"

@@ -20,7 +20,7 @@ def private_home(tmp_path_factory, monkeypatch):
 @pytest.fixture(scope="session")
 def base_path() -> Path:
     """The shipped pre-trained checkpoint, where the CLI looks for it."""
-    from core.world.paths import BASE
+    from breadth.core.storage.paths import BASE
 
     assert BASE.is_file(), f"the shipped base checkpoint is missing: {BASE}"
     return BASE
@@ -29,7 +29,7 @@ def base_path() -> Path:
 @pytest.fixture(scope="session")
 def one_thread() -> None:
     """One torch thread for the session: repeatable numbers and no OpenMP spinning on 2 cores."""
-    from core.learning.train import use_one_thread
+    from breadth.core.learning.train import use_one_thread
 
     use_one_thread()
 
@@ -37,7 +37,7 @@ def one_thread() -> None:
 @pytest.fixture(scope="session")
 def base_model(base_path, one_thread):
     """The base model, loaded once; tests must not train it (load their own copy for that)."""
-    from core.learning import checkpoint
+    from breadth.core.learning import checkpoint
 
     model, _ = checkpoint.load(base_path)
     return model

@@ -1,6 +1,6 @@
 """The engine the app's tests talk to: the real engine session and protocol, with scripted models.
 
-`FakeEngine` runs `core.frontends.session.serve` in a thread, speaking the same JSON lines as the
+`FakeEngine` runs `breadth.core.engine.session.serve` in a thread, speaking the same JSON lines as the
 engine process, so it cannot drift from the engine. Only the models are stand-ins (`ScriptedModels`):
 loading reads the checkpoint's real header, and playing feeds a script of action text per sum to
 the real rollout, calculator and verdict. No torch is imported.
@@ -17,17 +17,17 @@ from dataclasses import dataclass
 
 from safetensors.numpy import load_file, save
 
-from core.frontends import protocol as p
-from core.frontends.session import serve
-from core.world.episode import Episode
-from core.world.families import FAMILIES, Problem
-from core.world.files import user_path, write_atomic, write_new
-from core.world.header import KEY, read_header
-from core.world.records import RunMeta, StepStats
-from core.world.scoring import play, tally
-from core.world.transcript import Role
-from core.world.vocab import BOS, PAD
-from tui.engine import EngineGone
+from breadth.core.engine import protocol as p
+from breadth.core.engine.session import serve
+from breadth.core.storage.files import user_path, write_atomic, write_new
+from breadth.core.storage.header import KEY, read_header
+from breadth.core.world.episode import Episode
+from breadth.core.world.families import FAMILIES, Problem
+from breadth.core.world.records import RunMeta, StepStats
+from breadth.core.world.scoring import play, tally
+from breadth.core.world.transcript import Role
+from breadth.core.world.vocab import BOS, PAD
+from breadth.tui.engine import EngineGone
 
 
 def demonstrator(operands: tuple[int, ...], op: str = "+") -> str:

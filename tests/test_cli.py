@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from core.frontends.cli import USAGE_ERROR, main
-from core.world.families import FAMILIES
-from core.world.header import read_header, read_metadata
-from core.world.vocab import CHARS
+from breadth.core.cli.main import USAGE_ERROR, main
+from breadth.core.storage.header import read_header, read_metadata
+from breadth.core.world.families import FAMILIES
+from breadth.core.world.vocab import CHARS
 
 BREADTH = Path(sys.executable).parent / "breadth"
 
@@ -28,9 +28,9 @@ def garbage(tmp_path) -> Path:
 
 
 def test_console_script_is_installed():
-    """The venv has a `breadth` console script that runs core.frontends.cli's main."""
+    """The venv has a `breadth` console script that runs breadth.core.cli.main's main."""
     assert BREADTH.is_file() and os.access(BREADTH, os.X_OK)
-    assert "core.frontends.cli" in BREADTH.read_text()
+    assert "breadth.core.cli.main" in BREADTH.read_text()
 
 
 def test_console_script_bad_sum_is_one_line(base_path):
@@ -218,7 +218,7 @@ def test_plate_runs_every_mix_and_seed_with_the_settings_given(capsys, tmp_path,
 
 def test_play_marks_who_wrote_each_segment_without_colour(capsys):
     """`breadth play` lists each segment under its writer, so the roles survive a pipe with no colour."""
-    from core.world.presets import PRESETS
+    from breadth.core.storage.presets import PRESETS
 
     assert main(["play", str(PRESETS["mix_35_35"].shipped), "3+4+5"]) == 0
     lines = capsys.readouterr().out.splitlines()

@@ -6,12 +6,12 @@ import random
 
 import pytest
 
-from core.world.episode import MAX_CALLS, MAX_LENGTH, End, Episode, ToolCall
-from core.world.families import Problem
-from core.world.rollout import rollout
-from core.world.transcript import Role, Segment
-from core.world.verdict import Failure, judge
-from core.world.vocab import BOS, CHARS, PAD
+from breadth.core.world.episode import MAX_CALLS, MAX_LENGTH, End, Episode, ToolCall
+from breadth.core.world.families import Problem
+from breadth.core.world.rollout import rollout
+from breadth.core.world.transcript import Role, Segment
+from breadth.core.world.verdict import Failure, judge
+from breadth.core.world.vocab import BOS, CHARS, PAD
 
 WAIT = "*"  # what the scripted policy proposes while the environment is writing; never used if rollout is right
 

@@ -8,9 +8,10 @@ import json
 
 import pytest
 
-from core.world.calculator import parse_call
-from core.world.episode import MAX_LENGTH
-from core.world.families import (
+from breadth.core.storage.presets import PRESETS
+from breadth.core.world.calculator import parse_call
+from breadth.core.world.episode import MAX_LENGTH
+from breadth.core.world.families import (
     DEMO_POOL,
     DIMENSIONS,
     FAMILIES,
@@ -23,10 +24,9 @@ from core.world.families import (
     family_of,
     register,
 )
-from core.world.mix import Mix, MixError
-from core.world.presets import PRESETS
-from core.world.probe import SumError, parse_sum
-from core.world.vocab import ERROR
+from breadth.core.world.mix import Mix, MixError
+from breadth.core.world.probe import SumError, parse_sum
+from breadth.core.world.vocab import ERROR
 
 
 def test_registry_refuses_a_duplicate_name_or_coordinates():

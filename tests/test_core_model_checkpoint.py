@@ -12,12 +12,12 @@ import pytest
 import torch
 from safetensors.torch import save_file
 
-from core.learning import checkpoint
-from core.learning.model import GPT, GPTConfig, KVCache
-from core.world.episode import MAX_LENGTH
-from core.world.header import CheckpointError, read_header
-from core.world.records import HeldOutScore, RunMeta
-from core.world.vocab import VOCAB_SIZE
+from breadth.core.learning import checkpoint
+from breadth.core.learning.model import GPT, GPTConfig, KVCache
+from breadth.core.storage.header import CheckpointError, read_header
+from breadth.core.world.episode import MAX_LENGTH
+from breadth.core.world.records import HeldOutScore, RunMeta
+from breadth.core.world.vocab import VOCAB_SIZE
 
 TINY = dict(vocab_size=VOCAB_SIZE, block_size=MAX_LENGTH, n_layer=2, n_head=2, n_embd=16)
 
@@ -108,7 +108,7 @@ def test_base_checkpoint_metadata(base_path):
 def test_read_metadata_needs_no_torch(base_path):
     """read_metadata runs in a fresh interpreter without ever importing torch."""
     code = (
-        "import sys, core.world.header as h; m = h.read_header(sys.argv[1]).meta; "
+        "import sys, breadth.core.storage.header as h; m = h.read_header(sys.argv[1]).meta; "
         "assert 'torch' not in sys.modules, 'torch was imported'; print(m['params'])"
     )
     out = subprocess.run(

@@ -6,13 +6,13 @@ import operator
 
 import pytest
 
-from core.world import operations
-from core.world.calculator import SYNTAX, calculate, parse_call
-from core.world.episode import Episode
-from core.world.families import Coordinates, Problem, grid_family
-from core.world.operations import ADD, SUB, Operation
-from core.world.probe import SumError, parse_sum
-from core.world.verdict import judge
+from breadth.core.world import operations
+from breadth.core.world.calculator import SYNTAX, calculate, parse_call
+from breadth.core.world.episode import Episode
+from breadth.core.world.families import Coordinates, Problem, grid_family
+from breadth.core.world.operations import ADD, SUB, Operation
+from breadth.core.world.probe import SumError, parse_sum
+from breadth.core.world.verdict import judge
 
 MUL = Operation("*", "mul", "multiplies", "multiplied", operator.mul)
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 import pytest
 from fake_engine import ScriptedPolicy, demonstrator
 
-from core.results.report import summarise
-from core.results.store import Store, StoredRun, run_key
-from core.world.families import FAMILIES
-from core.world.records import EXAMPLES_KEPT, HeldOutScore, MetadataError, RunMeta
-from core.world.scoring import play, tally
-from core.world.settings import FinetuneSettings
-from core.world.transcript import Role
+from breadth.core.results.report import summarise
+from breadth.core.storage.store import Store, StoredRun, run_key
+from breadth.core.world.families import FAMILIES
+from breadth.core.world.records import EXAMPLES_KEPT, HeldOutScore, MetadataError, RunMeta
+from breadth.core.world.scoring import play, tally
+from breadth.core.world.settings import FinetuneSettings
+from breadth.core.world.transcript import Role
 
 
 def odd_first_skips_the_call(operands: tuple[int, ...]) -> str:

@@ -12,13 +12,13 @@ from pathlib import Path
 import pytest
 from fake_engine import ScriptedModels
 
-from core.frontends import protocol as p
-from core.frontends.session import Session, serve
-from core.learning.experiment import TorchModels
-from core.results.store import StoreError
-from core.world.families import FAMILIES
-from core.world.paths import BASE
-from core.world.presets import PRESETS
+from breadth.core.engine import protocol as p
+from breadth.core.engine.session import Session, serve
+from breadth.core.learning.experiment import TorchModels
+from breadth.core.storage.paths import BASE
+from breadth.core.storage.presets import PRESETS
+from breadth.core.storage.store import StoreError
+from breadth.core.world.families import FAMILIES
 
 MIX = PRESETS["mix_35_35"].shipped
 TWO = PRESETS["two_digit_70"].shipped
@@ -231,7 +231,7 @@ def test_a_store_that_fails_in_any_way_leaves_the_run_saved_and_says_why_it_was_
     def broken_store(*args, **kwargs):
         raise error
 
-    monkeypatch.setattr("core.frontends.session.Store", broken_store)
+    monkeypatch.setattr("breadth.core.engine.session.Store", broken_store)
     got = _events(_train_with_scripted_models(tmp_path, monkeypatch))
     assert "Failed" not in got
     (trained,) = got["Trained"]

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from core.frontends import protocol as p
-from core.frontends.cli import USAGE_ERROR, main
-from core.frontends.session import Session
-from core.world.settings import (
+from breadth.core.cli.main import USAGE_ERROR, main
+from breadth.core.engine import protocol as p
+from breadth.core.engine.session import Session
+from breadth.core.world.settings import (
     HELD_OUT,
     FinetuneSettings,
     PretrainSettings,

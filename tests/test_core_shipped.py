@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from core.learning import checkpoint
-from core.learning.evaluate import evaluate
-from core.world.presets import PRESETS
+from breadth.core.learning import checkpoint
+from breadth.core.learning.evaluate import evaluate
+from breadth.core.storage.presets import PRESETS
 
 
 @pytest.fixture(scope="module")
@@ -73,8 +73,8 @@ def test_the_default_recipe_gives_the_plate_pattern_on_seed_0_on_this_machine(on
     """Trained here (any CPU) with the default recipe on seed 0 and scored on 200 sums per family, the plate's
     three mixes land within the recipe's targets: each single family at least 95% / 90% on its own and at most
     2% on the other, the mix above 0% on both."""
-    from core.learning.experiment import finetune_run
-    from core.world.settings import FinetuneSettings
+    from breadth.core.learning.experiment import finetune_run
+    from breadth.core.world.settings import FinetuneSettings
 
     rates = {}
     for name, preset in PRESETS.items():

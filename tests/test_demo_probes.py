@@ -6,8 +6,8 @@ import os
 
 import pytest
 
-from core.world.probe import DEMO_PROBES, parse_sum, read_probes
-from tui.__main__ import USAGE_ERROR, demo_probes, main
+from breadth.core.world.probe import DEMO_PROBES, parse_sum, read_probes
+from breadth.tui.__main__ import USAGE_ERROR, demo_probes, main
 
 
 def test_the_default_probes_are_all_sums_the_playground_can_pose():

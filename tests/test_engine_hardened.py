@@ -9,10 +9,10 @@ import threading
 import pytest
 from fake_engine import ScriptedModels
 
-from core.frontends import protocol as p
-from core.frontends.session import Session, serve
-from core.world.header import read_metadata
-from core.world.paths import BASE
+from breadth.core.engine import protocol as p
+from breadth.core.engine.session import Session, serve
+from breadth.core.storage.header import read_metadata
+from breadth.core.storage.paths import BASE
 
 
 def _disk_full(*args):
@@ -117,7 +117,7 @@ def test_a_model_that_could_not_be_saved_stays_in_memory_and_can_be_saved_later(
 
 def test_the_engine_holds_a_bounded_number_of_models_and_never_drops_one_only_in_memory(tmp_path, full_disk):
     """Past MAX_LOADED models, the least recently used one with a file is unloaded (and said so); memory-only stay."""
-    from core.frontends.session import MAX_LOADED
+    from breadth.core.engine.session import MAX_LOADED
 
     session, events = full_disk
     session.handle(p.Train(1, "two_digit=4", {"steps": 1}, str(BASE), str(tmp_path), 3))  # only in memory
@@ -134,7 +134,7 @@ def test_the_engine_holds_a_bounded_number_of_models_and_never_drops_one_only_in
 
 def test_runs_trained_in_the_app_are_recorded_in_the_results_store(tmp_path, monkeypatch):
     """A run the engine trains lands in the store (source `app`, with its checkpoint's path)."""
-    from core.results.store import Store
+    from breadth.core.storage.store import Store
 
     monkeypatch.setattr("fake_engine.STEP_SECONDS", 0.0)
     monkeypatch.setenv("BREADTH_STORE", str(tmp_path / "s.sqlite"))

@@ -15,15 +15,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from core.frontends import protocol as p
-from core.world.calculator import MALFORMED, calculate, parse_call
-from core.world.episode import MAX_CALLS, MAX_LENGTH, Episode
-from core.world.header import CheckpointError, read_header
-from core.world.mix import Mix, MixError
-from core.world.probe import SumError, parse_sum
-from core.world.records import MetadataError, RunMeta
-from core.world.settings import FinetuneSettings, SettingsError
-from core.world.vocab import CHARS
+from breadth.core.engine import protocol as p
+from breadth.core.storage.header import CheckpointError, read_header
+from breadth.core.world.calculator import MALFORMED, calculate, parse_call
+from breadth.core.world.episode import MAX_CALLS, MAX_LENGTH, Episode
+from breadth.core.world.mix import Mix, MixError
+from breadth.core.world.probe import SumError, parse_sum
+from breadth.core.world.records import MetadataError, RunMeta
+from breadth.core.world.settings import FinetuneSettings, SettingsError
+from breadth.core.world.vocab import CHARS
 
 QUICK = settings(
     max_examples=400, deadline=2000, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
@@ -144,8 +144,8 @@ def valid_file(tmp_path_factory) -> bytes:
     """The bytes of a small valid checkpoint."""
     import torch
 
-    from core.learning import checkpoint
-    from core.learning.model import GPT, GPTConfig
+    from breadth.core.learning import checkpoint
+    from breadth.core.learning.model import GPT, GPTConfig
 
     torch.manual_seed(0)
     model = GPT(GPTConfig(n_layer=1, n_head=2, n_embd=8))
@@ -155,7 +155,7 @@ def valid_file(tmp_path_factory) -> bytes:
 
 def _check_reads(path: Path) -> None:
     """The header reader and the loader each give a result or one CheckpointError line naming the path."""
-    from core.learning import checkpoint
+    from breadth.core.learning import checkpoint
 
     for read in (read_header, checkpoint.load):
         try:

@@ -59,7 +59,7 @@ def test_the_installed_package_carries_the_shipped_models(installed, tmp_path):
         installed,
         "python",
         "-c",
-        "from core.world.presets import PRESETS; from core.world.paths import BASE; "
+        "from breadth.core.storage.presets import PRESETS; from breadth.core.storage.paths import BASE; "
         "print(BASE); [print(p.shipped) for p in PRESETS.values()]",
         cwd=tmp_path,
     )
@@ -76,7 +76,7 @@ def test_installed_breadth_plays_a_shipped_model(installed, tmp_path):
         installed,
         "python",
         "-c",
-        "from core.world.presets import PRESETS; print(PRESETS['two_digit_70'].shipped)",
+        "from breadth.core.storage.presets import PRESETS; print(PRESETS['two_digit_70'].shipped)",
         cwd=tmp_path,
     ).stdout.strip()
     out = _run(installed, "breadth", "play", where, "23+45", cwd=tmp_path)
@@ -89,7 +89,7 @@ def test_installed_app_opens_on_the_shipped_mix_and_plays(installed, tmp_path):
     """The installed breadth-tui opens on the shipped mix model, starts its engine and plays a sum."""
     script = textwrap.dedent("""
         import asyncio, time
-        from tui.app import BreadthApp
+        from breadth.tui.app import BreadthApp
 
         async def main():
             app = BreadthApp()

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from core.frontends.cli import USAGE_ERROR, main
-from core.results.matrix import TRAINED, MatrixError, breadth_points, matrix, parse_families
-from core.results.report import summarise
-from core.results.store import StoredRun, run_key
-from core.world.families import FAMILIES
-from core.world.records import HeldOutScore, RunMeta
-from core.world.settings import FinetuneSettings
+from breadth.core.cli.main import USAGE_ERROR, main
+from breadth.core.results.matrix import TRAINED, MatrixError, breadth_points, matrix, parse_families
+from breadth.core.results.report import summarise
+from breadth.core.storage.store import StoredRun, run_key
+from breadth.core.world.families import FAMILIES
+from breadth.core.world.records import HeldOutScore, RunMeta
+from breadth.core.world.settings import FinetuneSettings
 
 
 def _run(mix: str, seed: int, solved: dict[str, int]) -> StoredRun:

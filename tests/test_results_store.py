@@ -13,13 +13,13 @@ import time
 
 import pytest
 
-from core.results.grid import Grid, GridError, parse_budget, parse_seeds, parse_share, parse_values
-from core.results.report import budget, compare, summarise
-from core.results.store import SCHEMA, Store, StoredRun, StoreError, run_key
-from core.results.store_file import _MIGRATIONS
-from core.world.mix import Mix
-from core.world.records import HeldOutScore, RunMeta
-from core.world.settings import FinetuneSettings
+from breadth.core.results.grid import Grid, GridError, parse_budget, parse_seeds, parse_share, parse_values
+from breadth.core.results.report import budget, compare, summarise
+from breadth.core.storage.store import SCHEMA, Store, StoredRun, StoreError, run_key
+from breadth.core.storage.store_file import _MIGRATIONS
+from breadth.core.world.mix import Mix
+from breadth.core.world.records import HeldOutScore, RunMeta
+from breadth.core.world.settings import FinetuneSettings
 
 
 def _run(seed: int, solved: int, mix: str = "two_digit=70", lr: float = 2e-3, other: int = 0) -> StoredRun:
@@ -163,7 +163,7 @@ def test_kill_9_while_writing_loses_no_finished_run_and_corrupts_nothing(tmp_pat
         import sys
         sys.path.insert(0, {str(os.path.dirname(__file__))!r})
         from test_results_store import _run
-        from core.results.store import Store
+        from breadth.core.storage.store import Store
         store = Store({str(path)!r})
         for seed in range(100000):
             store.add(_run(seed, seed % 31))

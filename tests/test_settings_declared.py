@@ -6,14 +6,16 @@ import sys
 from dataclasses import dataclass
 
 import pytest
+from textual.widgets import Input
+from tui_helpers import fake_app  # imports the app's modules before the fixture patches them
 
-from core.frontends import results as results_frontend
-from core.frontends.cli import build_parser, finetune_settings
-from core.frontends.tables import cells_table, runs_table
-from core.results.report import summarise, varied
-from core.results.store import Store, StoredRun, run_key
-from core.world.records import HeldOutScore, RunMeta, settings_note
-from core.world.settings import FinetuneSettings, SettingsError, setting
+from breadth.core.cli import grids as results_frontend
+from breadth.core.cli.parser import build_parser, finetune_settings
+from breadth.core.cli.tables import cells_table, runs_table
+from breadth.core.results.report import summarise, varied
+from breadth.core.storage.store import Store, StoredRun, run_key
+from breadth.core.world.records import HeldOutScore, RunMeta, settings_note
+from breadth.core.world.settings import FinetuneSettings, SettingsError, setting
 
 
 @dataclass(frozen=True)
@@ -83,9 +85,6 @@ def _text(table) -> str:
 
 async def test_a_new_setting_appears_in_the_train_form(one_more_setting):
     """The app's train form shows the new setting under `advanced`, and a value typed there reaches the request."""
-    from textual.widgets import Input
-    from tui_helpers import fake_app
-
     app = fake_app()
     async with app.run_test(size=(100, 32)) as pilot:
         await pilot.pause()

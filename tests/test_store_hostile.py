@@ -12,10 +12,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from core.frontends.cli import main
-from core.results import store as store_module
-from core.results.store import Store, StoreError
-from core.results.store_file import _MIGRATIONS
+from breadth.core.cli.main import main
+from breadth.core.storage import store as store_module
+from breadth.core.storage.store import Store, StoreError
+from breadth.core.storage.store_file import _MIGRATIONS
 
 sys.path.insert(0, os.path.dirname(__file__))
 from test_results_store import _run  # noqa: E402

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from core.frontends.cli import USAGE_ERROR, main
-from core.results.store import Store
-from core.world.families import FAMILIES
+from breadth.core.cli.main import USAGE_ERROR, main
+from breadth.core.storage.store import Store
+from breadth.core.world.families import FAMILIES
 
 pytestmark = pytest.mark.slow  # fine-tunes in worker processes
 QUICK = ["--steps", "3", "--held-out", "3"]

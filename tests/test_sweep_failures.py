@@ -24,16 +24,16 @@ from pathlib import Path
 import distributed  # a test dependency (the cluster extra)
 import pytest
 
-from core.frontends import cluster, sweep
-from core.frontends.cli import USAGE_ERROR, main
-from core.frontends.sweep import ClusterError, run_jobs
-from core.results.grid import Grid
-from core.results.store import Store, StoreError
-from core.world.header import weights_hash
-from core.world.mix import Mix
-from core.world.paths import BASE
-from core.world.records import RunMeta
-from core.world.settings import FinetuneSettings
+from breadth.core.cli.main import USAGE_ERROR, main
+from breadth.core.results.grid import Grid
+from breadth.core.storage.header import weights_hash
+from breadth.core.storage.paths import BASE
+from breadth.core.storage.store import Store, StoreError
+from breadth.core.sweeps import cluster, sweep
+from breadth.core.sweeps.sweep import ClusterError, run_jobs
+from breadth.core.world.mix import Mix
+from breadth.core.world.records import RunMeta
+from breadth.core.world.settings import FinetuneSettings
 
 pytestmark = pytest.mark.slow  # worker processes, Dask clusters
 PYTHON = sys.executable
@@ -175,7 +175,7 @@ def test_a_worker_ends_with_its_parent_by_either_mechanism(spawn, tmp_path, pdea
     pidfile = tmp_path / "child"
     script = (
         "import os, sys, time\n"
-        "from core.frontends import sweep\n"
+        "from breadth.core.sweeps import sweep\n"
         f"sweep.PARENT_SECONDS = {3600 if pdeathsig else 0.5}\n"
         "parent = os.getpid()\n"
         "if os.fork() == 0:\n"
@@ -201,7 +201,7 @@ def test_a_worker_ends_with_its_parent_by_either_mechanism(spawn, tmp_path, pdea
 
 def test_a_worker_whose_parent_died_before_it_started_exits_at_once():
     """die_with() in a process whose parent is not the one named (it died first): the process exits, status 1."""
-    script = "from core.frontends.sweep import die_with; die_with(1 << 22); import time; time.sleep(30)"
+    script = "from breadth.core.sweeps.sweep import die_with; die_with(1 << 22); import time; time.sleep(30)"
     done = subprocess.run([PYTHON, "-c", script], capture_output=True, text=True, timeout=20)
     assert done.returncode == 1 and done.stderr == ""
 
@@ -320,6 +320,14 @@ def _without(site: Path, folder: Path, prefix: str) -> Path:
     return folder
 
 
+def _breadth_from(repo: Path, folder: Path) -> Path:
+    """A folder from which `breadth` imports as the repository's code: breadth/core, breadth/tui, ... as links."""
+    (folder / "breadth").mkdir(parents=True)
+    for name in ("core", "tui", "checkpoints"):
+        (folder / "breadth" / name).symlink_to(repo / name)
+    return folder
+
+
 def _other_version(folder: Path) -> Path:
     """A folder holding only package metadata saying breadth 9.9."""
     meta = folder / "breadth-9.9.dist-info"
@@ -331,7 +339,7 @@ def _other_version(folder: Path) -> Path:
 @pytest.mark.parametrize(
     "case, needle",
     [
-        ("no breadth", "cannot import breadth (ModuleNotFoundError: No module named 'core')"),
+        ("no breadth", "cannot import breadth (ModuleNotFoundError: No module named 'breadth')"),
         ("other version", "has breadth 9.9, this machine "),
         ("no torch", "has no torch"),
     ],
@@ -345,8 +353,8 @@ def test_a_worker_that_cannot_run_breadth_is_named_before_any_run(
     _fake_jobs(monkeypatch, log, 0.1)
     path = {  # python -S: only these folders, none of site-packages' .pth files (breadth's editable install)
         "no breadth": [SITE],
-        "other version": [_other_version(tmp_path / "meta"), REPO, SITE],
-        "no torch": [REPO, _without(SITE, tmp_path / "site", "torch")],
+        "other version": [_other_version(tmp_path / "meta"), _breadth_from(REPO, tmp_path / "src-a"), SITE],
+        "no torch": [_breadth_from(REPO, tmp_path / "src-b"), _without(SITE, tmp_path / "site", "torch")],
     }[case]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(map(str, path))}
     _dask_worker(spawn, scheduler, env, python_flags=["-S"], cwd=tmp_path)

@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 from rich.console import Console
 from textual.content import Content
 
-from core.results.figures import _pyplot
-from core.world.text import figure_text, shown, shown_text
+from breadth.core.results.figures import _pyplot
+from breadth.core.world.text import figure_text, shown, shown_text
 
 HOSTILE = (  # pieces a hostile or unlucky string is made of
     "\x1b",

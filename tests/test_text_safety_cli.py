@@ -16,25 +16,24 @@ import pytest
 from rich.console import Console
 from test_results_store import _run
 
-from core.frontends.tables import (
+from breadth.core.cli.tables import (
     breadth_table,
     budget_table,
     cells_table,
     differences_table,
     episode_lines,
-    episode_text,
     matrix_table,
     runs_table,
     scores_table,
 )
-from core.results.figures import breadth_figure, budget_figure, matrix_figure, model_figure, sweep_figure
-from core.results.matrix import TRAINED, BreadthPoint, MatrixRow
-from core.results.report import BudgetPoint, PairedDifference, summarise
-from core.results.store import Store, StoredRun, run_key
-from core.world.records import HeldOutScore, RunMeta
-from core.world.settings import FinetuneSettings
-from core.world.text import shown
-from core.world.transcript import Role, Segment, Transcript
+from breadth.core.results.figures import breadth_figure, budget_figure, matrix_figure, model_figure, sweep_figure
+from breadth.core.results.matrix import TRAINED, BreadthPoint, MatrixRow
+from breadth.core.results.report import BudgetPoint, PairedDifference, summarise
+from breadth.core.storage.store import Store, StoredRun, run_key
+from breadth.core.world.records import HeldOutScore, RunMeta
+from breadth.core.world.settings import FinetuneSettings
+from breadth.core.world.text import episode_text, shown
+from breadth.core.world.transcript import Role, Segment, Transcript
 
 BREADTH = Path(sys.executable).parent / "breadth"
 MIX = "\x1b]0;pwned\x07\x1b[2J[/x][link=file:///etc/passwd]mix[/link] $\\foo$ \u202eevil"  # title, clear, markup

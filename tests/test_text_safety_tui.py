@@ -15,20 +15,20 @@ from textual.content import Content
 from textual.widgets import DataTable, Input, Static
 from tui_helpers import fake_app, wait_for
 
-from core.results.matrix import columns
-from core.results.store import Store, StoredRun, run_key
-from core.world.header import KEY, read_header, read_metadata, weights_hash
-from core.world.paths import BASE
-from core.world.presets import PRESETS
-from core.world.records import FailedEpisode, HeldOutScore, RunMeta
-from core.world.settings import FinetuneSettings
-from core.world.text import shown
-from core.world.transcript import Role, Segment
-from tui.figures import FiguresSaved, save_figures, saved_line
-from tui.screens.matrix_view import LABEL_WIDTH, MatrixView
-from tui.screens.path_prompt import CHECKING, PathPrompt
-from tui.widgets.race import short
-from tui.widgets.score_panel import ScorePanel, fit_title
+from breadth.core.results.matrix import columns
+from breadth.core.storage.header import KEY, read_header, read_metadata, weights_hash
+from breadth.core.storage.paths import BASE
+from breadth.core.storage.presets import PRESETS
+from breadth.core.storage.store import Store, StoredRun, run_key
+from breadth.core.world.records import FailedEpisode, HeldOutScore, RunMeta
+from breadth.core.world.settings import FinetuneSettings
+from breadth.core.world.text import shown
+from breadth.core.world.transcript import Role, Segment
+from breadth.tui.figures import FiguresSaved, save_figures, saved_line
+from breadth.tui.screens.matrix_view import LABEL_WIDTH, MatrixView
+from breadth.tui.screens.path_prompt import CHECKING, PathPrompt
+from breadth.tui.widgets.race import short
+from breadth.tui.widgets.score_panel import ScorePanel, fit_title
 
 MIX = "[/x]\x1b]0;pwned\x07\x1b[2J[b]mix $\\foo$\u202eevil"  # closes a tag never opened, sets the title, clears
 KIND = "[/z]\x1b[5mkind\u2066"  # a failure kind that blinks and isolates
@@ -205,8 +205,8 @@ def test_figures_of_a_hostile_model_are_drawn_and_said_written_out(tmp_path):
 async def test_notifications_status_lines_and_sum_messages_show_hostile_words_as_text():
     """A notification, the train panel's status and error lines and the line under the sum box write out escapes
     and never read markup (a Textual `[$accent]` variable included) in what they are given."""
-    from tui.widgets.playground import Playground
-    from tui.widgets.train_panel import TrainPanel
+    from breadth.tui.widgets.playground import Playground
+    from breadth.tui.widgets.train_panel import TrainPanel
 
     hostile = "[$accent]x[/] \x1b]0;t\x07 [b]y"
     app = fake_app()

@@ -9,14 +9,14 @@ from pathlib import Path
 from textual.widgets import Input
 from tui_helpers import fake_app, type_text, wait_for
 
-from core.world.families import FAMILIES
-from core.world.presets import PRESETS
-from tui.screens.help import HelpScreen
-from tui.screens.path_prompt import PathPrompt
+from breadth.core.storage.presets import PRESETS
+from breadth.core.world.families import FAMILIES
+from breadth.tui.screens.help import HelpScreen
+from breadth.tui.screens.path_prompt import PathPrompt
 
 FIRST_FRAME_PROBE = """
 import sys, asyncio
-from tui.app import BreadthApp
+from breadth.tui.app import BreadthApp
 
 async def main():
     app = BreadthApp(start_engine=False)
@@ -238,7 +238,7 @@ async def test_the_mouse_works_too():
 
 async def test_a_wedged_engine_is_killed_after_the_stop_grace_and_replaced(monkeypatch):
     """If the engine never confirms a Stop, the app kills it, says so, and starts a fresh engine."""
-    monkeypatch.setattr("tui.supervisor.STOP_GRACE", 0.2)
+    monkeypatch.setattr("breadth.tui.supervisor.STOP_GRACE", 0.2)
     app = fake_app(answers_stop=False)
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.press("ctrl+t")
@@ -253,9 +253,9 @@ async def test_a_wedged_engine_is_killed_after_the_stop_grace_and_replaced(monke
 
 def test_runs_of_one_mix_on_several_seeds_get_a_mean_and_spread():
     """Seeds of one mix and settings give a mean and 95% interval line; other settings or one seed give none."""
-    from core.world.records import RunMeta
-    from tui.catalog import ModelEntry
-    from tui.widgets.score_panel import across_seeds
+    from breadth.core.world.records import RunMeta
+    from breadth.tui.catalog import ModelEntry
+    from breadth.tui.widgets.score_panel import across_seeds
 
     def entry(seed, two, three, lr=0.002):
         meta = {

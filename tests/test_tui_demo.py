@@ -6,8 +6,8 @@ from fake_engine import FakeEngine
 from textual.widgets import Input, Static
 from tui_helpers import wait_for
 
-from tui.app import BreadthApp
-from tui.widgets.playground import AUDIENCE, PACES
+from breadth.tui.app import BreadthApp
+from breadth.tui.widgets.playground import AUDIENCE, PACES
 
 
 def demo_app(probes: list[str], skipped: list[str] = ()) -> BreadthApp:

@@ -6,9 +6,9 @@ from rich.text import Text
 from textual.widgets import Input, Static
 from tui_helpers import fake_app, wait_for
 
-from core.world.mix import Mix
-from core.world.vocab import CHARS
-from tui.screens.demos_view import LOSS_STYLE, DemosView
+from breadth.core.world.mix import Mix
+from breadth.core.world.vocab import CHARS
+from breadth.tui.screens.demos_view import LOSS_STYLE, DemosView
 
 SIZE = (80, 24)
 

@@ -10,9 +10,9 @@ import pytest
 from textual.widgets import Button, Input
 from tui_helpers import type_text, wait_for
 
-from core.world.families import FAMILIES
-from tui.app import BreadthApp
-from tui.widgets.loss_plot import LossPlot
+from breadth.core.world.families import FAMILIES
+from breadth.tui.app import BreadthApp
+from breadth.tui.widgets.loss_plot import LossPlot
 
 pytestmark = pytest.mark.slow  # the real engine process: torch, training
 
@@ -114,7 +114,7 @@ async def test_training_that_raises_shows_the_error_and_the_app_carries_on(runs,
     """A fine-tune that fails (here: a corrupt base checkpoint) shows one line in red; Train works again."""
     corrupt = tmp_path / "base.safetensors"
     corrupt.write_bytes(b"\x08\x00\x00\x00\x00\x00\x00\x00{garbage")
-    monkeypatch.setattr("tui.app.BASE", corrupt)
+    monkeypatch.setattr("breadth.tui.app.BASE", corrupt)
     app = BreadthApp()
     async with app.run_test(size=(100, 32)) as pilot:
         await pilot.press("ctrl+t")
@@ -129,7 +129,7 @@ async def test_training_that_raises_shows_the_error_and_the_app_carries_on(runs,
 
 def test_the_engine_runs_even_where_its_log_cannot_be_written(tmp_path):
     """An engine whose log folder cannot be created still starts, answers Ready, and quits cleanly."""
-    from tui.engine import EngineProcess
+    from breadth.tui.engine import EngineProcess
 
     blocker = tmp_path / "file"
     blocker.write_text("not a folder")

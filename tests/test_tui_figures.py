@@ -11,11 +11,11 @@ import threading
 
 from tui_helpers import fake_app, type_text, wait_for
 
-import tui.app
-from core.results.figures import SLIDE, SLIDE_DPI
-from core.world.header import read_metadata
-from core.world.paths import shipped_checkpoint
-from tui.figures import BLANK_BRAILLE, FiguresSaved, figures_dir, rasterisable, save_figures, saved_line
+import breadth.tui.app
+from breadth.core.results.figures import SLIDE, SLIDE_DPI
+from breadth.core.storage.header import read_metadata
+from breadth.core.storage.paths import shipped_checkpoint
+from breadth.tui.figures import BLANK_BRAILLE, FiguresSaved, figures_dir, rasterisable, save_figures, saved_line
 
 STAMPED = re.compile(r"(screen|scores)-\d{8}-\d{6}\.(svg|png)")
 
@@ -63,7 +63,7 @@ async def test_ctrl_f_saves_the_screen_and_the_models_slide_and_names_them_in_on
 async def test_a_second_ctrl_f_while_saving_is_answered_not_queued():
     """Ctrl+F pressed again before the first save is written gets a line, and only one save runs."""
     release, calls = threading.Event(), []
-    real = tui.app.save_figures
+    real = breadth.tui.app.save_figures
 
     def slow_save(*args):
         calls.append(args)
@@ -72,7 +72,7 @@ async def test_a_second_ctrl_f_while_saving_is_answered_not_queued():
 
     app = fake_app()
     async with app.run_test(size=(80, 24)) as pilot:
-        tui.app.save_figures = slow_save
+        breadth.tui.app.save_figures = slow_save
         try:
             await pilot.pause()
             await pilot.press("ctrl+f")
@@ -82,7 +82,7 @@ async def test_a_second_ctrl_f_while_saving_is_answered_not_queued():
             release.set()
             await wait_for(pilot, lambda: not app.saving_figures, what="the figures to be written")
         finally:
-            tui.app.save_figures = real
+            breadth.tui.app.save_figures = real
             release.set()
         assert len(calls) == 1
         assert len(list(figures_dir().iterdir())) == 4
@@ -154,7 +154,7 @@ def test_the_screen_png_draws_the_terminal_in_monospace_and_braille_in_a_font_th
 
 FIRST_FRAME_PROBE = """
 import sys, asyncio
-from tui.app import BreadthApp
+from breadth.tui.app import BreadthApp
 
 async def main():
     app = BreadthApp(start_engine=False)

@@ -5,9 +5,9 @@ from __future__ import annotations
 from textual.widgets import Collapsible, Input, Select
 from tui_helpers import fake_app, type_text, wait_for
 
-from core.world.families import FAMILIES, families_where
-from core.world.mix import select
-from tui.widgets.train_panel import fill_choices
+from breadth.core.world.families import FAMILIES, families_where
+from breadth.core.world.mix import select
+from breadth.tui.widgets.train_panel import fill_choices
 
 
 def _counts(panel) -> dict[str, str]:

@@ -16,15 +16,15 @@ from safetensors.numpy import load_file, save
 from textual.widgets import Input
 from tui_helpers import fake_app, type_text, wait_for
 
-import tui.app
-from core.frontends import protocol as p
-from core.world.header import KEY, read_header
-from core.world.presets import PRESETS
-from tui import engine as engine_module
-from tui.app import DEFAULT_MODEL, BreadthApp
-from tui.engine import EngineGone, EngineProcess
-from tui.screens.checkpoint_prompts import LoadPrompt
-from tui.screens.path_prompt import CHECKING, PathPrompt
+import breadth.tui.app
+from breadth.core.engine import protocol as p
+from breadth.core.storage.header import KEY, read_header
+from breadth.core.storage.presets import PRESETS
+from breadth.tui import engine as engine_module
+from breadth.tui.app import DEFAULT_MODEL, BreadthApp
+from breadth.tui.engine import EngineGone, EngineProcess
+from breadth.tui.screens.checkpoint_prompts import LoadPrompt
+from breadth.tui.screens.path_prompt import CHECKING, PathPrompt
 
 SIZE = (100, 32)
 
@@ -159,7 +159,7 @@ async def test_an_error_in_a_handler_is_shown_and_logged_and_the_app_runs_on(hom
     def broken(text):
         raise RuntimeError("a bug nobody foresaw")
 
-    monkeypatch.setattr("tui.widgets.playground.parse_sum", broken)
+    monkeypatch.setattr("breadth.tui.widgets.playground.parse_sum", broken)
     app = fake_app()
     async with app.run_test(size=SIZE) as pilot:
         await type_text(pilot, "2+3")
@@ -179,7 +179,7 @@ async def test_an_error_that_escapes_ends_the_app_with_code_1_and_its_traceback_
     """An exception Textual itself catches (here in on_mount) gives return code 1 and lands in app.log."""
 
     class Broken(BreadthApp):
-        CSS_PATH = Path(tui.app.__file__).with_name(BreadthApp.CSS_PATH)  # relative paths follow the subclass
+        CSS_PATH = Path(breadth.tui.app.__file__).with_name(BreadthApp.CSS_PATH)  # relative paths follow the subclass
 
         def on_mount(self) -> None:
             raise RuntimeError("broken at mount")
@@ -194,7 +194,7 @@ async def test_an_error_that_escapes_ends_the_app_with_code_1_and_its_traceback_
 
 def test_breadth_tui_exits_with_the_apps_return_code(monkeypatch, capsys):
     """`breadth-tui` exits with the app's return code (1 after a crash) and says where the traceback is."""
-    from tui import __main__
+    from breadth.tui import __main__
 
     monkeypatch.setattr(BreadthApp, "run", lambda self: setattr(self, "_return_code", 1))
     assert __main__.main([]) == 1
@@ -205,7 +205,7 @@ def test_breadth_tui_exits_with_the_apps_return_code(monkeypatch, capsys):
 
 async def test_after_the_restart_budget_a_sum_and_train_fail_at_once_saying_to_restart(monkeypatch):
     """Once the engine will not be restarted, a typed sum and Train fail at once, saying to restart breadth-tui."""
-    monkeypatch.setattr("tui.supervisor.MAX_RESTARTS", 0)
+    monkeypatch.setattr("breadth.tui.supervisor.MAX_RESTARTS", 0)
     app = fake_app()
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: app.supervisor.engine is not None, timeout=5, what="the engine")

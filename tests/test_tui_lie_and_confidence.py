@@ -5,7 +5,7 @@ from __future__ import annotations
 from textual.widgets import Input, Static
 from tui_helpers import fake_app, type_text, wait_for
 
-from tui.widgets.race import LIE_STYLE, shade
+from breadth.tui.widgets.race import LIE_STYLE, shade
 
 
 def _tool(app) -> str:

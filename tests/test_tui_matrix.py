@@ -7,16 +7,16 @@ from dataclasses import replace
 from textual.widgets import DataTable, Static
 from tui_helpers import fake_app, wait_for
 
-from core.results.matrix import columns
-from core.results.store import Store, StoredRun, run_key
-from core.world.families import FAMILIES
-from core.world.header import weights_hash
-from core.world.paths import BASE
-from core.world.records import FailedEpisode, HeldOutScore, RunMeta
-from core.world.settings import FinetuneSettings
-from core.world.transcript import Role, Segment
-from tui.screens import matrix_view
-from tui.screens.matrix_view import MatrixView
+from breadth.core.results.matrix import columns
+from breadth.core.storage.header import weights_hash
+from breadth.core.storage.paths import BASE
+from breadth.core.storage.store import Store, StoredRun, run_key
+from breadth.core.world.families import FAMILIES
+from breadth.core.world.records import FailedEpisode, HeldOutScore, RunMeta
+from breadth.core.world.settings import FinetuneSettings
+from breadth.core.world.transcript import Role, Segment
+from breadth.tui.screens import matrix_view
+from breadth.tui.screens.matrix_view import MatrixView
 
 
 def _run(mix: str, seed: int, solved: dict[str, int], base_hash: str) -> StoredRun:

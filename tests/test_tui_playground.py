@@ -5,7 +5,7 @@ from __future__ import annotations
 from textual.widgets import Input
 from tui_helpers import fake_app, type_text, wait_for
 
-from core.world.families import FAMILIES
+from breadth.core.world.families import FAMILIES
 
 
 def _roles_and_text(view) -> list[tuple[str, str]]:
@@ -143,7 +143,7 @@ async def test_a_probe_naming_a_family_plays_its_sums_and_refuses_an_operand_out
 
 async def test_pace_key_cycles_the_streaming_pace():
     """Ctrl+O steps through every pace (instant, fast, normal, audience, slow), even while typing in the sum box."""
-    from tui.widgets.playground import PACES
+    from breadth.tui.widgets.playground import PACES
 
     app = fake_app()
     async with app.run_test(size=(80, 24)) as pilot:
@@ -157,9 +157,9 @@ async def test_pace_key_cycles_the_streaming_pace():
 
 async def test_the_probe_log_keeps_the_last_probes_only(monkeypatch):
     """Past MAX_PROBES the oldest finished probe's view is reused for the next: a talk makes no new widgets."""
-    from tui.widgets.playground import ProbeView
+    from breadth.tui.widgets.playground import ProbeView
 
-    monkeypatch.setattr("tui.widgets.playground.MAX_PROBES", 3)
+    monkeypatch.setattr("breadth.tui.widgets.playground.MAX_PROBES", 3)
     app = fake_app()
     async with app.run_test(size=(80, 24)) as pilot:
         for i in range(6):

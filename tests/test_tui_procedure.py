@@ -5,8 +5,8 @@ from __future__ import annotations
 from textual.widgets import Input, Static
 from tui_helpers import fake_app, wait_for
 
-from core.world.families import FAMILIES
-from tui.screens.procedure_view import ProcedureView, probes
+from breadth.core.world.families import FAMILIES
+from breadth.tui.screens.procedure_view import ProcedureView, probes
 
 STEPS = 50  # the scripted run: snapshots at 0, 25 and 50; the first half of the run guesses without calling
 

@@ -14,12 +14,12 @@ from fake_engine import FakeEngine, ScriptedModels, ScriptedPolicy, demonstrator
 from textual.widgets import Input
 from tui_helpers import type_text, wait_for
 
-from core.frontends import protocol as p
-from core.world.header import read_metadata
-from core.world.presets import PRESETS
-from tui.app import BreadthApp
-from tui.catalog import ModelEntry
-from tui.widgets.race import DEFAULT_RACE, LaneView
+from breadth.core.engine import protocol as p
+from breadth.core.storage.header import read_metadata
+from breadth.core.storage.presets import PRESETS
+from breadth.tui.app import BreadthApp
+from breadth.tui.catalog import ModelEntry
+from breadth.tui.widgets.race import DEFAULT_RACE, LaneView
 
 
 def one_call(ops: tuple[int, ...]) -> str:

@@ -12,16 +12,16 @@ from textual.widgets import Input
 from textual_plotext import PlotextPlot
 from tui_helpers import fake_app, wait_for
 
-from core.frontends import protocol as p
-from tui.app import BreadthApp
-from tui.screens.checkpoint_prompts import LoadPrompt, SavePrompt
-from tui.screens.demos_view import DemosView
-from tui.screens.help import HelpScreen
-from tui.screens.matrix_view import MatrixView
-from tui.screens.path_prompt import PATH_MAX, PathPrompt
-from tui.screens.procedure_view import ProcedureView, RunProgress
-from tui.widgets.bounded_input import BoundedInput
-from tui.widgets.playground import MAX_SUM
+from breadth.core.engine import protocol as p
+from breadth.tui.app import BreadthApp
+from breadth.tui.screens.checkpoint_prompts import LoadPrompt, SavePrompt
+from breadth.tui.screens.demos_view import DemosView
+from breadth.tui.screens.help import HelpScreen
+from breadth.tui.screens.matrix_view import MatrixView
+from breadth.tui.screens.path_prompt import PATH_MAX, PathPrompt
+from breadth.tui.screens.procedure_view import ProcedureView, RunProgress
+from breadth.tui.widgets.bounded_input import BoundedInput
+from breadth.tui.widgets.playground import MAX_SUM
 
 SIZE = (80, 24)
 VIEWS = {"ctrl+w": ProcedureView, "ctrl+d": DemosView, "ctrl+g": MatrixView}
@@ -203,7 +203,7 @@ async def test_every_text_box_of_the_app_is_bounded():
 def test_no_priority_binding_is_a_printable_key():
     """The app drops keys a full box refuses before checking bindings: that is safe only while no priority
     binding is a printable character."""
-    from tui.app import BreadthApp
+    from breadth.tui.app import BreadthApp
 
     for binding in BreadthApp.BINDINGS:
         for key in binding.key.split(","):

@@ -5,12 +5,12 @@ from __future__ import annotations
 from textual.widgets import Collapsible, Input, Select
 from tui_helpers import fake_app, wait_for
 
-from core.results.store import Store, StoredRun, run_key
-from core.world.families import FAMILIES
-from core.world.header import weights_hash
-from core.world.paths import BASE
-from core.world.records import HeldOutScore, RunMeta
-from core.world.settings import FinetuneSettings
+from breadth.core.storage.header import weights_hash
+from breadth.core.storage.paths import BASE
+from breadth.core.storage.store import Store, StoredRun, run_key
+from breadth.core.world.families import FAMILIES
+from breadth.core.world.records import HeldOutScore, RunMeta
+from breadth.core.world.settings import FinetuneSettings
 
 
 def _old_run(base_hash: str) -> StoredRun:
@@ -93,7 +93,7 @@ async def test_a_family_outside_the_plate_is_set_under_more_families_and_trained
 
 def test_a_long_title_keeps_its_run_number_in_the_runs_table():
     """Two runs of one mix stay told apart when their titles are cut to the runs table's width."""
-    from tui.widgets.score_panel import MODEL_WIDTH, fit_title
+    from breadth.tui.widgets.score_panel import MODEL_WIDTH, fit_title
 
     assert fit_title("2d 70") == "2d 70"
     cut = fit_title("2d 35+3d 35 #12")
@@ -108,7 +108,7 @@ async def test_a_wide_screen_gives_the_runs_table_titles_more_room_and_a_narrow_
 ):
     """At 120x40 a stored run's long title (its settings named) shows whole, every score column still in view;
     resized to 80x24 it is cut again to MODEL_WIDTH."""
-    from tui.widgets.score_panel import MODEL_WIDTH
+    from breadth.tui.widgets.score_panel import MODEL_WIDTH
 
     monkeypatch.setenv("BREADTH_STORE", str(tmp_path / "s.sqlite"))
     base_hash = weights_hash(BASE)

@@ -15,7 +15,7 @@ from textual.widgets import Input
 sys.path.insert(0, str(Path(__file__).parent))
 from tui_helpers import fake_app  # noqa: E402
 
-from tui.widgets.loss_plot import LossPlot  # noqa: E402
+from breadth.tui.widgets.loss_plot import LossPlot  # noqa: E402
 
 SIZE = (80, 24)
 

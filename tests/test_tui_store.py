@@ -6,12 +6,12 @@ import shutil
 
 from tui_helpers import fake_app, type_text, wait_for
 
-from core.results.store import Store, StoredRun, run_key
-from core.world.header import read_metadata, weights_hash
-from core.world.paths import BASE
-from core.world.presets import PRESETS
-from core.world.records import HeldOutScore, RunMeta
-from core.world.settings import FinetuneSettings
+from breadth.core.storage.header import read_metadata, weights_hash
+from breadth.core.storage.paths import BASE
+from breadth.core.storage.presets import PRESETS
+from breadth.core.storage.store import Store, StoredRun, run_key
+from breadth.core.world.records import HeldOutScore, RunMeta
+from breadth.core.world.settings import FinetuneSettings
 
 
 def _sweep_run(seed: int, solved: int, base_hash: str, **settings_given) -> StoredRun:

@@ -11,8 +11,8 @@ import pytest
 from textual.widgets import Input
 from tui_helpers import fake_app, wait_for
 
-from core.results.store import StoreError
-from tui.screens.matrix_view import MatrixView
+from breadth.core.storage.store import StoreError
+from breadth.tui.screens.matrix_view import MatrixView
 
 SIZE = (100, 32)
 NOT_RECORDED = "not recorded in the results store ("
@@ -64,7 +64,7 @@ def _messages(app, severity: str | None = None) -> list[str]:
 async def test_a_run_the_store_did_not_record_is_saved_listed_and_says_why(monkeypatch, error, reason):
     """Training against a failing store: 'Trained and saved', the model current in the runs table, and the
     engine's note (not recorded, and why) in the status line and in a warning, never 'training failed'."""
-    _store_raising(monkeypatch, "core.frontends.session", error)
+    _store_raising(monkeypatch, "breadth.core.engine.session", error)
     app = fake_app()
     async with app.run_test(size=SIZE) as pilot:
         await _train(pilot)
@@ -106,7 +106,7 @@ STORE_ERRORS = [
 async def test_a_store_that_cannot_be_read_at_start_is_one_warning_naming_why(monkeypatch, error):
     """Whatever reading the store at start raises, the app runs on with the shipped models and one warning that
     names the reason (an error nobody foresaw by its type: `KeyError: 0`, not `0`)."""
-    _store_raising(monkeypatch, "tui.catalog", error)
+    _store_raising(monkeypatch, "breadth.tui.catalog", error)
     app = fake_app()
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: _messages(app, "warning"), timeout=10, what="the warning")
@@ -120,7 +120,7 @@ async def test_a_store_that_cannot_be_read_at_start_is_one_warning_naming_why(mo
 @pytest.mark.parametrize("error", STORE_ERRORS, ids=lambda e: type(e).__name__)
 async def test_the_matrix_view_shows_a_store_it_cannot_read_inline(monkeypatch, error):
     """Ctrl+G on a store that raises anything: the view stays, its status line says the store was not read."""
-    _store_raising(monkeypatch, "tui.screens.matrix_view", error)
+    _store_raising(monkeypatch, "breadth.tui.screens.matrix_view", error)
     app = fake_app()
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("ctrl+g")

@@ -7,7 +7,7 @@ import time
 
 from fake_engine import FakeEngine
 
-from tui.app import BreadthApp
+from breadth.tui.app import BreadthApp
 
 
 def fake_app(**engine_kwargs) -> BreadthApp:

@@ -36,8 +36,8 @@ def _parser() -> argparse.ArgumentParser:
 
 def demo_probes(path: str | None) -> tuple[list[str], list[str]]:
     """The probes to step through and the lines skipped; SystemExit(2) with one line if there is nothing to show."""
-    from core.world.files import UserFileError, read_regular, user_path
-    from core.world.probe import DEMO_PROBES, read_probes
+    from breadth.core.storage.files import UserFileError, read_regular, user_path
+    from breadth.core.world.probe import DEMO_PROBES, read_probes
 
     if path is None:
         return list(DEMO_PROBES), []
@@ -54,7 +54,7 @@ def demo_probes(path: str | None) -> tuple[list[str], list[str]]:
 
 
 def _refuse(line: str):
-    from core.world.text import one_line
+    from breadth.core.world.text import one_line
 
     print(f"breadth-tui: {one_line(line)}", file=sys.stderr)  # a typed path is text: escapes written out
     raise SystemExit(USAGE_ERROR)
@@ -67,8 +67,8 @@ def main(argv: list[str] | None = None) -> int:
         _refuse("--probes goes with --demo")
     demo = demo_probes(args.probes) if args.demo else None
 
-    from .app import BreadthApp
-    from .guard import app_log
+    from breadth.tui.app import BreadthApp
+    from breadth.tui.guard import app_log
 
     app = BreadthApp(demo=demo)
     app.run()

@@ -20,31 +20,30 @@ from textual.containers import Horizontal
 from textual.reactive import var
 from textual.screen import ModalScreen, Screen
 
-from core.frontends import protocol as p
-from core.results.store import StoreError
-from core.world.paths import BASE, runs_dir
-from core.world.presets import DEFAULT_PRESET
-from core.world.probe import parse_sum
-from core.world.records import HeldOutScore
-from core.world.text import shown
-
-from . import messages as m
-from .catalog import ModelEntry, shipped_entries, stored_entries
-from .engine import EngineProcess, engine_log
-from .figures import FiguresFailed, FiguresSaved, figures_dir, save_figures, saved_line
-from .guard import guarded, log_error, one_line
-from .screens.checkpoint_prompts import LoadPrompt, SavePrompt, SaveTarget
-from .screens.demos_view import DemosView
-from .screens.help import HelpScreen
-from .screens.matrix_view import MatrixView
-from .screens.procedure_view import ProcedureView, RunProgress
-from .supervisor import Supervisor
-from .widgets.bounded_input import BoundedInput
-from .widgets.footer import KeysFooter
-from .widgets.playground import AUDIENCE, Playground, SumBox
-from .widgets.race import MIN_LANES, Roster
-from .widgets.score_panel import ScorePanel
-from .widgets.train_panel import TrainPanel
+from breadth.core.engine import protocol as p
+from breadth.core.storage.paths import BASE, runs_dir
+from breadth.core.storage.presets import DEFAULT_PRESET
+from breadth.core.storage.store import StoreError
+from breadth.core.world.probe import parse_sum
+from breadth.core.world.records import HeldOutScore
+from breadth.core.world.text import shown
+from breadth.tui import messages as m
+from breadth.tui.catalog import ModelEntry, shipped_entries, stored_entries
+from breadth.tui.engine import EngineProcess, engine_log
+from breadth.tui.figures import FiguresFailed, FiguresSaved, figures_dir, save_figures, saved_line
+from breadth.tui.guard import guarded, log_error, one_line
+from breadth.tui.screens.checkpoint_prompts import LoadPrompt, SavePrompt, SaveTarget
+from breadth.tui.screens.demos_view import DemosView
+from breadth.tui.screens.help import HelpScreen
+from breadth.tui.screens.matrix_view import MatrixView
+from breadth.tui.screens.procedure_view import ProcedureView, RunProgress
+from breadth.tui.supervisor import Supervisor
+from breadth.tui.widgets.bounded_input import BoundedInput
+from breadth.tui.widgets.footer import KeysFooter
+from breadth.tui.widgets.playground import AUDIENCE, Playground, SumBox
+from breadth.tui.widgets.race import MIN_LANES, Roster
+from breadth.tui.widgets.score_panel import ScorePanel
+from breadth.tui.widgets.train_panel import TrainPanel
 
 DEFAULT_MODEL = f"shipped:{DEFAULT_PRESET}"  # current at start, and after another model killed the engine
 

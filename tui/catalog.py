@@ -12,13 +12,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from core.results.store import Store
-from core.world.families import FAMILIES
-from core.world.header import CheckpointError, read_metadata, weights_hash
-from core.world.paths import BASE
-from core.world.presets import PRESETS
-from core.world.records import HeldOutScore, RunMeta
-from core.world.text import shown
+from breadth.core.storage.header import CheckpointError, read_metadata, weights_hash
+from breadth.core.storage.paths import BASE
+from breadth.core.storage.presets import PRESETS
+from breadth.core.storage.store import Store
+from breadth.core.world.families import FAMILIES
+from breadth.core.world.records import HeldOutScore, RunMeta
+from breadth.core.world.text import shown
 
 PLATE = tuple(n for n in FAMILIES if any(n in dict(p.mix.counts) for p in PRESETS.values()))  # the plate's families
 

@@ -16,12 +16,11 @@ from pathlib import Path
 
 from textual.message import Message
 
-from core.world.files import write_atomic
-from core.world.paths import data_dir
-from core.world.records import RunMeta
-from core.world.text import shown
-
-from .guard import log_error, one_line
+from breadth.core.storage.files import write_atomic
+from breadth.core.storage.paths import data_dir
+from breadth.core.world.records import RunMeta
+from breadth.core.world.text import shown
+from breadth.tui.guard import log_error, one_line
 
 SCREEN_SCALE = 2  # PNG pixels per SVG pixel: an 80x24 screen becomes 1988x1271, sharp on a 1920-pixel projector
 BLANK_BRAILLE = "\u2800"  # the braille cell with no dots
@@ -112,7 +111,7 @@ def _save(svg: str, run: RunMeta | None, name: str, folder: Path, stamp: str) ->
         missing.append("no model loaded, so no slide of its scores")
     else:
         try:
-            from core.results.figures import model_figure
+            from breadth.core.results.figures import model_figure
 
             written += model_figure(run, folder / f"scores-{stem}", name)
         except Exception as e:  # noqa: BLE001 -- matplotlib missing or failing: the screen is still saved

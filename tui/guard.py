@@ -14,7 +14,7 @@ import time
 import traceback
 from pathlib import Path
 
-from core.world.paths import data_dir
+from breadth.core.storage.paths import data_dir
 
 LOG_LIMIT = 1_000_000  # bytes of app log kept: past this the next entry starts the file afresh
 

@@ -1,6 +1,6 @@
 """Messages from the engine's reader to the app: one per engine event, each with its own handler.
 
-Each message carries the protocol event it stands for (`core.frontends.protocol`), so the fields are
+Each message carries the protocol event it stands for (`breadth.core.engine.protocol`), so the fields are
 defined once. None sets `can_replace`: every loss point and every character must arrive.
 """
 
@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from textual.message import Message
 
-from core.frontends import protocol as p
+from breadth.core.engine import protocol as p
 
 
 @dataclass

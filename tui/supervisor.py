@@ -14,11 +14,10 @@ from functools import partial
 from textual.app import App
 from textual.worker import get_current_worker
 
-from core.frontends import protocol as p
-
-from .engine import EngineGone, EngineProcess
-from .guard import guarded
-from .messages import FOR_EVENT, EngineDied
+from breadth.core.engine import protocol as p
+from breadth.tui.engine import EngineGone, EngineProcess
+from breadth.tui.guard import guarded
+from breadth.tui.messages import FOR_EVENT, EngineDied
 
 STOP_GRACE = 2.0  # seconds to wait for the engine to confirm a Stop before killing it
 MAX_RESTARTS = 3  # engine restarts allowed within RESTART_WINDOW before giving up

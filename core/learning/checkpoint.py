@@ -1,7 +1,7 @@
 """Checkpoints: weights as safetensors with breadth's JSON metadata in the file's own header.
 
 Saving writes a temporary file and renames it over the target, so a crash never leaves half a
-checkpoint. Loading reads the header first (`core.world.header`, no torch), builds the model its
+checkpoint. Loading reads the header first (`core.storage.header`, no torch), builds the model its
 metadata describes, never unpickles anything, and turns every kind of bad file into one
 CheckpointError line.
 """
@@ -17,11 +17,19 @@ from safetensors import SafetensorError
 from safetensors.torch import load as from_bytes
 from safetensors.torch import save as to_bytes
 
-from ..world.files import write_atomic, write_new
-from ..world.header import FORMAT, KEY, VERSION, CheckpointError, CheckpointHeader, read_checkpoint_bytes, read_header
-from ..world.records import RunMeta
-from ..world.vocab import CHARS
-from .model import GPT, GPTConfig
+from breadth.core.learning.model import GPT, GPTConfig
+from breadth.core.storage.files import write_atomic, write_new
+from breadth.core.storage.header import (
+    FORMAT,
+    KEY,
+    VERSION,
+    CheckpointError,
+    CheckpointHeader,
+    read_checkpoint_bytes,
+    read_header,
+)
+from breadth.core.world.records import RunMeta
+from breadth.core.world.vocab import CHARS
 
 _TIED = "head.weight"  # tied to wte.weight: stored once
 

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from ..world.families import FAMILIES
-from ..world.records import HeldOutScore
-from ..world.rollout import complete
-from ..world.scoring import Scored, play, tally
-from ..world.settings import HELD_OUT
-from ..world.vocab import BOS
-from ..world.worksheets import worksheet_sums
-from .model import GPT
-from .policy import GreedyPolicy, greedy
+from breadth.core.learning.model import GPT
+from breadth.core.learning.policy import GreedyPolicy, greedy
+from breadth.core.world.families import FAMILIES
+from breadth.core.world.records import HeldOutScore
+from breadth.core.world.rollout import complete
+from breadth.core.world.scoring import Scored, play, tally
+from breadth.core.world.settings import HELD_OUT
+from breadth.core.world.vocab import BOS
+from breadth.core.world.worksheets import worksheet_sums
 
 
 def evaluate(

@@ -17,18 +17,18 @@ from pathlib import Path
 
 import torch
 
-from ..world.files import user_path, write_atomic
-from ..world.header import weights_hash
-from ..world.mix import Mix
-from ..world.paths import BASE
-from ..world.records import OnStep, RunMeta, StepStats
-from ..world.rollout import Policy
-from ..world.settings import HELD_OUT, FinetuneSettings
-from . import checkpoint
-from .evaluate import evaluate
-from .model import GPT
-from .policy import GreedyPolicy
-from .train import finetune, use_one_thread
+from breadth.core.learning import checkpoint
+from breadth.core.learning.evaluate import evaluate
+from breadth.core.learning.model import GPT
+from breadth.core.learning.policy import GreedyPolicy
+from breadth.core.learning.train import finetune, use_one_thread
+from breadth.core.storage.files import user_path, write_atomic
+from breadth.core.storage.header import weights_hash
+from breadth.core.storage.paths import BASE
+from breadth.core.world.mix import Mix
+from breadth.core.world.records import OnStep, RunMeta, StepStats
+from breadth.core.world.rollout import Policy
+from breadth.core.world.settings import HELD_OUT, FinetuneSettings
 
 
 def finetune_run(

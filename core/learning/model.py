@@ -16,8 +16,8 @@ import torch
 import torch.nn as nn
 from torch.nn import functional as F
 
-from ..world.episode import MAX_LENGTH
-from ..world.vocab import VOCAB_SIZE
+from breadth.core.world.episode import MAX_LENGTH
+from breadth.core.world.vocab import VOCAB_SIZE
 
 
 @dataclass

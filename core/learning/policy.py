@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import torch
 
-from ..world.vocab import CHARS, PAD, PAD_ID, encode
-from .model import GPT, KVCache
+from breadth.core.learning.model import GPT, KVCache
+from breadth.core.world.vocab import CHARS, PAD, PAD_ID, encode
 
 TOP = 4  # characters a policy reports per position (`GreedyPolicy.top`): the chosen one and three alternatives
 

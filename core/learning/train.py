@@ -16,12 +16,12 @@ from collections.abc import Callable
 
 import torch
 
-from ..world.families import Problem
-from ..world.records import Diverged, OnStep, StepStats
-from ..world.settings import FinetuneSettings, PretrainSettings
-from ..world.vocab import BOS, encode
-from ..world.worksheets import worksheet_stream
-from .model import GPT
+from breadth.core.learning.model import GPT
+from breadth.core.world.families import Problem
+from breadth.core.world.records import Diverged, OnStep, StepStats
+from breadth.core.world.settings import FinetuneSettings, PretrainSettings
+from breadth.core.world.vocab import BOS, encode
+from breadth.core.world.worksheets import worksheet_stream
 
 Batch = tuple[torch.Tensor, torch.Tensor]  # inputs (B, T), targets (B, T) with -1 where no loss
 Loss = Callable[[GPT, object], torch.Tensor]  # (model, a batch) -> the scalar loss to minimise

@@ -11,14 +11,14 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
-from ..world.families import FAMILIES
-from ..world.files import write_atomic
-from ..world.mix import Mix, MixError
-from ..world.records import RunMeta
-from ..world.stats import wilson
-from ..world.text import FIGURE_RC, figure_text
-from .matrix import TRAINED, BreadthPoint, MatrixRow, columns, group_of
-from .report import BudgetPoint, CellSummary, budget, varied
+from breadth.core.results.matrix import TRAINED, BreadthPoint, MatrixRow, columns, group_of
+from breadth.core.results.report import BudgetPoint, CellSummary, budget, varied
+from breadth.core.storage.files import write_atomic
+from breadth.core.world.families import FAMILIES
+from breadth.core.world.mix import Mix, MixError
+from breadth.core.world.records import RunMeta
+from breadth.core.world.stats import wilson
+from breadth.core.world.text import FIGURE_RC, figure_text
 
 
 class FigureError(ValueError):

@@ -11,9 +11,9 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass, replace
 
-from ..world.mix import Mix, MixError
-from ..world.settings import FinetuneSettings, SettingsError, swept
-from .store import run_key
+from breadth.core.storage.store import run_key
+from breadth.core.world.mix import Mix, MixError
+from breadth.core.world.settings import FinetuneSettings, SettingsError, swept
 
 MAX_JOBS = 100_000  # a grid larger than this is surely a typo
 

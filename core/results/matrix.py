@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..world.families import FAMILIES, family_named
-from ..world.mix import Mix, MixError, short_spec
-from ..world.settings import FinetuneSettings
-from ..world.stats import mean_interval
-from .report import CellKey, CellSummary, FamilySummary, varied
+from breadth.core.results.report import CellKey, CellSummary, FamilySummary, varied
+from breadth.core.world.families import FAMILIES, family_named
+from breadth.core.world.mix import Mix, MixError, short_spec
+from breadth.core.world.settings import FinetuneSettings
+from breadth.core.world.stats import mean_interval
 
 GROUPING = ("op", "operands", "digits")  # column order: by operation, then operands, then digits
 

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from ..world.families import FAMILIES
-from ..world.mix import Mix, MixError
-from ..world.records import FailedEpisode
-from ..world.settings import FinetuneSettings, swept
-from ..world.stats import mean_interval, paired_difference, wilson
-from .store import StoredRun
+from breadth.core.storage.store import StoredRun
+from breadth.core.world.families import FAMILIES
+from breadth.core.world.mix import Mix, MixError
+from breadth.core.world.records import FailedEpisode
+from breadth.core.world.settings import FinetuneSettings, swept
+from breadth.core.world.stats import mean_interval, paired_difference, wilson
 
 
 @dataclass(frozen=True)

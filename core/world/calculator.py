@@ -14,8 +14,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .operations import OPERATIONS, Operation
-from .vocab import CALL_OPEN, CLOSE, ERROR
+from breadth.core.world.operations import OPERATIONS, Operation
+from breadth.core.world.vocab import CALL_OPEN, CLOSE, ERROR
 
 MAX_OPERAND_DIGITS = 3  # operands of at most this many digits; longer calls are malformed
 _BINARY = re.compile(rf"([0-9]{{1,{MAX_OPERAND_DIGITS}}})([^0-9])([0-9]{{1,{MAX_OPERAND_DIGITS}}})")

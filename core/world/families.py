@@ -24,10 +24,10 @@ import random
 from dataclasses import dataclass
 from functools import cached_property
 
-from .calculator import SYNTAX, CallSyntax
-from .operations import OPERATIONS, Operation, operation
-from .settings import HELD_OUT
-from .transcript import Role, Transcript
+from breadth.core.world.calculator import SYNTAX, CallSyntax
+from breadth.core.world.operations import OPERATIONS, Operation, operation
+from breadth.core.world.settings import HELD_OUT
+from breadth.core.world.transcript import Role, Transcript
 
 DEMO_POOL = 200  # demonstrations of a family come from the first DEMO_POOL of its seeded order (or half a small one)
 LISTED_UP_TO = 100_000  # spaces with at most this many candidate tuples are listed and shuffled; larger are sampled

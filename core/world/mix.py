@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .families import DIMENSIONS, FAMILIES, Problem, families_where, short_label
+from breadth.core.world.families import DIMENSIONS, FAMILIES, Problem, families_where, short_label
 
 
 class MixError(ValueError):

@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import re
 
-from .calculator import MAX_OPERAND_DIGITS, SYNTAX
-from .episode import MAX_LENGTH
-from .families import FAMILIES, Problem, family_named, family_of
-from .operations import OPERATIONS
+from breadth.core.world.calculator import MAX_OPERAND_DIGITS, SYNTAX
+from breadth.core.world.episode import MAX_LENGTH
+from breadth.core.world.families import FAMILIES, Problem, family_named, family_of
+from breadth.core.world.operations import OPERATIONS
 
 MAX_OPERANDS = 4  # a+b+c+d: three calls
 _SUM = re.compile(r"[0-9]+(?:([^0-9])[0-9]+)(?:\1[0-9]+)*")  # one sign throughout (an operation's: checked first)

@@ -11,9 +11,9 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from .mix import short_spec
-from .settings import FinetuneSettings, PretrainSettings, SettingsError, held_out_count, swept
-from .transcript import Role, Segment
+from breadth.core.world.mix import short_spec
+from breadth.core.world.settings import FinetuneSettings, PretrainSettings, SettingsError, held_out_count, swept
+from breadth.core.world.transcript import Role, Segment
 
 EXAMPLES_KEPT = 3  # failed transcripts a score keeps per family and run (the first ones, in held-out order)
 _EXAMPLE_CHARS = 200  # longest example text read back (episodes are at most the 64-character context)

@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Protocol
 
-from .episode import MAX_LENGTH, Episode
-from .transcript import Role
-from .vocab import BOS, PAD
+from breadth.core.world.episode import MAX_LENGTH, Episode
+from breadth.core.world.transcript import Role
+from breadth.core.world.vocab import BOS, PAD
 
 
 class Policy(Protocol):

@@ -12,12 +12,12 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from .episode import MAX_LENGTH, Episode
-from .families import Problem
-from .records import EXAMPLES_KEPT, FailedEpisode, HeldOutScore
-from .rollout import Policy, rollout
-from .transcript import Role
-from .verdict import Verdict, judge
+from breadth.core.world.episode import MAX_LENGTH, Episode
+from breadth.core.world.families import Problem
+from breadth.core.world.records import EXAMPLES_KEPT, FailedEpisode, HeldOutScore
+from breadth.core.world.rollout import Policy, rollout
+from breadth.core.world.transcript import Role
+from breadth.core.world.verdict import Verdict, judge
 
 MakePolicy = Callable[[int], Policy]  # batch size -> a fresh policy for that many rows
 OnChar = Callable[[int, Role, str], None]  # (problem index, who wrote it, character)

@@ -14,7 +14,7 @@ import math
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
-from .episode import MAX_LENGTH
+from breadth.core.world.episode import MAX_LENGTH
 
 HELD_OUT = 30  # held-out sums per family, as on the plate
 MAX_SEED = 2**32 - 1  # seeds are whole numbers from 0 to this

@@ -17,6 +17,8 @@ import unicodedata
 
 from rich.text import Text
 
+from breadth.core.world.transcript import Transcript, visible
+
 ACTING = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})  # controls, format (bidi, zero-width), surrogates, separators
 NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}  # escapes written by name, as Python writes them
 FIGURE_RC = {"text.usetex": False, "text.parse_math": True}  # matplotlib: no LaTeX; `\$` is a literal dollar
@@ -72,3 +74,8 @@ def one_line(what: object, limit: int = 400, typed: bool = False) -> str:
         text = f"{name}: {text}"
     text = shown(text)
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def episode_text(transcript: Transcript) -> Text:
+    """A transcript on one line, each segment in its writer's colour, made safe to show."""
+    return Text.assemble(*((shown(visible(seg.text)), seg.role.style) for seg in transcript.segments))

@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
-from .episode import End, Episode
-from .families import Problem
+from breadth.core.world.episode import End, Episode
+from breadth.core.world.families import Problem
 
 
 class Failure(str, Enum):

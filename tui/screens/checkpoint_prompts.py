@@ -14,12 +14,11 @@ from pathlib import Path
 
 from textual.worker import get_current_worker
 
-from core.world.files import UserFileError, check_output, user_path, write_atomic
-from core.world.header import read_checkpoint_bytes, read_header
-from core.world.mix import slug
-
-from ..catalog import ModelEntry
-from .path_prompt import PathPrompt
+from breadth.core.storage.files import UserFileError, check_output, user_path, write_atomic
+from breadth.core.storage.header import read_checkpoint_bytes, read_header
+from breadth.core.world.mix import slug
+from breadth.tui.catalog import ModelEntry
+from breadth.tui.screens.path_prompt import PathPrompt
 
 
 @dataclass(frozen=True)

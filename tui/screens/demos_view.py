@@ -22,12 +22,11 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
-from core.world.families import FAMILIES, Problem
-from core.world.mix import Mix
-from core.world.settings import FinetuneSettings
-from core.world.transcript import Role, visible
-
-from ..guard import guarded, log_error, one_line
+from breadth.core.world.families import FAMILIES, Problem
+from breadth.core.world.mix import Mix
+from breadth.core.world.settings import FinetuneSettings
+from breadth.core.world.transcript import Role, visible
+from breadth.tui.guard import guarded, log_error, one_line
 
 LOSS_STYLE = "bold cyan underline"  # predicted and trained on: the model's calls and answer
 NO_LOSS_STYLE = {Role.PROMPT: "dim", Role.ENVIRONMENT: "dim yellow"}  # given, never predicted for loss

@@ -19,19 +19,17 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
-from core.frontends.tables import episode_text
-from core.results.matrix import MatrixRow, columns, group_of, stored_rows
-from core.results.report import summarise
-from core.results.store import Store, StoredRun
-from core.world.families import FAMILIES, short_label
-from core.world.header import weights_hash
-from core.world.mix import Mix, MixError
-from core.world.paths import BASE
-from core.world.records import settings_note
-from core.world.text import shown
-from core.world.transcript import Transcript
-
-from ..guard import guarded, log_error, one_line
+from breadth.core.results.matrix import MatrixRow, columns, group_of, stored_rows
+from breadth.core.results.report import summarise
+from breadth.core.storage.header import weights_hash
+from breadth.core.storage.paths import BASE
+from breadth.core.storage.store import Store, StoredRun
+from breadth.core.world.families import FAMILIES, short_label
+from breadth.core.world.mix import Mix, MixError
+from breadth.core.world.records import settings_note
+from breadth.core.world.text import episode_text, shown
+from breadth.core.world.transcript import Transcript
+from breadth.tui.guard import guarded, log_error, one_line
 
 REFRESH_SECONDS = 3.0  # how often the store is re-read while the view is open
 EXAMPLES_SHOWN = 3  # failed transcripts under a cell, taking its seeds in turn

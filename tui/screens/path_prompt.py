@@ -20,11 +20,10 @@ from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label, Static
 
-from core.world.header import CheckpointError
-from core.world.text import shown
-
-from ..guard import app_log, guarded, log_error, one_line
-from ..widgets.bounded_input import BoundedInput
+from breadth.core.storage.header import CheckpointError
+from breadth.core.world.text import shown
+from breadth.tui.guard import app_log, guarded, log_error, one_line
+from breadth.tui.widgets.bounded_input import BoundedInput
 
 CHECKING = "checking..."
 PATH_MAX = 4096  # characters in a path: Linux's PATH_MAX (a longer one can name no file)

@@ -20,14 +20,13 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static
 from textual_plotext import PlotextPlot
 
-from core.frontends import protocol as p
-from core.world.families import FAMILIES, Problem
-from core.world.records import HeldOutScore
-from core.world.transcript import visible
-
-from ..guard import guarded
-from ..widgets.loss_plot import LossPlot
-from ..widgets.race import char_style
+from breadth.core.engine import protocol as p
+from breadth.core.world.families import FAMILIES, Problem
+from breadth.core.world.records import HeldOutScore
+from breadth.core.world.transcript import visible
+from breadth.tui.guard import guarded
+from breadth.tui.widgets.loss_plot import LossPlot
+from breadth.tui.widgets.race import char_style
 
 OTHERS = "others"  # the score plot's line for the mean over families the run did not train on
 COLORS = ("cyan", "magenta", "green", "yellow", "blue")  # the score plot's lines, in order (plotext and rich names)

@@ -24,15 +24,14 @@ from textual.message import Message
 from textual.reactive import var
 from textual.widgets import Input, Static
 
-from core.frontends import protocol as p
-from core.world.families import FAMILIES, Problem
-from core.world.probe import SumError, parse_sum
-from core.world.text import shown
-from core.world.transcript import Role, visible
-
-from ..guard import guarded
-from .bounded_input import BoundedInput
-from .race import LIE_STYLE, SHADES, LaneView, RaceView, char_style, verdict_text
+from breadth.core.engine import protocol as p
+from breadth.core.world.families import FAMILIES, Problem
+from breadth.core.world.probe import SumError, parse_sum
+from breadth.core.world.text import shown
+from breadth.core.world.transcript import Role, visible
+from breadth.tui.guard import guarded
+from breadth.tui.widgets.bounded_input import BoundedInput
+from breadth.tui.widgets.race import LIE_STYLE, SHADES, LaneView, RaceView, char_style, verdict_text
 
 PACES = [("instant", 0.0), ("fast", 60.0), ("normal", 20.0), ("audience", 10.0), ("slow", 6.0)]  # (name, chars/s)
 AUDIENCE = 3  # the pace demo mode starts at: slow enough for a room to read along

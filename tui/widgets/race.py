@@ -17,15 +17,14 @@ from textual.app import ComposeResult
 from textual.containers import Container, Vertical
 from textual.widgets import Static
 
-from core.frontends import protocol as p
-from core.world.presets import PRESETS
-from core.world.text import shown, shown_text
-from core.world.transcript import Role, visible
-
-from ..catalog import ModelEntry
+from breadth.core.engine import protocol as p
+from breadth.core.storage.presets import PRESETS
+from breadth.core.world.text import shown, shown_text
+from breadth.core.world.transcript import Role, visible
+from breadth.tui.catalog import ModelEntry
 
 DEFAULT_RACE = tuple(f"shipped:{name}" for name in PRESETS)  # two-digit only, three-digit only, the mix
-MIN_LANES, MAX_LANES = 2, 4  # the engine holds four models at once (MAX_LOADED in core.frontends.session)
+MIN_LANES, MAX_LANES = 2, 4  # the engine holds four models at once (MAX_LOADED in breadth.core.engine.session)
 COLUMNS_FROM = 100  # cells of width from which the lanes stand side by side
 TITLE_WIDTH = 14  # a stacked lane's model name, cut to this (keeping a trained model's `#n`)
 IDLE_HEAD = "race: type a sum, Enter · Enter on a runs row adds or takes out a model"

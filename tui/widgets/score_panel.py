@@ -22,14 +22,13 @@ from textual.message import Message
 from textual.widgets import DataTable, Static
 from textual.widgets.data_table import ColumnKey
 
-from core.world.families import FAMILIES
-from core.world.mix import Mix, MixError
-from core.world.records import HeldOutScore, RunMeta
-from core.world.stats import mean_interval, wilson
-from core.world.text import shown
-
-from ..catalog import PLATE, ModelEntry
-from ..guard import guarded
+from breadth.core.world.families import FAMILIES
+from breadth.core.world.mix import Mix, MixError
+from breadth.core.world.records import HeldOutScore, RunMeta
+from breadth.core.world.stats import mean_interval, wilson
+from breadth.core.world.text import shown
+from breadth.tui.catalog import PLATE, ModelEntry
+from breadth.tui.guard import guarded
 
 BAR = 10  # bar width in cells
 

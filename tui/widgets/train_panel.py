@@ -16,16 +16,15 @@ from textual.message import Message
 from textual.reactive import var
 from textual.widgets import Button, Collapsible, Input, Label, Select
 
-from core.world.families import DIMENSIONS, FAMILIES, dimension_values
-from core.world.mix import Mix, MixError, select
-from core.world.presets import DEFAULT_PRESET, PRESETS, preset_of
-from core.world.settings import HELD_OUT, FinetuneSettings, held_out_from_text
-from core.world.text import shown
-
-from ..catalog import PLATE
-from ..guard import guarded
-from .bounded_input import BoundedInput
-from .loss_plot import LossPlot
+from breadth.core.storage.presets import DEFAULT_PRESET, PRESETS, preset_of
+from breadth.core.world.families import DIMENSIONS, FAMILIES, dimension_values
+from breadth.core.world.mix import Mix, MixError, select
+from breadth.core.world.settings import HELD_OUT, FinetuneSettings, held_out_from_text
+from breadth.core.world.text import shown
+from breadth.tui.catalog import PLATE
+from breadth.tui.guard import guarded
+from breadth.tui.widgets.bounded_input import BoundedInput
+from breadth.tui.widgets.loss_plot import LossPlot
 
 CUSTOM = "custom"
 DEFAULTS = FinetuneSettings()

@@ -1,32 +1,17 @@
-"""`breadth`: the headless command line: pre-train, fine-tune, evaluate, play one sum, run the plate.
+"""The `breadth` command line's parser: its subcommands and flags, each setting's flag from its declaration.
 
-Every user error (a bad sum, an unknown family, a missing or corrupt checkpoint, a bad flag) prints
-one line to stderr and exits with status 2; no traceback reaches the user.
+Commands read what they need of parsed flags through `finetune_settings` and `figure_paths`; the
+entry point is `breadth.core.cli.main`.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
 import os
-import sys
 from pathlib import Path
-
-from rich.console import Console
 
 USAGE_ERROR = 2
 WORKERS = os.cpu_count() or 1  # one worker per core: each runs one torch thread
-HANDLERS = {  # subcommand -> (module of core.frontends, function)
-    "pretrain": ("commands", "pretrain"),
-    "train": ("commands", "train"),
-    "eval": ("commands", "evaluate"),
-    "play": ("commands", "play"),
-    "plate": ("commands", "plate"),
-    "sweep": ("results", "sweep"),
-    "matrix": ("results", "matrix"),
-    "runs": ("results", "runs"),
-    "report": ("results", "report"),
-}
 
 
 class UsageError(Exception):
@@ -53,7 +38,7 @@ def _positive_int(text: str) -> int:
 def _settings_flags(s: argparse.ArgumentParser, how: str = "one") -> None:
     """The fine-tuning settings a sweep may vary, a flag each, as declared on FinetuneSettings: one value
     (`train`, `plate`), a comma-separated list to sweep (`sweep`), or a value to filter stored runs by."""
-    from ..world.settings import FinetuneSettings, swept
+    from breadth.core.world.settings import FinetuneSettings, swept
 
     for setting in swept(FinetuneSettings):
         _setting_flag(s, setting, {"one": "", "sweep": ": comma-separated values", "filter": None}[how])
@@ -74,7 +59,7 @@ def _setting_flag(s: argparse.ArgumentParser, setting, how: str | None) -> None:
 
 
 def _held_out_flag(s: argparse.ArgumentParser, filter_only: bool = False) -> None:
-    from ..world.settings import HELD_OUT
+    from breadth.core.world.settings import HELD_OUT
 
     if filter_only:
         s.add_argument("--held-out", help="only runs scored on this many sums per family (a number or 'all')")
@@ -86,14 +71,14 @@ def _held_out_flag(s: argparse.ArgumentParser, filter_only: bool = False) -> Non
 
 def finetune_settings(args, seed: str | None = None):
     """The FinetuneSettings the flags ask for (defaults for those not given); SettingsError if one is bad."""
-    from ..world.settings import FinetuneSettings, swept
+    from breadth.core.world.settings import FinetuneSettings, swept
 
     given = {s.name: getattr(args, s.name) for s in swept(FinetuneSettings)} | {"seed": seed}
     return FinetuneSettings.from_text(**{k: v for k, v in given.items() if v is not None})
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from ..world.settings import FinetuneSettings, ModelShape, PretrainSettings
+    from breadth.core.world.settings import FinetuneSettings, ModelShape, PretrainSettings
 
     ft = FinetuneSettings()
     p = _Parser(
@@ -243,14 +228,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _path(text: str) -> Path:
     """A path flag as typed: `~` and `~user` expanded (an unknown user is one line), never taken literally."""
-    from ..world.files import user_path
+    from breadth.core.storage.files import user_path
 
     return user_path(text)
 
 
 def _figure(text: str) -> Path:
     """A --figure flag: a file name (FIGURE.png and FIGURE.svg are written), not a folder."""
-    from ..world.files import user_path
+    from breadth.core.storage.files import user_path
 
     path = user_path(text)
     if path.name in ("", ".", "..") or text.endswith(("/", os.sep)) or path.is_dir():
@@ -297,59 +282,3 @@ def _parse(parser: argparse.ArgumentParser, argv: list[str] | None) -> argparse.
     elif args.command == "play" and args.sum is None:
         parser.error("the following arguments are required: sum")
     return args
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Entry point of `breadth`."""
-    from ..results.figures import FigureError
-    from ..results.grid import GridError
-    from ..results.matrix import MatrixError
-    from ..results.store import StoreError
-    from ..world.files import UserFileError
-    from ..world.header import CheckpointError
-    from ..world.mix import MixError
-    from ..world.probe import SumError
-    from ..world.records import Diverged
-    from ..world.settings import SettingsError
-    from ..world.text import one_line
-    from .sweep import ClusterError
-
-    refused = (
-        UsageError,
-        CheckpointError,
-        MixError,
-        SettingsError,
-        Diverged,
-        UserFileError,
-        StoreError,
-        GridError,
-        ClusterError,
-        FigureError,
-        MatrixError,
-    )
-    err = Console(stderr=True, highlight=False, emoji=False)  # `:smile:` in a path stays `:smile:`
-
-    def say(text: str) -> None:
-        err.print(one_line(text), markup=False, soft_wrap=True)  # escaped, and cut if it quotes a huge input
-
-    try:
-        args = _parse(build_parser(), argv)
-        module, function = HANDLERS[args.command]
-        return getattr(importlib.import_module(f"{__package__}.{module}"), function)(args) or 0
-    except refused as e:  # each is one line already
-        say(f"error: {e}")
-        return USAGE_ERROR
-    except OSError as e:  # an unwritable --out or --json, a full disk: one line, not a traceback
-        where = f"{e.filename}: " if e.filename else ""
-        say(f"error: {where}{e.strerror or e}")
-        return USAGE_ERROR
-    except SumError as e:
-        say(f"error: bad sum: {e}")
-        return USAGE_ERROR
-    except KeyboardInterrupt:
-        say("interrupted")
-        return 130
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -9,19 +9,19 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.text import Text
 
-from ..results.grid import Grid, GridError, parse_seeds
-from ..results.store import Store, StoredRun, StoreError, run_key, store_files
-from ..world.files import check_output, check_outputs, write_json
-from ..world.header import read_header, weights_hash
-from ..world.mix import Mix
-from ..world.paths import BASE, default_base_out
-from ..world.presets import PRESETS
-from ..world.probe import parse_sum
-from ..world.records import RunMeta
-from ..world.settings import FinetuneSettings, ModelShape, PretrainSettings, held_out_from_text
-from ..world.text import shown
-from .cli import figure_paths, finetune_settings
-from .tables import episode_json, episode_lines, episode_text, plate_table, scores_table
+from breadth.core.cli.parser import figure_paths, finetune_settings
+from breadth.core.cli.tables import episode_json, episode_lines, plate_table, scores_table
+from breadth.core.results.grid import Grid, GridError, parse_seeds
+from breadth.core.storage.files import check_output, check_outputs, write_json
+from breadth.core.storage.header import read_header, weights_hash
+from breadth.core.storage.paths import BASE, default_base_out
+from breadth.core.storage.presets import PRESETS
+from breadth.core.storage.store import Store, StoredRun, StoreError, run_key, store_files
+from breadth.core.world.mix import Mix
+from breadth.core.world.probe import parse_sum
+from breadth.core.world.records import RunMeta
+from breadth.core.world.settings import FinetuneSettings, ModelShape, PretrainSettings, held_out_from_text
+from breadth.core.world.text import episode_text, shown
 
 console = Console(highlight=False, markup=False, emoji=False)  # what it prints is text: paths, stored names
 
@@ -43,11 +43,11 @@ def pretrain(args) -> int:
     """Pre-train the base model on worksheets and save it."""
     import torch
 
-    from ..learning import checkpoint
-    from ..learning.evaluate import worksheet_accuracy
-    from ..learning.model import GPT, GPTConfig
-    from ..learning.train import pretrain as run_pretrain
-    from ..learning.train import use_one_thread
+    from breadth.core.learning import checkpoint
+    from breadth.core.learning.evaluate import worksheet_accuracy
+    from breadth.core.learning.model import GPT, GPTConfig
+    from breadth.core.learning.train import pretrain as run_pretrain
+    from breadth.core.learning.train import use_one_thread
 
     settings, shape = (
         kind.from_text(**{s.name: getattr(args, s.name) for s in kind.settings() if getattr(args, s.name) is not None})
@@ -75,8 +75,8 @@ def pretrain(args) -> int:
 
 def train(args) -> int:
     """Fine-tune on a mix, evaluate, save."""
-    from ..learning import checkpoint
-    from ..learning.experiment import finetune_run
+    from breadth.core.learning import checkpoint
+    from breadth.core.learning.experiment import finetune_run
 
     mix = Mix.parse(args.mix)
     settings = finetune_settings(args, args.seed)
@@ -106,7 +106,7 @@ def train(args) -> int:
 
 def _record(store_path, record: RunMeta, base, source: str, checkpoint_path) -> None:
     """Keep a finished run in the store (a run already there is left as it is)."""
-    from ..learning.experiment import versions
+    from breadth.core.learning.experiment import versions
 
     base_hash = weights_hash(base)
     key = run_key(record.mix, record.settings, record.held_out, base_hash)
@@ -116,9 +116,9 @@ def _record(store_path, record: RunMeta, base, source: str, checkpoint_path) -> 
 
 def evaluate(args) -> int:
     """Score a checkpoint on held-out sums."""
-    from ..learning import checkpoint
-    from ..learning.evaluate import evaluate as run_eval
-    from ..learning.train import use_one_thread
+    from breadth.core.learning import checkpoint
+    from breadth.core.learning.evaluate import evaluate as run_eval
+    from breadth.core.learning.train import use_one_thread
 
     held_out = held_out_from_text(args.held_out)
     seed = None if args.seed is None else FinetuneSettings.from_text(seed=args.seed).seed
@@ -144,7 +144,7 @@ def evaluate(args) -> int:
         )
         console.print(f"wrote {shown(args.json)}")
     if args.figure:
-        from ..results.figures import model_figure
+        from breadth.core.results.figures import model_figure
 
         for path in model_figure(replace(header.run, scores=scores, held_out=held_out), args.figure):
             console.print(f"wrote {shown(path)}")
@@ -153,10 +153,10 @@ def evaluate(args) -> int:
 
 def play(args) -> int:
     """Play one sum and print who wrote what."""
-    from ..learning import checkpoint
-    from ..learning.policy import greedy
-    from ..learning.train import use_one_thread
-    from ..world.scoring import play as run_play
+    from breadth.core.learning import checkpoint
+    from breadth.core.learning.policy import greedy
+    from breadth.core.learning.train import use_one_thread
+    from breadth.core.world.scoring import play as run_play
 
     problem = parse_sum(args.sum)
     use_one_thread()
@@ -174,7 +174,7 @@ def play(args) -> int:
 
 def plate(args) -> int:
     """The plate's three mixes on each seed, in parallel processes; runs already in the store are not repeated."""
-    from .results import run_with_progress
+    from breadth.core.cli.grids import run_with_progress
 
     read_header(BASE)  # fail fast, before starting processes
     held_out = held_out_from_text(args.held_out)

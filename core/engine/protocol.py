@@ -1,6 +1,6 @@
 """Commands to the engine session and the events it answers with: small dataclasses, one JSON line each.
 
-The UI process writes commands to the engine process's stdin (`core.frontends.session`), which answers with
+The UI process writes commands to the engine process's stdin (`breadth.core.engine.session`), which answers with
 events on its stdout. Messages cross as JSON, never pickle, so neither side can be made to run code
 by what it reads. Both sides import this module; it needs neither torch nor Textual. A command
 that starts work (Train, Play) carries an `id` chosen by the UI, and every event about that work
@@ -14,7 +14,7 @@ import types
 from dataclasses import MISSING, asdict, dataclass, field, fields
 from typing import get_args, get_origin, get_type_hints
 
-from ..world.settings import HELD_OUT
+from breadth.core.world.settings import HELD_OUT
 
 # commands: UI -> engine
 

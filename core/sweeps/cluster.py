@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from ..world.text import one_line
+from breadth.core.world.text import one_line
 
 CONNECT_SECONDS = 5.0  # reaching a Dask scheduler, its handshake included (wall clock, whatever Dask does)
 ANSWER_SECONDS = 10.0  # any other question to a Dask cluster: checking its workers, listing them, closing
@@ -134,7 +134,9 @@ def _check_scheduler(client, address: str) -> None:
     ask = f"the Dask scheduler at {address} did not answer a check"
     where = f"the Dask scheduler at {address}"
     try:
-        _bounded(lambda: client.run_on_scheduler(importlib.util.find_spec, "core.frontends.sweep"), ANSWER_SECONDS, ask)
+        _bounded(
+            lambda: client.run_on_scheduler(importlib.util.find_spec, "breadth.core.sweeps.sweep"), ANSWER_SECONDS, ask
+        )
     except ClusterError:
         raise
     except Exception as e:  # noqa: BLE001 -- whatever stops the import there, said in one line
@@ -168,7 +170,7 @@ def _check_workers(client, address: str, workers: list[str] | None = None) -> se
             f"the Dask workers at {address} did not answer a check",
         )
 
-    spec = ask(importlib.util.find_spec, "core.learning.experiment")
+    spec = ask(importlib.util.find_spec, "breadth.core.learning.experiment")
     breadth = ask(importlib.metadata.version, "breadth")
     torch = ask(importlib.metadata.version, "torch")
     for worker in sorted(spec.keys() & breadth.keys() & torch.keys()):

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .mix import Mix
-from .paths import shipped_checkpoint
+from breadth.core.storage.paths import shipped_checkpoint
+from breadth.core.world.mix import Mix
 
 
 @dataclass(frozen=True)

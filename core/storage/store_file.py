@@ -18,8 +18,8 @@ import urllib.parse
 from collections.abc import Iterable
 from pathlib import Path
 
-from ..world.families import FAMILIES
-from ..world.settings import FinetuneSettings, SettingsError
+from breadth.core.world.families import FAMILIES
+from breadth.core.world.settings import FinetuneSettings, SettingsError
 
 SCHEMA = 3  # the schema this program writes; older stores are migrated, newer ones refused
 SQLITE_MAGIC = b"SQLite format 3\x00"

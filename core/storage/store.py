@@ -21,11 +21,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..world.files import user_path
-from ..world.paths import data_dir
-from ..world.records import MetadataError, RunMeta
-from ..world.settings import FinetuneSettings, swept
-from .store_file import (
+from breadth.core.storage.files import user_path
+from breadth.core.storage.paths import data_dir
+from breadth.core.storage.store_file import (
     APPLICATION_ID,
     BUSY_SECONDS,
     COLUMNS,
@@ -39,6 +37,8 @@ from .store_file import (
     run_key,
     sqlite_why,
 )
+from breadth.core.world.records import MetadataError, RunMeta
+from breadth.core.world.settings import FinetuneSettings, swept
 
 __all__ = ["SCHEMA", "Store", "StoreError", "StoredRun", "default_store", "run_key", "store_files"]
 
@@ -61,7 +61,7 @@ class StoredRun:
 
     key: str
     run: RunMeta  # mix, settings, seed, held-out size, scores, loss curve, seconds
-    base_hash: str  # the weights the fine-tune started from (core.world.header.weights_hash)
+    base_hash: str  # the weights the fine-tune started from (core.storage.header.weights_hash)
     source: str = ""  # who ran it: train, plate, sweep, app
     checkpoint: str | None = None  # where its model was saved, if it was
     versions: dict[str, str] = field(default_factory=dict)  # package and torch versions

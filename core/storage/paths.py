@@ -16,7 +16,7 @@ from platformdirs import user_data_path
 
 def shipped_checkpoint(name: str) -> Path:
     """The shipped checkpoint `name` (`base`, `mix_35_35`, ...), inside the installed `checkpoints` package."""
-    return Path(str(files("checkpoints").joinpath(f"{name}.safetensors")))
+    return Path(str(files("breadth.checkpoints").joinpath(f"{name}.safetensors")))
 
 
 BASE = shipped_checkpoint("base")  # the shipped pre-trained model every fine-tune starts from

@@ -20,10 +20,10 @@ import struct
 from dataclasses import dataclass
 from pathlib import Path
 
-from .episode import MAX_LENGTH
-from .files import UserFileError, open_regular, read_regular
-from .records import MetadataError, RunMeta
-from .vocab import CHARS
+from breadth.core.storage.files import UserFileError, open_regular, read_regular
+from breadth.core.world.episode import MAX_LENGTH
+from breadth.core.world.records import MetadataError, RunMeta
+from breadth.core.world.vocab import CHARS
 
 FORMAT = "breadth-checkpoint"
 VERSION = 1

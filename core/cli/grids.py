@@ -10,23 +10,30 @@ from pathlib import Path
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-from ..results.figures import breadth_figure, figure, matrix_figure
-from ..results.grid import Grid, GridError, parse_budget, parse_seeds, parse_share, parse_values
-from ..results.matrix import MatrixError, breadth_points, parse_families
-from ..results.matrix import matrix as build_matrix
-from ..results.report import CellSummary, budget, compare, summarise
-from ..results.store import Store, StoredRun, store_files
-from ..world.families import FAMILIES
-from ..world.files import check_outputs, user_path, write_atomic, write_json
-from ..world.header import read_header, weights_hash
-from ..world.mix import Mix
-from ..world.paths import BASE
-from ..world.presets import PRESETS
-from ..world.settings import FinetuneSettings, SettingsError, held_out_from_text, swept
-from ..world.text import shown
-from .cli import figure_paths, finetune_settings
-from .sweep import run_jobs
-from .tables import breadth_table, budget_table, cells_table, differences_table, matrix_table, runs_table
+from breadth.core.cli.parser import figure_paths, finetune_settings
+from breadth.core.cli.tables import (
+    breadth_table,
+    budget_table,
+    cells_table,
+    differences_table,
+    matrix_table,
+    runs_table,
+)
+from breadth.core.results.figures import breadth_figure, figure, matrix_figure
+from breadth.core.results.grid import Grid, GridError, parse_budget, parse_seeds, parse_share, parse_values
+from breadth.core.results.matrix import MatrixError, breadth_points, parse_families
+from breadth.core.results.matrix import matrix as build_matrix
+from breadth.core.results.report import CellSummary, budget, compare, summarise
+from breadth.core.storage.files import check_outputs, user_path, write_atomic, write_json
+from breadth.core.storage.header import read_header, weights_hash
+from breadth.core.storage.paths import BASE
+from breadth.core.storage.presets import PRESETS
+from breadth.core.storage.store import Store, StoredRun, store_files
+from breadth.core.sweeps.sweep import run_jobs
+from breadth.core.world.families import FAMILIES
+from breadth.core.world.mix import Mix
+from breadth.core.world.settings import FinetuneSettings, SettingsError, held_out_from_text, swept
+from breadth.core.world.text import shown
 
 console = Console(highlight=False, markup=False, emoji=False)  # what it prints is text: paths, stored names
 errors = Console(stderr=True, highlight=False, markup=False, emoji=False)

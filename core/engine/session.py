@@ -1,7 +1,7 @@
 """The engine session: loads models, fine-tunes, evaluates and plays sums for the UI, in its own process.
 
-Run as `python -m core.frontends.session`: `serve` reads JSON commands from stdin and writes JSON events to
-stdout (see `core.frontends.protocol`). While a model trains, each step also drains the commands that have
+Run as `python -m breadth.core.engine.session`: `serve` reads JSON commands from stdin and writes JSON events to
+stdout (see `breadth.core.engine.protocol`). While a model trains, each step also drains the commands that have
 arrived, so Stop lands within a step and sums can be played on the loaded models during training.
 Every failure becomes a `Failed` event; the loop only ends on Quit or when stdin closes.
 """
@@ -22,21 +22,21 @@ from functools import partial
 from pathlib import Path
 from typing import Protocol
 
-from ..results.store import Store, StoredRun, StoreError, run_key
-from ..world.calculator import Lie
-from ..world.episode import Episode
-from ..world.families import FAMILIES
-from ..world.files import check_output
-from ..world.header import CheckpointError, weights_hash
-from ..world.mix import Mix
-from ..world.probe import parse_sum
-from ..world.records import OnStep, RunMeta
-from ..world.rollout import Policy, run_episodes
-from ..world.scoring import play, tally
-from ..world.settings import FinetuneSettings, held_out_count
-from ..world.transcript import Role
-from ..world.verdict import judge
-from . import protocol as p
+from breadth.core.engine import protocol as p
+from breadth.core.storage.files import check_output
+from breadth.core.storage.header import CheckpointError, weights_hash
+from breadth.core.storage.store import Store, StoredRun, StoreError, run_key
+from breadth.core.world.calculator import Lie
+from breadth.core.world.episode import Episode
+from breadth.core.world.families import FAMILIES
+from breadth.core.world.mix import Mix
+from breadth.core.world.probe import parse_sum
+from breadth.core.world.records import OnStep, RunMeta
+from breadth.core.world.rollout import Policy, run_episodes
+from breadth.core.world.scoring import play, tally
+from breadth.core.world.settings import FinetuneSettings, held_out_count
+from breadth.core.world.transcript import Role
+from breadth.core.world.verdict import judge
 
 
 class Models(Protocol):
@@ -350,7 +350,7 @@ def serve(stdin=None, stdout=None, models: Models | None = None) -> None:
 
     threading.Thread(target=read_stdin, daemon=True, name="stdin").start()
     if models is None:
-        from ..learning.experiment import TorchModels  # imports torch
+        from breadth.core.learning.experiment import TorchModels  # imports torch
 
         models = TorchModels()
     session = Session(emit, models, commands)

@@ -29,12 +29,12 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..results.grid import Job
-from ..results.store import Store, StoredRun
-from ..world.paths import BASE
-from ..world.records import MetadataError, RunMeta
-from ..world.text import one_line
-from .cluster import WATCH_SECONDS, ClusterError, DaskCluster
+from breadth.core.results.grid import Job
+from breadth.core.storage.paths import BASE
+from breadth.core.storage.store import Store, StoredRun
+from breadth.core.sweeps.cluster import WATCH_SECONDS, ClusterError, DaskCluster
+from breadth.core.world.records import MetadataError, RunMeta
+from breadth.core.world.text import one_line
 
 PARENT_SECONDS = 0.5  # how often a local worker looks whether the sweep that started it is still there
 PR_SET_PDEATHSIG = 1  # prctl option (linux/prctl.h): the signal this process gets when its parent dies
@@ -125,7 +125,7 @@ def _run_job() -> Callable[[dict], dict]:
 def _run_on_worker(spec: dict) -> dict:
     """`core.learning.experiment.run_job`, imported where it runs: the sweep's own process never imports torch,
     nor does a Dask scheduler, which unpickles each task it is sent (so this, and not run_job, is sent)."""
-    from ..learning.experiment import run_job
+    from breadth.core.learning.experiment import run_job
 
     return run_job(spec)
 

@@ -10,18 +10,18 @@ from __future__ import annotations
 from rich.table import Table
 from rich.text import Text
 
-from ..results.matrix import TRAINED, BreadthPoint, MatrixRow, columns, group_of
-from ..results.report import BudgetPoint, CellSummary, PairedDifference, varied
-from ..results.store import StoredRun
-from ..world.families import FAMILIES
-from ..world.mix import short_spec
-from ..world.presets import PRESETS
-from ..world.records import HeldOutScore, RunMeta
-from ..world.scoring import Scored
-from ..world.settings import FinetuneSettings, swept
-from ..world.stats import mean_sd, wilson
-from ..world.text import shown, shown_text
-from ..world.transcript import Transcript, visible
+from breadth.core.results.matrix import TRAINED, BreadthPoint, MatrixRow, columns, group_of
+from breadth.core.results.report import BudgetPoint, CellSummary, PairedDifference, varied
+from breadth.core.storage.presets import PRESETS
+from breadth.core.storage.store import StoredRun
+from breadth.core.world.families import FAMILIES
+from breadth.core.world.mix import short_spec
+from breadth.core.world.records import HeldOutScore, RunMeta
+from breadth.core.world.scoring import Scored
+from breadth.core.world.settings import FinetuneSettings, swept
+from breadth.core.world.stats import mean_sd, wilson
+from breadth.core.world.text import shown, shown_text
+from breadth.core.world.transcript import Transcript, visible
 
 
 def scores_table(scores: dict[str, HeldOutScore], title: str) -> Table:
@@ -74,11 +74,6 @@ def plate_table(records: dict[tuple[str, int], RunMeta], seeds: list[int], held_
         row.append(" / ".join(f"{preset.plate.get(fam, 0)}%" for fam in plate))
         t.add_row(*row)
     return t
-
-
-def episode_text(transcript: Transcript) -> Text:
-    """The episode on one line, each segment in its writer's colour."""
-    return Text.assemble(*((shown(visible(seg.text)), seg.role.style) for seg in transcript.segments))
 
 
 def episode_lines(transcript: Transcript) -> list[Text]:

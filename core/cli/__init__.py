@@ -1,0 +1,1 @@
+"""`breadth`, the command line: its parser, its commands, and the tables it prints."""

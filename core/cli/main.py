@@ -1,0 +1,81 @@
+"""`breadth`: the headless command line: pre-train, fine-tune, evaluate, play one sum, run the plate.
+
+Every user error (a bad sum, an unknown family, a missing or corrupt checkpoint, a bad flag) prints
+one line to stderr and exits with status 2; no traceback reaches the user. A command's module is
+imported only when it runs (a `breadth play` does not load the plotting library).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+
+from rich.console import Console
+
+from breadth.core.cli.parser import USAGE_ERROR, UsageError, _parse, build_parser
+
+
+def handler(command: str) -> Callable:
+    """The function that runs `command`."""
+    if command in ("sweep", "matrix", "runs", "report"):
+        from breadth.core.cli import grids
+
+        return getattr(grids, command)
+    from breadth.core.cli import commands
+
+    return {"eval": commands.evaluate}.get(command) or getattr(commands, command)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of `breadth`."""
+    from breadth.core.results.figures import FigureError
+    from breadth.core.results.grid import GridError
+    from breadth.core.results.matrix import MatrixError
+    from breadth.core.storage.files import UserFileError
+    from breadth.core.storage.header import CheckpointError
+    from breadth.core.storage.store import StoreError
+    from breadth.core.sweeps.sweep import ClusterError
+    from breadth.core.world.mix import MixError
+    from breadth.core.world.probe import SumError
+    from breadth.core.world.records import Diverged
+    from breadth.core.world.settings import SettingsError
+    from breadth.core.world.text import one_line
+
+    refused = (
+        UsageError,
+        CheckpointError,
+        MixError,
+        SettingsError,
+        Diverged,
+        UserFileError,
+        StoreError,
+        GridError,
+        ClusterError,
+        FigureError,
+        MatrixError,
+    )
+    err = Console(stderr=True, highlight=False, emoji=False)  # `:smile:` in a path stays `:smile:`
+
+    def say(text: str) -> None:
+        err.print(one_line(text), markup=False, soft_wrap=True)  # escaped, and cut if it quotes a huge input
+
+    try:
+        args = _parse(build_parser(), argv)
+        return handler(args.command)(args) or 0
+    except refused as e:  # each is one line already
+        say(f"error: {e}")
+        return USAGE_ERROR
+    except OSError as e:  # an unwritable --out or --json, a full disk: one line, not a traceback
+        where = f"{e.filename}: " if e.filename else ""
+        say(f"error: {where}{e.strerror or e}")
+        return USAGE_ERROR
+    except SumError as e:
+        say(f"error: bad sum: {e}")
+        return USAGE_ERROR
+    except KeyboardInterrupt:
+        say("interrupted")
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Running many fine-tunes: a local process pool or a Dask cluster, every result into the store."""
