@@ -275,3 +275,31 @@ def test_save_overwrites_and_creates_folders(tiny, tmp_path):
     checkpoint.save(tiny, RunMeta("finetune", seed=2), path)
     assert read_header(path).run.seed == 2
     assert [p.name for p in path.parent.iterdir()] == ["m.safetensors"]
+
+
+def test_loading_a_checkpoint_and_naming_it_in_the_store_read_it_once(base_path, one_thread, monkeypatch, tmp_path):
+    """Loading the base for a run and naming it in the store (its weights' hash) read the file once; a file
+    rewritten since is read again."""
+    import shutil
+
+    from breadth.core.learning import checkpoint as ckpt
+    from breadth.core.storage import files, header
+
+    base = tmp_path / "base.safetensors"
+    shutil.copyfile(base_path, base)
+    reads = []
+    real = files.read_regular
+
+    def counted(path, limit):
+        reads.append(path)
+        return real(path, limit)
+
+    monkeypatch.setattr(header, "read_regular", counted)
+    ckpt.load(base)
+    first = header.weights_hash(base)
+    assert len(reads) == 1
+    assert header.weights_hash(base) == first and len(reads) == 1
+    data = base.read_bytes()
+    base.unlink()
+    base.write_bytes(data)  # the same weights in a new file: read again, same hash
+    assert header.weights_hash(base) == first and len(reads) == 2

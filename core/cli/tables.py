@@ -14,7 +14,7 @@ from breadth.core.results.matrix import TRAINED, BreadthPoint, MatrixRow, column
 from breadth.core.results.report import BudgetPoint, CellSummary, PairedDifference, varied
 from breadth.core.storage.presets import PRESETS
 from breadth.core.storage.store import StoredRun
-from breadth.core.world.families import FAMILIES
+from breadth.core.world.families import FAMILIES, short_label
 from breadth.core.world.mix import short_spec
 from breadth.core.world.records import HeldOutScore, RunMeta
 from breadth.core.world.scoring import Scored
@@ -110,7 +110,7 @@ def cells_table(cells: list[CellSummary], title: str) -> Table:
     t.add_column("per seed %", style="dim")
     for i, cell in enumerate(cells, start=1):
         for j, (name, f) in enumerate(cell.families.items()):
-            short = FAMILIES[name].short if name in FAMILIES else name
+            short = short_label(name)
             t.add_row(
                 str(i) if j == 0 else "",
                 shown_text(cell_label(cell, varies)) if j == 0 else "",
@@ -174,7 +174,7 @@ def runs_table(runs: list[StoredRun], title: str) -> Table:
         t.add_column(column, justify=justify)
     names = list(dict.fromkeys(name for r in runs for name in r.run.scores))
     for name in names:
-        t.add_column(FAMILIES[name].short if name in FAMILIES else shown_text(name), justify="right")
+        t.add_column(shown_text(short_label(name)), justify="right")
     t.add_column("s", justify="right")
     t.add_column("source")
     for r in runs:
@@ -204,7 +204,7 @@ def budget_table(points: list[BudgetPoint], title: str) -> Table:
     t.add_column("own demos", justify="right", style="dim")
     t.add_column("mix - alone (paired)", justify="right")
     for i, p in enumerate(points):
-        short = FAMILIES[p.family].short if p.family in FAMILIES else p.family
+        short = short_label(p.family)
         n, mean, low, high = p.paired()
         last = i == len(points) - 1 or points[i + 1].family != p.family
         t.add_row(

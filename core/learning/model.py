@@ -16,7 +16,7 @@ import torch
 import torch.nn as nn
 from torch.nn import functional as F
 
-from breadth.core.world.episode import MAX_LENGTH
+from breadth.core.world.settings import POSITIONS, ModelShape
 from breadth.core.world.vocab import VOCAB_SIZE
 
 
@@ -25,12 +25,12 @@ class GPTConfig:
     """Shape of the model."""
 
     vocab_size: int = VOCAB_SIZE  # characters in the vocabulary (core.world.vocab)
-    block_size: int = MAX_LENGTH  # longest sequence (context) in tokens: an episode's limit
-    n_layer: int = 3  # transformer blocks
-    n_head: int = 4  # attention heads per block
-    n_embd: int = 96  # residual stream width
+    block_size: int = ModelShape.block_size  # longest sequence (context) in tokens: an episode's limit
+    n_layer: int = ModelShape.n_layer  # transformer blocks (the defaults are the shape pre-training makes)
+    n_head: int = ModelShape.n_head  # attention heads per block
+    n_embd: int = ModelShape.n_embd  # residual stream width
     dropout: float = 0.0  # dropout in attention, MLP and embeddings while training
-    position: str = "learned"  # "learned": absolute position table; "rope": rotary embeddings in attention
+    position: str = ModelShape.position  # "learned": absolute position table; "rope": rotary embeddings in attention
 
     def to_dict(self) -> dict:
         """Plain fields, for checkpoint metadata."""
@@ -53,9 +53,6 @@ class KVCache:
         self.k[layer, :, :, self.pos : end] = k
         self.v[layer, :, :, self.pos : end] = v
         return self.k[layer, :, :, :end], self.v[layer, :, :, :end]
-
-
-POSITIONS = ("learned", "rope")
 
 
 def rotary_tables(config: GPTConfig) -> tuple[torch.Tensor, torch.Tensor]:

@@ -78,18 +78,43 @@ def read_metadata(path: str | os.PathLike) -> RunMeta:
 
 
 def read_checkpoint_bytes(path: str | os.PathLike, header: CheckpointHeader) -> bytes:
-    """The whole file, read only if it is still the size its header declared."""
+    """The whole file, read only if it is still the size its header declared; its weights' hash is kept, so the
+    file a run loads is not read again to name it in the store (`weights_hash`)."""
+    key = _file_key(path)
     try:
         data = read_regular(path, header.size)
     except UserFileError as e:
         raise CheckpointError(str(e)) from None
     if len(data) != header.size:
         raise CheckpointError(f"{path}: changed while being read")
+    if key is not None:
+        while len(_HASHES) >= HASHES_KEPT:
+            del _HASHES[next(iter(_HASHES))]
+        start = header.size - max((t.end for t in header.tensors.values()), default=0)
+        _HASHES[key] = hashlib.sha256(data[start:]).hexdigest()[:16]
     return data
 
 
+HASHES_KEPT = 64  # files whose weights' hash is remembered
+_HASHES: dict[tuple, str] = {}  # (file, device, inode, size, modified) -> its weights' hash, when last read
+
+
+def _file_key(path: str | os.PathLike) -> tuple | None:
+    """What identifies a file's content without reading it (a replaced or rewritten file gets another key)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (os.path.realpath(path), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
 def weights_hash(path: str | os.PathLike) -> str:
-    """A short hash of a checkpoint's weights alone (not its metadata): which base a run started from."""
+    """A short hash of a checkpoint's weights alone (not its metadata): which base a run started from.
+
+    A file read already (loaded for a run, or hashed before) and unchanged since is not read again."""
+    key = _file_key(path)
+    if key in _HASHES:
+        return _HASHES[key]
     header = read_header(path)
     data = read_checkpoint_bytes(path, header)
     start = header.size - max((t.end for t in header.tensors.values()), default=0)

@@ -195,7 +195,7 @@ class ModelShape(_Checked):
     n_head: int = setting(4, 1, 64, flag="heads", help="attention heads per block")
     n_embd: int = setting(96, 1, 4096, flag="width", help="residual stream width")
     # context in characters: holds the longest episode (core.world.episode.MAX_LENGTH)
-    block_size: int = setting(64, MAX_LENGTH, 1024, flag="context", help="context in characters")
+    block_size: int = setting(MAX_LENGTH, MAX_LENGTH, 1024, flag="context", help="context in characters")
     position: str = setting("learned", choices=("learned", "rope"), help="position scheme: a learned table or rotary")
 
     def __post_init__(self) -> None:
