@@ -60,6 +60,29 @@ def _save(fig, out: Path) -> list[Path]:
     return written
 
 
+def _plot(plt):
+    """A figure and its axes, the size every success plot has."""
+    return plt.subplots(figsize=(6.4, 4.0), dpi=150)
+
+
+def _success_axes(ax, xlabel: str, title: str, legend_size: float | None = None) -> None:
+    """The axes of a held-out success plot: its labels, 0-100% with a margin, a light grid, the legend, a title."""
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("held-out success (%)")
+    ax.set_ylim(-3, 103)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=legend_size)
+    ax.set_title(title, fontsize=10)
+
+
+def _finish(plt, fig, out: Path) -> list[Path]:
+    """Lay the figure out, write it as PNG and SVG (atomically), close it; the paths written."""
+    fig.tight_layout()
+    written = _save(fig, out)
+    plt.close(fig)
+    return written
+
+
 def figure(cells: list[CellSummary], out: Path) -> list[Path]:
     """The picture the cells make: a budget (alone against mixed) over several totals if they are one, else a curve."""
     points = budget(cells)
@@ -71,7 +94,7 @@ def figure(cells: list[CellSummary], out: Path) -> list[Path]:
 def budget_figure(points: list[BudgetPoint], out: Path) -> list[Path]:
     """Per family, held-out success against the total of demonstrations, trained alone and in an even mix."""
     plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(6.4, 4.0), dpi=150)
+    fig, ax = _plot(plt)
     families = list(dict.fromkeys(p.family for p in points))
     for k, name in enumerate(families):
         mine = [p for p in points if p.family == name]
@@ -93,18 +116,11 @@ def budget_figure(points: list[BudgetPoint], out: Path) -> list[Path]:
     ax.set_xscale("log")
     ax.set_xticks(totals, [str(t) for t in totals])
     ax.minorticks_off()
-    ax.set_xlabel("demonstrations in all (a mix gives each family half)")
-    ax.set_ylabel("held-out success (%)")
-    ax.set_ylim(-3, 103)
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
     seeds = sorted({len(p.alone.rates) for p in points} | {len(p.mixed.rates) for p in points})
     n = seeds[0] if len(seeds) == 1 else f"{seeds[0]}-{seeds[-1]}"
-    ax.set_title(f"the cost of mixing: mean over {n} seeds, 95% intervals over seeds", fontsize=10)
-    fig.tight_layout()
-    written = _save(fig, out)
-    plt.close(fig)
-    return written
+    title = f"the cost of mixing: mean over {n} seeds, 95% intervals over seeds"
+    _success_axes(ax, "demonstrations in all (a mix gives each family half)", title, legend_size=8)
+    return _finish(plt, fig, out)
 
 
 def sweep_figure(cells: list[CellSummary], out: Path, title: str = "") -> list[Path]:
@@ -112,7 +128,7 @@ def sweep_figure(cells: list[CellSummary], out: Path, title: str = "") -> list[P
     plt = _pyplot()
     label, xs = axis(cells)
     order = sorted(range(len(cells)), key=lambda i: xs[i])
-    fig, ax = plt.subplots(figsize=(6.4, 4.0), dpi=150)
+    fig, ax = _plot(plt)
     families = list(dict.fromkeys(name for c in cells for name in c.families))
     for name in families:
         points = [(xs[i], cells[i].families[name]) for i in order if name in cells[i].families]
@@ -124,17 +140,9 @@ def sweep_figure(cells: list[CellSummary], out: Path, title: str = "") -> list[P
     if label == "lr":
         ax.set_xscale("log")
     seeds = sorted({len(c.seeds) for c in cells})
-    ax.set_xlabel(label)
-    ax.set_ylabel("held-out success (%)")
-    ax.set_ylim(-3, 103)
-    ax.grid(alpha=0.3)
-    ax.legend()
     n = seeds[0] if len(seeds) == 1 else f"{seeds[0]}-{seeds[-1]}"
-    ax.set_title(figure_text(title) or f"mean over {n} seeds, 95% intervals over seeds", fontsize=10)
-    fig.tight_layout()
-    written = _save(fig, out)
-    plt.close(fig)
-    return written
+    _success_axes(ax, label, figure_text(title) or f"mean over {n} seeds, 95% intervals over seeds")
+    return _finish(plt, fig, out)
 
 
 def matrix_figure(rows: list[MatrixRow], out: Path) -> list[Path]:
@@ -203,7 +211,7 @@ def breadth_figure(points: list[BreadthPoint], out: Path, seeds: int) -> list[Pa
     """Success on each held-out family (and the mean on the trained ones) against how many environments the
     training mix spread its demonstrations over, with 95% intervals over seeds."""
     plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(6.4, 4.0), dpi=150)
+    fig, ax = _plot(plt)
     for name in dict.fromkeys(p.family for p in points):
         line = sorted((p for p in points if p.family == name), key=lambda p: p.environments)
         x = [p.environments for p in line]
@@ -220,16 +228,9 @@ def breadth_figure(points: list[BreadthPoint], out: Path, seeds: int) -> list[Pa
     ax.minorticks_off()
     totals = sorted({p.demonstrations for p in points})
     total = str(totals[0]) if len(totals) == 1 else f"{totals[0]}-{totals[-1]}"
-    ax.set_xlabel(f"training environments ({total} demonstrations in all)")
-    ax.set_ylabel("held-out success (%)")
-    ax.set_ylim(-3, 103)
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
-    ax.set_title(f"the breadth curve: mean over {seeds} seeds, 95% intervals over seeds", fontsize=10)
-    fig.tight_layout()
-    written = _save(fig, out)
-    plt.close(fig)
-    return written
+    title = f"the breadth curve: mean over {seeds} seeds, 95% intervals over seeds"
+    _success_axes(ax, f"training environments ({total} demonstrations in all)", title, legend_size=8)
+    return _finish(plt, fig, out)
 
 
 SLIDE = (12.8, 7.2)  # inches: 1920x1080 pixels at SLIDE_DPI, a projector's 16:9
