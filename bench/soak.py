@@ -88,7 +88,7 @@ async def soak(trainings: int, probes: int) -> dict:
         for n, text in enumerate(_sums(probes), start=1):
             app.playground.query_one("#sum", Input).value = text
             await pilot.press("enter")
-            await _wait(pilot, lambda n=n: app.probe >= n and not app.playground.busy(), "a probe")
+            await _wait(pilot, lambda n=n: app.play.probe >= n and not app.playground.busy(), "a probe")
         result["probe_seconds"] = time.perf_counter() - t0
         await pilot.pause(0.5)
         gc.collect()

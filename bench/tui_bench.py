@@ -407,12 +407,12 @@ async def race_times(app, pilot, box) -> dict:
         box.focus()
         box.value = RACE_SUMS[run % len(RACE_SUMS)]
         await pilot.pause(0.05)
-        before = app.probe
+        before = app.play.probe
         t0 = time.perf_counter()
         app.post_message(events.Key("enter", "\r"))
         deadline = t0 + RACE_TIMEOUT
         race = app.playground.race
-        while app.probe < before + RACE_LANES or race.busy():
+        while app.play.probe < before + RACE_LANES or race.busy():
             if time.perf_counter() > deadline:
                 raise BenchError(f"a race of {RACE_LANES} models did not finish within {RACE_TIMEOUT:g}s")
             await asyncio.sleep(0.002)

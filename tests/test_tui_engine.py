@@ -114,7 +114,7 @@ async def test_training_that_raises_shows_the_error_and_the_app_carries_on(runs,
     """A fine-tune that fails (here: a corrupt base checkpoint) shows one line in red; Train works again."""
     corrupt = tmp_path / "base.safetensors"
     corrupt.write_bytes(b"\x08\x00\x00\x00\x00\x00\x00\x00{garbage")
-    monkeypatch.setattr("breadth.tui.app.BASE", corrupt)
+    monkeypatch.setattr("breadth.tui.parts.training.BASE", corrupt)
     app = BreadthApp()
     async with app.run_test(size=(100, 32)) as pilot:
         await pilot.press("ctrl+t")

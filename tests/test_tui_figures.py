@@ -11,7 +11,7 @@ import threading
 
 from tui_helpers import fake_app, type_text, wait_for
 
-import breadth.tui.app
+import breadth.tui.parts.figures
 from breadth.core.results.figures import SLIDE, SLIDE_DPI
 from breadth.core.storage.header import read_metadata
 from breadth.core.storage.paths import shipped_checkpoint
@@ -44,7 +44,7 @@ async def test_ctrl_f_saves_the_screen_and_the_models_slide_and_names_them_in_on
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
         await pilot.press("ctrl+f")
-        await wait_for(pilot, lambda: not app.saving_figures, what="the figures to be written")
+        await wait_for(pilot, lambda: not app.figures.saving, what="the figures to be written")
         folder = figures_dir()
         names = sorted(p.name for p in folder.iterdir())
         assert len(names) == 4 and all(STAMPED.fullmatch(n) for n in names), names
@@ -63,7 +63,7 @@ async def test_ctrl_f_saves_the_screen_and_the_models_slide_and_names_them_in_on
 async def test_a_second_ctrl_f_while_saving_is_answered_not_queued():
     """Ctrl+F pressed again before the first save is written gets a line, and only one save runs."""
     release, calls = threading.Event(), []
-    real = breadth.tui.app.save_figures
+    real = breadth.tui.parts.figures.save_figures
 
     def slow_save(*args):
         calls.append(args)
@@ -72,7 +72,7 @@ async def test_a_second_ctrl_f_while_saving_is_answered_not_queued():
 
     app = fake_app()
     async with app.run_test(size=(80, 24)) as pilot:
-        breadth.tui.app.save_figures = slow_save
+        breadth.tui.parts.figures.save_figures = slow_save
         try:
             await pilot.pause()
             await pilot.press("ctrl+f")
@@ -80,9 +80,9 @@ async def test_a_second_ctrl_f_while_saving_is_answered_not_queued():
             await pilot.press("ctrl+f")
             assert "still saving" in message_line(app)
             release.set()
-            await wait_for(pilot, lambda: not app.saving_figures, what="the figures to be written")
+            await wait_for(pilot, lambda: not app.figures.saving, what="the figures to be written")
         finally:
-            breadth.tui.app.save_figures = real
+            breadth.tui.parts.figures.save_figures = real
             release.set()
         assert len(calls) == 1
         assert len(list(figures_dir().iterdir())) == 4
@@ -99,7 +99,7 @@ async def test_an_unwritable_figures_folder_is_one_line_and_the_app_runs_on(tmp_
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
         await pilot.press("ctrl+f")
-        await wait_for(pilot, lambda: not app.saving_figures, what="the save to fail")
+        await wait_for(pilot, lambda: not app.figures.saving, what="the save to fail")
         line = message_line(app)
         assert line == f"figures not saved (not a directory): {blocker}/breadth/figures"
         assert app.playground.query_one("#sum-message").has_class("error")

@@ -89,7 +89,9 @@ async def test_the_scrubber_replays_snapshots_while_the_run_is_still_training():
     async with app.run_test(size=(80, 24)) as pilot:
         app.query_one("#steps", Input).value = "200"  # 10 s of scripted steps: time to look while it trains
         await pilot.press("ctrl+t")
-        await wait_for(pilot, lambda: app.progress and next(iter(app.progress.values())).kept, what="a snapshot")
+        await wait_for(
+            pilot, lambda: app.jobs.progress and next(iter(app.jobs.progress.values())).kept, what="a snapshot"
+        )
         await pilot.press("ctrl+w")
         await wait_for(pilot, lambda: isinstance(app.screen, ProcedureView), what="the view")
         await wait_for(pilot, lambda: "✗" in _line(app, "two_digit"), what="step 0 played during training")
@@ -102,4 +104,4 @@ async def test_the_scrubber_replays_snapshots_while_the_run_is_still_training():
         await pilot.press("escape")
         await pilot.press("ctrl+x")
         await wait_for(pilot, lambda: app.training is None, what="the stop")
-        assert run.key not in app.progress  # a stopped run's snapshots went with it
+        assert run.key not in app.jobs.progress  # a stopped run's snapshots went with it

@@ -21,7 +21,7 @@ from breadth.tui.screens.matrix_view import MatrixView
 from breadth.tui.screens.path_prompt import PATH_MAX, PathPrompt
 from breadth.tui.screens.procedure_view import ProcedureView, RunProgress
 from breadth.tui.widgets.bounded_input import BoundedInput
-from breadth.tui.widgets.playground import MAX_SUM
+from breadth.tui.widgets.sum_box import MAX_SUM
 
 SIZE = (80, 24)
 VIEWS = {"ctrl+w": ProcedureView, "ctrl+d": DemosView, "ctrl+g": MatrixView}
@@ -30,7 +30,7 @@ PASTE = ("12+34+" * 20_000)[:100_000]  # 100 kB on one line
 
 def _a_run_to_watch(app) -> None:
     """A run in progress (no snapshot kept yet), so that Ctrl+W has something to show without replaying."""
-    app.progress["run:1"] = RunProgress("run:1", "2d 4 #1", 0, 30, ("two_digit",))
+    app.jobs.progress["run:1"] = RunProgress("run:1", "2d 4 #1", 0, 30, ("two_digit",))
 
 
 async def _live(pilot, kind: type) -> int:
@@ -241,9 +241,9 @@ async def test_a_scrubber_closed_while_its_probes_play_drops_them_without_an_err
         await pilot.press("ctrl+t")
         await wait_for(pilot, lambda: app.current == "run:1", timeout=20, what="the run")
         await pilot.press("ctrl+w", "escape")
-        assert len(app.screen_stack) == 1 and app.listeners
+        assert len(app.screen_stack) == 1 and app.play.listeners
         app.supervisor.engine.release()
-        await wait_for(pilot, lambda: not app.listeners, timeout=20, what="the replays to end")
+        await wait_for(pilot, lambda: not app.play.listeners, timeout=20, what="the replays to end")
         await pilot.pause(0.2)
         assert not [n.message for n in app._notifications if n.severity == "error"]
         assert not app.playground.probes

@@ -41,7 +41,7 @@ async def test_stored_runs_join_the_table_and_their_seeds_summarise(tmp_path, mo
         stored = [e for e in app.entries.values() if e.origin == "stored"]
         assert [e.scores_only for e in stored] == [True, True, True, False]
         assert list(app.entries)[:3] == ["shipped:two_digit_70", "shipped:three_digit_70", "shipped:mix_35_35"]
-        app.switch_to(stored[0].key)
+        app.models.switch_to(stored[0].key)
         await pilot.pause()
         line = str(app.score_panel.query_one("#across-seeds").render())
         assert "2d 70 ×3: 2d 90 [78-100] 3d 0 [0-0]" in line
@@ -51,7 +51,7 @@ async def test_stored_runs_join_the_table_and_their_seeds_summarise(tmp_path, mo
         await pilot.pause()
         shown = str(app.playground.query_one("#sum-message").render())
         assert "kept no model" in shown and not app.playground.probes
-        app.switch_to(stored[3].key)  # a stored run whose checkpoint is on disk plays
+        app.models.switch_to(stored[3].key)  # a stored run whose checkpoint is on disk plays
         await type_text(pilot, "3+4+5")
         await pilot.press("enter")
         await wait_for(pilot, lambda: app.playground.probes and not app.playground.busy(), what="the probe")

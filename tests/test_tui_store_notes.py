@@ -47,7 +47,7 @@ async def _train(pilot) -> None:
     app.train_panel.query_one("#steps", Input).value = "2"
     app.train_panel.query_one("#held-out", Input).value = "2"
     await pilot.press("ctrl+t")
-    await wait_for(pilot, lambda: app.training is None and app.job == 1, timeout=20, what="the run to end")
+    await wait_for(pilot, lambda: app.training is None and app.jobs.job == 1, timeout=20, what="the run to end")
 
 
 def _messages(app, severity: str | None = None) -> list[str]:

@@ -80,6 +80,21 @@ class CommandFailed(FromEngine):
     event: p.Failed
 
 
+class TrainFailed(CommandFailed):
+    """Training job `event.id` failed."""
+
+
+class PlayFailed(CommandFailed):
+    """Probe `event.id` failed: no verdict will come."""
+
+
+class SaveFailed(CommandFailed):
+    """Save `event.id` failed: the model is still only in the engine's memory."""
+
+
+FAILED_FOR: dict[str, type[CommandFailed]] = {"train": TrainFailed, "play": PlayFailed, "save": SaveFailed}
+
+
 class ModelUnloaded(FromEngine):
     """The engine let go of `event.key` (to bound its memory); it is loaded again when chosen."""
 
@@ -113,6 +128,14 @@ FOR_EVENT: dict[type, type[FromEngine]] = {
     p.Snapshot: SnapshotKept,
     p.SnapshotScored: SnapshotScored,
 }  # protocol event type -> the message the reader posts for it
+
+
+def for_event(event: object) -> FromEngine | None:
+    """The message the reader posts for `event` (a failure by what failed), or None for an event no one hears."""
+    if isinstance(event, p.Failed):
+        return FAILED_FOR.get(event.what, CommandFailed)(event)
+    kind = FOR_EVENT.get(type(event))
+    return kind(event) if kind else None
 
 
 @dataclass

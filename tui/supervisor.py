@@ -17,7 +17,7 @@ from textual.worker import get_current_worker
 from breadth.core.engine import protocol as p
 from breadth.tui.engine import EngineGone, EngineProcess
 from breadth.tui.guard import guarded
-from breadth.tui.messages import FOR_EVENT, EngineDied
+from breadth.tui.messages import EngineDied, for_event
 
 STOP_GRACE = 2.0  # seconds to wait for the engine to confirm a Stop before killing it
 MAX_RESTARTS = 3  # engine restarts allowed within RESTART_WINDOW before giving up
@@ -108,9 +108,9 @@ class Supervisor:
                 if engine is self.engine and not worker.is_cancelled and not self.closed:
                     self.app.post_message(EngineDied(e.exitcode, e.last_words))
                 return
-            message = FOR_EVENT.get(type(event))
+            message = for_event(event)
             if message is not None and not self.closed:
-                self.app.post_message(message(event))
+                self.app.post_message(message)
 
     def close(self) -> None:
         """End the engine for good (the app is quitting)."""

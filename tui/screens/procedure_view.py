@@ -16,6 +16,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
+from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 from textual_plotext import PlotextPlot
@@ -29,6 +30,7 @@ from breadth.tui.widgets.loss_plot import LossPlot
 from breadth.tui.widgets.race import char_style
 
 OTHERS = "others"  # the score plot's line for the mean over families the run did not train on
+ASKED = -1  # a line's probe id while the app has not yet answered its ReplayRequested
 COLORS = ("cyan", "magenta", "green", "yellow", "blue")  # the score plot's lines, in order (plotext and rich names)
 
 
@@ -57,7 +59,7 @@ class Line:
     """One family's probe as replayed at the chosen step."""
 
     problem: Problem
-    probe: int = 0  # the Play id in flight or done (0: none yet)
+    probe: int = 0  # the Play id in flight or done (0: none yet, ASKED: asked for)
     chars: list[p.Char] = field(default_factory=list)  # as the engine streamed them
     verdict: Text | None = None
 
@@ -72,6 +74,16 @@ class ProcedureView(Screen):
         Binding("home", "step(-1000)", "First", show=False),
         Binding("end", "step(1000)", "Last", show=False),
     ]
+
+    @dataclass
+    class ReplayRequested(Message):
+        """Replay line `line`'s probe `text` on the snapshot at `step` of run `key`; the app answers with `sent`."""
+
+        view: ProcedureView
+        line: int  # index into the view's lines
+        key: str
+        text: str
+        step: int
 
     def __init__(self, run: RunProgress) -> None:
         super().__init__()
@@ -130,18 +142,23 @@ class ProcedureView(Screen):
         self.query_one("#procedure-loss", LossPlot).add(loss)
 
     def replay(self) -> None:
-        """Play every family's probe with the snapshot at the chosen step (one Play each, through the engine)."""
-        for line in self.lines:
-            line.chars, line.verdict = [], None
-            line.probe, why = self.app.play_snapshot(
-                self, self.run.key, line.problem.prompt.removesuffix("="), self.step
+        """Ask for every family's probe on the snapshot at the chosen step (one Play each, through the engine)."""
+        for i, line in enumerate(self.lines):
+            line.chars, line.verdict, line.probe = [], None, ASKED
+            self.post_message(
+                self.ReplayRequested(self, i, self.run.key, line.problem.prompt.removesuffix("="), self.step)
             )
-            if why:
-                line.verdict = Text(f" not played: {why}", style="red")
         self.show_lines()
         self.draw_scores()
 
     # events routed here by the app (probe ids this view sent)
+
+    def sent(self, line: int, probe: int, why: str = "") -> None:
+        """Line `line`'s replay is probe `probe`, or (`why`) it could not be sent."""
+        self.lines[line].probe = probe
+        if why:
+            self.lines[line].verdict = Text(f" not played: {why}", style="red")
+            self._show(self.lines[line])
 
     def char(self, event: p.Char) -> None:
         line = self._line(event.id)

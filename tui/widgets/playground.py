@@ -11,13 +11,10 @@ box recall the sums played before, in either mode.
 from __future__ import annotations
 
 import time
-from collections import deque
-from dataclasses import dataclass, field
 
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
 from textual.message import Message
@@ -25,20 +22,20 @@ from textual.reactive import var
 from textual.widgets import Input, Static
 
 from breadth.core.engine import protocol as p
-from breadth.core.world.families import FAMILIES, Problem
+from breadth.core.world.families import Problem
 from breadth.core.world.probe import SumError, parse_sum
 from breadth.core.world.text import shown
 from breadth.core.world.transcript import Role, visible
 from breadth.tui.guard import guarded
 from breadth.tui.widgets.bounded_input import BoundedInput
-from breadth.tui.widgets.race import LIE_STYLE, SHADES, LaneView, RaceView, char_style, verdict_text
+from breadth.tui.widgets.probe_view import ProbeState, ProbeView, least_sure, reveal, where
+from breadth.tui.widgets.race import LIE_STYLE, SHADES, LaneView, RaceView, verdict_text
+from breadth.tui.widgets.sum_box import SumBox
 
 PACES = [("instant", 0.0), ("fast", 60.0), ("normal", 20.0), ("audience", 10.0), ("slow", 6.0)]  # (name, chars/s)
 AUDIENCE = 3  # the pace demo mode starts at: slow enough for a room to read along
 TICK_HZ = 30
 MAX_PROBES = 50  # probes kept in the log; past this the oldest finished view is reused for the next
-MAX_HISTORY = 100  # sums the sum box remembers for Up and Down
-MAX_SUM = 40  # characters in the sum box (a whole episode, sum and calls, fits in the model's context)
 MAX_LIE = 4  # digits of the number a lying calculator always answers
 LIES = ("", "off by one", "value")  # the calculator: honest, every result + 1, or always the number typed
 
@@ -49,87 +46,6 @@ def legend() -> Text:
     for role in Role:
         parts += [(f" {role.writer} ", role.style), " "]
     return Text.assemble(*parts)
-
-
-@dataclass
-class ProbeState:
-    """One probe's characters: revealed, waiting to be revealed, and its verdict once known."""
-
-    problem: Problem
-    model: str
-    shown: list[p.Char] = field(default_factory=list)  # characters on screen, as the engine streamed them
-    pending: deque = field(default_factory=deque)  # p.Char received, not yet shown
-    verdict: Text | None = None  # set when the engine has finished the episode
-    started: float = 0.0  # when the first character became due
-    revealed_at_start: int = 0
-
-
-def where(problem: Problem) -> str:
-    """The label of the family holding `problem` (`3 single-digit sub`), or `outside every family`."""
-    family = FAMILIES.get(problem.family)
-    return family.label if family else "outside every family"
-
-
-class ProbeView(Static):
-    """One probe: the sum, the episode so far in colour, then the verdict."""
-
-    def __init__(self, state: ProbeState) -> None:
-        super().__init__(classes="probe")
-        self.state = state
-        self.shaded = False  # the model's characters shaded by confidence
-        self.picked: int | None = None  # index into `state.shown` of the character whose alternatives show
-
-    def render_state(self) -> None:
-        """One line: the episode so far in colour, then (once all is shown) the verdict, then context."""
-        st = self.state
-        line = Text("› ", style="dim")
-        for i, char in enumerate(st.shown):  # one line per probe: a newline shows as a glyph
-            line.append(visible(char.char), char_style(char, self.shaded) + (" underline" if i == self.picked else ""))
-        if not st.shown and st.verdict is None:
-            line.append(f"{st.problem.prompt} waiting for the model...", "dim italic")
-        if st.verdict is not None and not st.pending:
-            line.append("  ")
-            line.append_text(st.verdict)
-        line.append(f"  ({where(st.problem)})", "dim")
-        self.update(line)
-
-
-class SumBox(BoundedInput):
-    """The sum box: Up recalls the sums played before, newest first; Down goes back towards what was typed."""
-
-    BINDINGS = [Binding("up", "older", "Earlier sum", show=False), Binding("down", "newer", "Later sum", show=False)]
-
-    def __init__(self, **kwargs) -> None:
-        super().__init__(max_length=MAX_SUM, **kwargs)
-        self.history: list[str] = []  # sums played, oldest first
-        self.recalled: int | None = None  # index into history on show, None while editing a new sum
-        self.draft = ""  # what was typed before Up was first pressed
-
-    def remember(self, text: str) -> None:
-        """Keep a played sum (not twice in a row), and start the next recall from the newest."""
-        if not self.history or self.history[-1] != text:
-            self.history = [*self.history, text][-MAX_HISTORY:]
-        self.recalled = None
-
-    def action_older(self) -> None:
-        if not self.history or self.recalled == 0:
-            return
-        if self.recalled is None:
-            self.draft, self.recalled = self.value, len(self.history)
-        self.recalled -= 1
-        self._show(self.history[self.recalled])
-
-    def action_newer(self) -> None:
-        if self.recalled is None:
-            return
-        self.recalled += 1
-        if self.recalled == len(self.history):
-            self.recalled = None
-        self._show(self.draft if self.recalled is None else self.history[self.recalled])
-
-    def _show(self, text: str) -> None:
-        self.value = text
-        self.cursor_position = len(text)
 
 
 class Playground(Vertical):
@@ -144,6 +60,9 @@ class Playground(Vertical):
             super().__init__()
             self.problem = problem
             self.text = text
+
+    class RacingChanged(Message):
+        """The playground switched between racing and single play: the race needs its lanes."""
 
     pace = var(2)  # index into PACES: how fast characters are revealed
     racing = var(False)  # each sum is played by the race's models side by side, instead of the current model
@@ -341,6 +260,7 @@ class Playground(Vertical):
         """Show the race or the probe log in the same place; the sum box and its history stay as they are."""
         self.set_class(racing, "racing")
         self.border_title = "race  ^r single" if racing else "playground  ^r race"
+        self.post_message(self.RacingChanged())
 
     @property
     def race(self) -> RaceView:
@@ -464,28 +384,3 @@ class Playground(Vertical):
                 view.render_state()
                 if view is focus:
                     self.show_alternatives()
-
-
-def reveal(state, now: float, rate: float) -> bool:
-    """Move the characters of a probe or lane `state` that are due at `rate` (0: all) to shown; True if any moved.
-
-    Due: one at once, then `rate` a second from the moment the first was, so a late timer catches up.
-    """
-    if not state.pending:
-        return False
-    if rate == 0:
-        n = len(state.pending)
-    else:
-        if not state.started:
-            state.started, state.revealed_at_start = now, len(state.shown)
-        due = state.revealed_at_start + 1 + int((now - state.started) * rate)
-        n = max(0, due - len(state.shown))
-    for _ in range(min(n, len(state.pending))):
-        state.shown.append(state.pending.popleft())
-    return n > 0
-
-
-def least_sure(chars: list[p.Char]) -> int | None:
-    """The index of the model character written with the lowest probability (None if none has one)."""
-    mine = [(c.p, i) for i, c in enumerate(chars) if c.p is not None]
-    return min(mine)[1] if mine else None

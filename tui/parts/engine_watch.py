@@ -1,0 +1,58 @@
+"""The engine's life as the app shows it: starting, ready, the models it holds, its deaths and restarts."""
+
+from __future__ import annotations
+
+from breadth.core.engine import protocol as p
+from breadth.tui import messages as m
+from breadth.tui.guard import guarded
+from breadth.tui.parts import Part, hears
+from breadth.tui.parts.models import engine_gone
+
+
+class EngineWatch(Part):
+    """Keeps `app.engine_status` and the supervisor's notes (ready, loaded) in step with what the engine says."""
+
+    def started(self) -> None:
+        """A new engine is up: say so and load the current model into it."""
+        app = self.app
+        app.engine_status = "engine starting (loading torch)..."
+        entry = app.models.entries.get(app.current) if app.current else None
+        if entry is not None and entry.path:
+            app.supervisor.engine.send(p.Load(app.current, entry.path))
+
+    @hears(m.EngineReady)
+    @guarded
+    def ready(self, message: m.EngineReady) -> None:
+        self.app.supervisor.ready = True
+        self.app.engine_status = "engine ready"
+        self.app.playground.clear_note()
+
+    @hears(m.ModelLoaded)
+    @guarded
+    def note_loaded(self, message: m.ModelLoaded) -> None:
+        self.app.supervisor.loaded.add(message.event.key)
+
+    @hears(m.ModelUnloaded)
+    @guarded
+    def note_unloaded(self, message: m.ModelUnloaded) -> None:
+        self.app.supervisor.loaded.discard(message.event.key)  # loaded again if chosen
+
+    @hears(m.CommandFailed)
+    @guarded
+    def say_failed(self, message: m.CommandFailed) -> None:
+        """A command none of the parts answers for (train, play and save failures have their own messages)."""
+        self.app.notify(f"{message.event.what} failed: {message.event.message}", severity="error")
+
+    @hears(m.EngineDied)
+    @guarded
+    def restart(self, message: m.EngineDied) -> None:
+        """Heard last: the other parts have failed what was in flight; restart the engine (a few times at most)."""
+        app = self.app
+        if app.supervisor.closed:
+            return
+        why = f": {message.last_words}" if message.last_words else ""
+        if app.supervisor.restart():
+            app.notify(f"The engine stopped (exit code {message.exitcode}){why}; restarting it.", severity="error")
+        else:
+            app.engine_status = "engine keeps failing: restart breadth-tui"
+            app.notify(f"The engine failed repeatedly{why}; {engine_gone()}.", severity="error", timeout=15)

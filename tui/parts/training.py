@@ -1,0 +1,159 @@
+"""The training controller: one fine-tuning job at a time in the engine, its loss and status on the train panel,
+and each run's snapshots for the procedure view (Ctrl+W)."""
+
+from __future__ import annotations
+
+from breadth.core.engine import protocol as p
+from breadth.core.storage.paths import BASE, runs_dir
+from breadth.core.world.records import HeldOutScore
+from breadth.tui import messages as m
+from breadth.tui.guard import guarded
+from breadth.tui.parts import Part, hears
+from breadth.tui.parts.models import engine_gone
+from breadth.tui.screens.procedure_view import ProcedureView, RunProgress
+from breadth.tui.widgets.train_panel import TrainPanel
+
+
+class Training(Part):
+    """The job being trained (`app.training`), the last job's id, and every run's progress by key."""
+
+    def __init__(self, app) -> None:
+        super().__init__(app)
+        self.job = 0  # the last training job's id
+        self.progress: dict[str, RunProgress] = {}  # run key -> its snapshots and their scores (Ctrl+W)
+
+    @hears(TrainPanel.TrainRequested)
+    @guarded
+    def train(self, message: TrainPanel.TrainRequested) -> None:
+        """Start a fine-tuning job in the engine (if the engine is gone for good, say so at once)."""
+        app = self.app
+        if app.training is not None:
+            return
+        if app.supervisor.gave_up:
+            app.train_panel.show_error(engine_gone())
+            return
+        self.job += 1
+        app.training = self.job
+        app.train_panel.started(message.mix, message.settings)
+        s = message.settings
+        trained = tuple(name for name, _ in message.mix.counts)
+        run = RunProgress(f"run:{self.job}", f"{message.mix.short()} #{self.job}", s.seed, s.steps, trained)
+        self.progress[run.key] = run
+        settings = message.settings.to_dict()
+        app.supervisor.send(
+            p.Train(self.job, message.mix.spec(), settings, str(BASE), str(runs_dir()), message.held_out)
+        )
+
+    @hears(m.TrainingStep)
+    @guarded
+    def plot_step(self, message: m.TrainingStep) -> None:
+        ev = message.event
+        if ev.id == self.app.training:
+            self.app.train_panel.step(ev.step, ev.steps, ev.loss, ev.elapsed)
+        run = self.progress.get(f"run:{ev.id}")
+        if run is not None:
+            run.losses.append(ev.loss)
+            if isinstance(self.app.screen, ProcedureView) and self.app.screen.run is run:
+                self.app.screen.add_loss(ev.loss)
+
+    @hears(m.EvaluationStarted)
+    @guarded
+    def say_evaluating(self, message: m.EvaluationStarted) -> None:
+        if message.event.id == self.app.training:
+            self.app.train_panel.show("evaluating on held-out sums...")
+
+    @hears(m.ModelTrained)
+    @guarded
+    def say_trained(self, message: m.ModelTrained) -> None:
+        """The job is done (the catalogue made its model current; the loss plot keeps its curves).
+
+        One the engine could not save (`path` '') stays in its memory: the status line and a notification
+        say why, and Ctrl+S saves it. A note beside a saved file (the run not recorded in the results store)
+        is shown the same way, in addition to the saved message.
+        """
+        app, ev = self.app, message.event
+        if ev.id == app.training:
+            app.training = None
+        if ev.key in self.progress:
+            self.progress[ev.key].finished = True
+        entry = app.models.entries[ev.key]
+        if ev.path and not ev.note:
+            app.train_panel.show(f"done in {entry.run.train_seconds:.1f}s and saved")
+            app.notify(f"Trained and saved: {ev.path}", timeout=6)
+        elif ev.path:
+            app.train_panel.show_error(f"done in {entry.run.train_seconds:.1f}s and saved; {ev.note}")
+            app.notify(f"Trained and saved: {ev.path}", timeout=6)
+            app.notify(f"{entry.title}: {ev.note}", severity="warning", timeout=15)
+        else:
+            note = f"{ev.note or 'not saved; kept in memory'}, Ctrl+S to save it"
+            app.train_panel.show_error(f"done in {entry.run.train_seconds:.1f}s; {note}")
+            app.notify(f"Trained, {note}", severity="error", timeout=15)
+
+    @hears(TrainPanel.StopRequested)
+    @guarded
+    def stop(self, message: TrainPanel.StopRequested) -> None:
+        """Ask the engine to stop; the supervisor kills it if it does not confirm in time."""
+        app = self.app
+        if app.training is None:
+            return
+        job = app.training
+        app.train_panel.show("stopping...")
+        app.supervisor.stop(job, still_running=lambda: app.training == job, give_up=self.abort)
+
+    @hears(m.TrainingStopped)
+    @guarded
+    def end_stopped_job(self, message: m.TrainingStopped) -> None:
+        self.app.training = None
+        self.progress.pop(f"run:{message.event.id}", None)  # the engine dropped its snapshots
+        title = self.app.models.title(self.app.current)
+        self.app.train_panel.show(f"stopped at step {message.event.steps}; kept {title}")
+
+    @hears(m.TrainFailed)
+    @guarded
+    def end_failed_job(self, message: m.TrainFailed) -> None:
+        if message.event.id == self.app.training:
+            self.abort(f"training failed: {message.event.message}")
+
+    @hears(m.EngineDied)
+    @guarded
+    def lose_job(self, message: m.EngineDied) -> None:
+        """The job and every run's snapshots died with the engine."""
+        if not self.app.supervisor.closed:
+            self.abort(f"engine stopped (exit code {message.exitcode}); training lost, model kept")
+            self.progress.clear()
+
+    def abort(self, text: str) -> None:
+        if self.app.training is not None:
+            self.app.training = None
+            self.app.train_panel.show_error(text)
+
+    # watching the procedure form (snapshots)
+
+    @hears(m.SnapshotKept)
+    @guarded
+    def note_snapshot(self, message: m.SnapshotKept) -> None:
+        run = self.progress.get(f"run:{message.event.id}")
+        if run is not None:
+            run.kept.append(message.event.step)
+            self._refresh_procedure(run)
+
+    @hears(m.SnapshotScored)
+    @guarded
+    def note_snapshot_scores(self, message: m.SnapshotScored) -> None:
+        ev = message.event
+        run = self.progress.get(ev.key)
+        if run is not None:
+            run.scores[ev.step] = {name: HeldOutScore.from_dict(name, data) for name, data in ev.scores.items()}
+            self._refresh_procedure(run)
+
+    def _refresh_procedure(self, run: RunProgress) -> None:
+        if isinstance(self.app.screen, ProcedureView) and self.app.screen.run is run:
+            self.app.screen.refresh_run()
+
+    def watch_procedure(self) -> None:
+        """Open the snapshot scrubber on the current model's run, else the latest run trained here."""
+        run = self.progress.get(self.app.current or "") or next(reversed(self.progress.values()), None)
+        if run is None and not any(isinstance(screen, ProcedureView) for screen in self.app.screen_stack):
+            self.app.notify("train a model (Ctrl+T) to watch its procedure form: snapshots are kept every 25 steps")
+            return
+        self.app.open_screen(ProcedureView, lambda: ProcedureView(run))
