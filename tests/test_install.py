@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-pytestmark = pytest.mark.slow  # builds a wheel and installs it into a new virtual environment (about 10 s)
+SLOW = pytest.mark.slow  # builds a wheel and installs it into a new virtual environment (about 10 s)
 
 
 @pytest.fixture(scope="module")
@@ -53,6 +53,7 @@ def _run(venv: Path, *args: str, cwd: Path, env: dict | None = None) -> subproce
     )
 
 
+@SLOW
 def test_the_installed_package_carries_the_shipped_models(installed, tmp_path):
     """The shipped checkpoints are found inside the installed package, not in the source tree."""
     out = _run(
@@ -70,6 +71,7 @@ def test_the_installed_package_carries_the_shipped_models(installed, tmp_path):
         assert path.is_file() and installed in path.parents and ROOT not in path.parents
 
 
+@SLOW
 def test_installed_breadth_plays_a_shipped_model(installed, tmp_path):
     """`breadth play <shipped two-digit model> 23+45` from the installed package solves it with one call."""
     where = _run(
@@ -85,6 +87,7 @@ def test_installed_breadth_plays_a_shipped_model(installed, tmp_path):
     assert "verdict: correct" in out.stdout
 
 
+@SLOW
 def test_installed_app_opens_on_the_shipped_mix_and_plays(installed, tmp_path):
     """The installed breadth-tui opens on the shipped mix model, starts its engine and plays a sum."""
     script = textwrap.dedent("""
@@ -114,3 +117,18 @@ def test_installed_app_opens_on_the_shipped_mix_and_plays(installed, tmp_path):
     current, path, verdict = out.stdout.strip().splitlines()[-3:]
     assert current == "shipped:mix_35_35" and installed in Path(path).parents
     assert verdict.startswith("✓") or verdict.startswith("✗")  # the real engine played it to a verdict
+
+
+def test_every_package_folder_is_installed_under_the_breadth_namespace():
+    """Every folder of core/, tui/ and checkpoints/ holding an __init__.py is listed in pyproject.toml's packages
+    (as breadth.<folder>), so a plain install is never missing one; nothing is installed as a top-level core or tui."""
+    import tomllib
+
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    folders = {
+        "breadth." + ".".join(init.parent.relative_to(ROOT).parts)
+        for top in ("core", "tui", "checkpoints")
+        for init in (ROOT / top).rglob("__init__.py")
+    }
+    assert set(config["packages"]) == folders
+    assert config["package-dir"] == {f"breadth.{top}": top for top in ("core", "tui", "checkpoints")}
