@@ -47,6 +47,7 @@ __all__ = ["DEFAULT_MODEL", "BreadthApp"]
 
 class BreadthApp(App):
     """Choose a mix, watch it train, probe it token by token."""
+
     TITLE = "breadth"
     ENABLE_COMMAND_PALETTE = False
     SUB_TITLE = "breadth of training environments is what transfers"
@@ -208,7 +209,6 @@ class BreadthApp(App):
     def action_demos(self) -> None:
         """What the model would learn from: the form's mix's demonstrations, loss-carrying characters marked."""
         self.open_screen(DemosView, lambda: DemosView(self.train_panel.request))
-
 
     @guarded
     def action_help(self) -> None:
