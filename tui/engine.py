@@ -15,9 +15,8 @@ import sys
 from pathlib import Path
 
 from breadth.core.engine import protocol as p
-from breadth.core.storage.paths import data_dir
+from breadth.core.storage.paths import LOG_LIMIT, data_dir
 
-LOG_LIMIT = 1_000_000  # bytes of engine log kept across starts
 LAST_WORDS_WINDOW = 64_000  # bytes at the end of the log searched for an engine's last line
 
 

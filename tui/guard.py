@@ -14,9 +14,7 @@ import time
 import traceback
 from pathlib import Path
 
-from breadth.core.storage.paths import data_dir
-
-LOG_LIMIT = 1_000_000  # bytes of app log kept: past this the next entry starts the file afresh
+from breadth.core.storage.paths import LOG_LIMIT, data_dir
 
 
 def app_log() -> Path:

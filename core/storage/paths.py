@@ -22,6 +22,9 @@ def shipped_checkpoint(name: str) -> Path:
 BASE = shipped_checkpoint("base")  # the shipped pre-trained model every fine-tune starts from
 
 
+LOG_LIMIT = 1_000_000  # bytes a log in the user's folder (app.log, engine.log) keeps: past this it starts afresh
+
+
 def data_dir() -> Path:
     """The user's breadth folder: `BREADTH_HOME`, else the platform's user data folder."""
     home = os.environ.get("BREADTH_HOME")
