@@ -19,6 +19,7 @@ from safetensors.numpy import load_file, save
 
 from breadth.core.engine import protocol as p
 from breadth.core.engine.session import serve
+from breadth.core.learning.models import Models
 from breadth.core.storage.files import user_path, write_atomic, write_new
 from breadth.core.storage.header import KEY, read_header
 from breadth.core.world.episode import Episode
@@ -93,7 +94,7 @@ def guess_without_calling(operands: tuple[int, ...]) -> str:
 STEP_SECONDS = 0.05  # a scripted training step: the app stays idle enough between steps for Pilot to click
 
 
-class ScriptedModels:
+class ScriptedModels(Models):
     """The session's models as scripts: real checkpoint headers, scripted play, scripted training."""
 
     def __init__(self, script=demonstrator):

@@ -250,3 +250,19 @@ def test_a_store_of_a_negative_schema_version_leaves_the_run_saved_with_a_note(t
     assert "Failed" not in got
     (trained,) = got["Trained"]
     assert Path(trained.path).is_file() and trained.note.startswith("not recorded in the results store (")
+
+
+def test_the_models_interface_is_written_once_and_both_sides_implement_all_of_it():
+    """The torch models and the tests' scripted models subclass one `Models`; a stand-in missing a method cannot
+    even be made, so the test double cannot drift from what the session calls."""
+    from breadth.core.learning.models import Models
+
+    assert issubclass(TorchModels, Models) and issubclass(ScriptedModels, Models)
+    ScriptedModels()
+
+    class Partial(Models):
+        def load(self, path):
+            return None, {}
+
+    with pytest.raises(TypeError, match="abstract"):
+        Partial()

@@ -20,9 +20,9 @@ from collections import deque
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
-from typing import Protocol
 
 from breadth.core.engine import protocol as p
+from breadth.core.learning.models import Models
 from breadth.core.storage.files import check_output
 from breadth.core.storage.header import CheckpointError, weights_hash
 from breadth.core.storage.store import Store, StoredRun, StoreError, run_key
@@ -31,45 +31,12 @@ from breadth.core.world.episode import Episode
 from breadth.core.world.families import FAMILIES
 from breadth.core.world.mix import Mix
 from breadth.core.world.probe import parse_sum
-from breadth.core.world.records import OnStep, RunMeta
+from breadth.core.world.records import RunMeta
 from breadth.core.world.rollout import Policy, run_episodes
 from breadth.core.world.scoring import play, tally
 from breadth.core.world.settings import FinetuneSettings, held_out_count
 from breadth.core.world.transcript import Role
 from breadth.core.world.verdict import judge
-
-
-class Models(Protocol):
-    """What the session needs of models: the torch side (`core.learning.experiment.TorchModels`) or a scripted one."""
-
-    def load(self, path: str) -> tuple[object, dict]: ...  # the model at `path` and its metadata as stored
-
-    def policy(self, model: object, batch: int) -> Policy: ...  # a policy playing `model` for `batch` rows
-
-    def context(self, model: object) -> int: ...  # the model's context in characters
-
-    def finetune(
-        self,
-        mix: Mix,
-        settings: FinetuneSettings,
-        base: str,
-        held_out: int | None,
-        on_step: OnStep,
-        on_snapshot: Callable[[int, object], None] | None = None,
-        snapshot_every: int = 0,
-    ) -> tuple[object, RunMeta]: ...  # the trained model and its record; snapshots handed to on_snapshot
-
-    def restore(self, kept: object) -> object: ...  # the playable model a snapshot holds
-
-    def save(self, model: object, run: RunMeta, path: str) -> str:
-        """Save to `path`, a new file (never replacing one); the path written."""
-
-    def versions(self) -> dict[str, str]:
-        """The package's and torch's versions, for the results store."""
-
-    def save_new(self, model: object, run: RunMeta, folder: str, stem: str) -> tuple[str, dict]:
-        """Save under a new name in `folder` (never replacing a file); the path and the metadata as stored."""
-
 
 MAX_LOADED = 4  # models held at once; older ones that have a file are unloaded (the app reloads them on demand)
 MAX_SNAPSHOTS = 42  # snapshots a run keeps at most (its snapshot interval is widened to fit): about 60 MB

@@ -11,7 +11,6 @@ import importlib.metadata
 import os
 import tempfile
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,6 +19,7 @@ import torch
 from breadth.core.learning import checkpoint
 from breadth.core.learning.evaluate import evaluate
 from breadth.core.learning.model import GPT
+from breadth.core.learning.models import Models, OnSnapshot
 from breadth.core.learning.policy import GreedyPolicy
 from breadth.core.learning.train import finetune, use_one_thread
 from breadth.core.storage.files import user_path, write_atomic
@@ -76,9 +76,6 @@ def finetune_run(
     return model, record
 
 
-OnSnapshot = Callable[[int, object], None]  # (step, a copy of the weights) during fine-tuning
-
-
 @dataclass(frozen=True)
 class Snapshot:
     """A copy of a model's weights at one step: enough to rebuild it for play."""
@@ -99,14 +96,13 @@ def restore(kept: Snapshot) -> GPT:
     return model.eval()
 
 
-class TorchModels:
-    """The engine session's models: checkpoints loaded with torch, played greedily, fine-tuned, saved."""
+class TorchModels(Models):
+    """The engine session's models (see `Models`): checkpoints loaded with torch, played greedily, fine-tuned, saved."""
 
     def __init__(self) -> None:
         use_one_thread()
 
     def load(self, path: str) -> tuple[GPT, dict]:
-        """The model at `path` and its metadata as stored."""
         model, header = checkpoint.load(path)
         return model, header.meta
 
@@ -115,7 +111,6 @@ class TorchModels:
         return GreedyPolicy(model, batch)
 
     def context(self, model: GPT) -> int:
-        """The model's context in characters."""
         return model.config.block_size
 
     def finetune(
@@ -136,15 +131,12 @@ class TorchModels:
         return restore(kept)
 
     def versions(self) -> dict[str, str]:
-        """The package's and torch's versions."""
         return versions()
 
     def save(self, model: GPT, run: RunMeta, path: str) -> str:
-        """Save to `path`, a new file: an existing file is never replaced."""
         return str(write_atomic(user_path(path), checkpoint.encode(model, run), exclusive=True))
 
     def save_new(self, model: GPT, run: RunMeta, folder: str, stem: str) -> tuple[str, dict]:
-        """Save under a new name in `folder`; the path and the metadata as stored."""
         path = checkpoint.save_new(model, run, folder, stem)
         return str(path), checkpoint.read_header(path).meta
 

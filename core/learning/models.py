@@ -1,0 +1,59 @@
+"""What the engine session needs of models, written once: the torch side (`experiment.TorchModels`) and the
+tests' scripted models (`tests/fake_engine.py`) both subclass `Models`. No torch is imported here."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+
+from breadth.core.world.mix import Mix
+from breadth.core.world.records import OnStep, RunMeta
+from breadth.core.world.rollout import Policy
+from breadth.core.world.settings import FinetuneSettings
+
+OnSnapshot = Callable[[int, object], None]  # (step, a copy of the weights) during fine-tuning
+
+
+class Models(ABC):
+    """Models the session holds by key: loaded, played, fine-tuned, snapshotted and saved."""
+
+    @abstractmethod
+    def load(self, path: str) -> tuple[object, dict]:
+        """The model at `path` and its metadata as stored."""
+
+    @abstractmethod
+    def policy(self, model: object, batch: int) -> Policy:
+        """A policy playing `model` for `batch` rows."""
+
+    @abstractmethod
+    def context(self, model: object) -> int:
+        """The model's context in characters."""
+
+    @abstractmethod
+    def finetune(
+        self,
+        mix: Mix,
+        settings: FinetuneSettings,
+        base: str,
+        held_out: int | None,
+        on_step: OnStep,
+        on_snapshot: OnSnapshot | None = None,
+        snapshot_every: int = 0,
+    ) -> tuple[object, RunMeta]:
+        """Fine-tune from `base` and evaluate: the trained model and its record; snapshots handed to on_snapshot."""
+
+    @abstractmethod
+    def restore(self, kept: object) -> object:
+        """The playable model a snapshot holds."""
+
+    @abstractmethod
+    def save(self, model: object, run: RunMeta, path: str) -> str:
+        """Save to `path`, a new file (never replacing one); the path written."""
+
+    @abstractmethod
+    def save_new(self, model: object, run: RunMeta, folder: str, stem: str) -> tuple[str, dict]:
+        """Save under a new name in `folder` (never replacing a file); the path and the metadata as stored."""
+
+    @abstractmethod
+    def versions(self) -> dict[str, str]:
+        """The package's and torch's versions, for the results store."""
