@@ -19,7 +19,7 @@ import sys
 from rich.console import Console
 from rich.table import Table
 
-from breadth.core.learning.experiment import finetune_run
+from breadth.core.learning.experiment import train_run
 from breadth.core.storage.presets import PRESETS
 from breadth.core.world.families import FAMILIES
 from breadth.core.world.settings import FinetuneSettings
@@ -39,7 +39,7 @@ def main(argv: list[str] | None = None) -> int:
     for name, preset in PRESETS.items():
         totals, trains, evals = [], [], []
         for _ in range(args.repeat):
-            _, record = finetune_run(preset.mix, settings, held_out=30)
+            _, record = train_run(preset.mix, settings, held_out=30)
             trains.append(record.train_seconds)
             evals.append(record.eval_seconds)
             totals.append(record.train_seconds + record.eval_seconds)

@@ -24,6 +24,7 @@ from breadth.core.storage.files import user_path, write_atomic, write_new
 from breadth.core.storage.header import KEY, read_header
 from breadth.core.world.episode import Episode
 from breadth.core.world.families import FAMILIES, Problem
+from breadth.core.world.recipes import recipe_of
 from breadth.core.world.records import RunMeta, StepStats
 from breadth.core.world.scoring import play, tally
 from breadth.core.world.transcript import Role
@@ -114,7 +115,7 @@ class ScriptedModels(Models):
     def context(self, model) -> int:
         return 32
 
-    def finetune(self, mix, settings, base, held_out, on_step, on_snapshot=None, snapshot_every=0):
+    def train(self, mix, settings, base, held_out, on_step, on_snapshot=None, snapshot_every=0):
         """A stand-in run: a falling loss, STEP_SECONDS a step, through the session's real on_step (Stop, polls).
 
         A run that completes is scored for real: the script played on the held-out sums of `settings.seed`.
@@ -131,7 +132,7 @@ class ScriptedModels(Models):
                 on_snapshot(step, Kept(step, settings.steps))
             if on_step(StepStats(step, settings.steps, losses[-1], time.monotonic() - start)) is False:
                 return None, RunMeta(
-                    "finetune",
+                    recipe_of(settings).name,
                     settings,
                     mix.spec(),
                     settings.seed,
@@ -143,7 +144,7 @@ class ScriptedModels(Models):
         problems = [p for f in FAMILIES.values() for p in f.held_out(settings.seed, held_out)]
         scores = tally(play(lambda batch: ScriptedPolicy(self.script, batch), problems), list(FAMILIES))
         return base, RunMeta(
-            "finetune",
+            recipe_of(settings).name,
             settings,
             mix.spec(),
             settings.seed,

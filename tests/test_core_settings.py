@@ -56,7 +56,7 @@ def test_engine_refuses_what_the_settings_refuse(data, tmp_path):
     events: list = []
 
     class NoModels:
-        def finetune(self, *args):
+        def train(self, *args):
             raise AssertionError("the engine trained with settings it should have refused")
 
     Session(events.append, NoModels()).handle(p.Train(1, "two_digit=4", data, "/base", str(tmp_path)))

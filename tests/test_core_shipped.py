@@ -73,12 +73,12 @@ def test_the_default_recipe_gives_the_plate_pattern_on_seed_0_on_this_machine(on
     """Trained here (any CPU) with the default recipe on seed 0 and scored on 200 sums per family, the plate's
     three mixes land within the recipe's targets: each single family at least 95% / 90% on its own and at most
     2% on the other, the mix above 0% on both."""
-    from breadth.core.learning.experiment import finetune_run
+    from breadth.core.learning.experiment import train_run
     from breadth.core.world.settings import FinetuneSettings
 
     rates = {}
     for name, preset in PRESETS.items():
-        _, record = finetune_run(preset.mix, FinetuneSettings(seed=0), held_out=200)
+        _, record = train_run(preset.mix, FinetuneSettings(seed=0), held_out=200)
         rates[name] = {family: s.rate for family, s in record.scores.items()}
     assert rates["two_digit_70"]["two_digit"] >= 0.95 and rates["two_digit_70"]["three_digit"] <= 0.02, rates
     assert rates["three_digit_70"]["three_digit"] >= 0.90 and rates["three_digit_70"]["two_digit"] <= 0.02, rates

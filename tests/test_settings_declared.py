@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import pytest
 from textual.widgets import Input
 from tui_helpers import fake_app  # imports the app's modules before the fixture patches them
 
 from breadth.core.cli import grids as results_frontend
-from breadth.core.cli.parser import build_parser, finetune_settings
+from breadth.core.cli.parser import build_parser, recipe_settings
 from breadth.core.cli.tables import cells_table, runs_table
 from breadth.core.results.report import summarise, varied
 from breadth.core.storage.store import Store, StoredRun, run_key
+from breadth.core.world.recipes import FINETUNE, RECIPES
 from breadth.core.world.records import HeldOutScore, RunMeta, settings_note
 from breadth.core.world.settings import FinetuneSettings, SettingsError, setting
 
@@ -27,10 +28,11 @@ class WithWarmup(FinetuneSettings):
 
 @pytest.fixture
 def one_more_setting(monkeypatch):
-    """Every module that uses FinetuneSettings sees the class with the new field."""
+    """Every module that uses FinetuneSettings sees the class with the new field, as does the recipe registry."""
     for module in list(sys.modules.values()):
         if getattr(module, "FinetuneSettings", None) is FinetuneSettings:
             monkeypatch.setattr(module, "FinetuneSettings", WithWarmup)
+    monkeypatch.setitem(RECIPES, FINETUNE, replace(RECIPES[FINETUNE], settings=WithWarmup))
     return WithWarmup
 
 
@@ -52,7 +54,7 @@ def test_a_new_setting_gets_its_flags_on_every_command(one_more_setting):
     """`train`, `plate`, `sweep`, `matrix`, `runs` and `report` take `--warmup`; a sweep can vary it."""
     parser = build_parser()
     args = parser.parse_args(["train", "--mix", "two_digit=7", "--out", "x", "--warmup", "9"])
-    assert finetune_settings(args).warmup == 9
+    assert recipe_settings(args).warmup == 9
     for argv in (["plate"], ["matrix", "--plate"], ["runs"], ["report"]):
         assert parser.parse_args([*argv, "--warmup", "3"]).warmup == "3"
     grid = results_frontend._grid(parser.parse_args(["sweep", "--mix", "two_digit=7", "--warmup", "0,5"]))

@@ -9,7 +9,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.text import Text
 
-from breadth.core.cli.parser import figure_paths, finetune_settings
+from breadth.core.cli.parser import figure_paths, recipe_settings
 from breadth.core.cli.tables import episode_json, episode_lines, plate_table, scores_table
 from breadth.core.results.grid import Grid, GridError, parse_seeds
 from breadth.core.storage.files import check_output, check_outputs, write_json
@@ -76,17 +76,17 @@ def pretrain(args) -> int:
 def train(args) -> int:
     """Fine-tune on a mix, evaluate, save."""
     from breadth.core.learning import checkpoint
-    from breadth.core.learning.experiment import finetune_run
+    from breadth.core.learning.experiment import train_run
 
     mix = Mix.parse(args.mix)
-    settings = finetune_settings(args, args.seed)
+    settings = recipe_settings(args, args.seed)
     base = args.base or BASE
     read_header(base)  # fail fast on a bad base
     check_outputs([args.out], inputs=[base, *store_files(args.store)])  # an output that cannot be written, or
     Store(args.store).close()  # a store that cannot be used: refused before training, not after
     with _progress() as bar:
         task = bar.add_task(mix.label(), total=settings.steps, loss=float("nan"))
-        model, record = finetune_run(
+        model, record = train_run(
             mix, settings, base, on_step=lambda s: bar.update(task, completed=s.step, loss=s.loss)
         )
     checkpoint.save(model, record, args.out)
@@ -179,7 +179,7 @@ def plate(args) -> int:
     read_header(BASE)  # fail fast, before starting processes
     held_out = held_out_from_text(args.held_out)
     seeds = parse_seeds(args.seeds)
-    settings = finetune_settings(args)
+    settings = recipe_settings(args)
     check_outputs([args.json], inputs=[BASE, *store_files(args.store)])
     grid = Grid(tuple(p.mix for p in PRESETS.values()), settings, (), seeds, held_out)
     start = time.perf_counter()

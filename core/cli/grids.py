@@ -10,7 +10,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-from breadth.core.cli.parser import figure_paths, finetune_settings
+from breadth.core.cli.parser import figure_paths, recipe_settings
 from breadth.core.cli.tables import (
     breadth_table,
     budget_table,
@@ -32,7 +32,8 @@ from breadth.core.storage.store import Store, StoredRun, store_files
 from breadth.core.sweeps.sweep import run_jobs
 from breadth.core.world.families import FAMILIES
 from breadth.core.world.mix import Mix
-from breadth.core.world.settings import FinetuneSettings, SettingsError, held_out_from_text, swept
+from breadth.core.world.recipes import FINETUNE, recipe, recipe_of, swept_by_any
+from breadth.core.world.settings import SettingsError, held_out_from_text, swept
 from breadth.core.world.text import shown
 
 console = Console(highlight=False, markup=False, emoji=False)  # what it prints is text: paths, stored names
@@ -93,7 +94,7 @@ def matrix(args) -> int:
     if trained := sorted({name for m in mixes for name, _ in m.counts} & set(curve)):
         raise MatrixError(f"--curve names a family some row trains on, so not held out: {', '.join(trained)}")
     curve_figure = figure_paths(_curve_path(args.figure)) if curve and args.figure else []
-    settings = finetune_settings(args)
+    settings = recipe_settings(args)
     grid = Grid(tuple(mixes), settings, (), parse_seeds(args.seeds), held_out_from_text(args.held_out))
     cells, outcome = _run_grid(grid, args, "matrix", f"transfer matrix: {len(mixes)} mixes", curve_figure)
     rows = build_matrix(cells, [m.spec() for m in mixes])
@@ -174,13 +175,16 @@ def _grid(args) -> Grid:
     if not mixes:
         raise GridError("no mixes: give --mix (repeatable), --share, --budget or --plate")
     mixes = list(dict.fromkeys(mixes))
+    made_by = recipe(getattr(args, "recipe", FINETUNE))
     values = []
-    for setting in swept(FinetuneSettings):
+    for setting in swept_by_any():
         text = getattr(args, setting.name)
         if text is not None:
-            values.append((setting.name, parse_values(setting.name, text)))
+            if setting.name not in {s.name for s in swept(made_by.settings)}:
+                raise GridError(f"--{setting.flag} is not a setting of the {made_by.name} recipe")
+            values.append((setting.name, parse_values(setting.name, text, made_by.settings)))
     return Grid(
-        tuple(mixes), FinetuneSettings(), tuple(values), parse_seeds(args.seeds), held_out_from_text(args.held_out)
+        tuple(mixes), made_by.settings(), tuple(values), parse_seeds(args.seeds), held_out_from_text(args.held_out)
     )
 
 
@@ -227,16 +231,23 @@ def report(args) -> int:
 def _cell_order(cell: CellSummary) -> tuple:
     """Cells in a stable order: mix, then settings, held-out size and base."""
     k = cell.key
-    return (k.mix, tuple(k.settings.to_dict().values()), -1 if k.held_out is None else k.held_out, k.base_hash)
+    return (
+        k.mix,
+        recipe_of(k.settings).name,
+        tuple(k.settings.to_dict().values()),
+        -1 if k.held_out is None else k.held_out,
+        k.base_hash,
+    )
 
 
 def _filtered(args) -> list[StoredRun]:
     filters = {}
-    for name in (s.name for s in swept(FinetuneSettings)):
-        text = getattr(args, name)
+    for setting in swept_by_any():
+        text = getattr(args, setting.name)
         if text is not None:
             try:
-                filters[name] = getattr(FinetuneSettings.from_text(**{name: text}), name)
+                filters[setting.name] = value = setting.read(text)
+                setting.check(value)
             except SettingsError as e:
                 raise GridError(str(e)) from None
     base_hash = None
@@ -291,7 +302,7 @@ def _cell_json(cell: CellSummary) -> dict:
 
 def csv_columns() -> tuple[str, ...]:
     """The columns of `breadth runs --csv`: one per setting a sweep may vary, among the run's and score's."""
-    return ("key", "mix", "seed", *(s.name for s in swept(FinetuneSettings)), *_CSV_AFTER)
+    return ("key", "mix", "seed", *(s.name for s in swept_by_any()), *_CSV_AFTER)
 
 
 _CSV_AFTER = (
@@ -324,7 +335,7 @@ def _csv(found: list[StoredRun]) -> str:
                     r.key,
                     r.run.mix,
                     r.run.seed,
-                    *(getattr(s, setting.name) for setting in swept(FinetuneSettings)),
+                    *(getattr(s, setting.name, "") for setting in swept_by_any()),
                     "all" if r.run.held_out is None else r.run.held_out,
                     name,
                     score.solved,

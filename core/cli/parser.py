@@ -1,6 +1,6 @@
 """The `breadth` command line's parser: its subcommands and flags, each setting's flag from its declaration.
 
-Commands read what they need of parsed flags through `finetune_settings` and `figure_paths`; the
+Commands read what they need of parsed flags through `recipe_settings` and `figure_paths`; the
 entry point is `breadth.core.cli.main`.
 """
 
@@ -36,11 +36,11 @@ def _positive_int(text: str) -> int:
 
 
 def _settings_flags(s: argparse.ArgumentParser, how: str = "one") -> None:
-    """The fine-tuning settings a sweep may vary, a flag each, as declared on FinetuneSettings: one value
-    (`train`, `plate`), a comma-separated list to sweep (`sweep`), or a value to filter stored runs by."""
-    from breadth.core.world.settings import FinetuneSettings, swept
+    """The settings a sweep may vary, a flag each, as every recipe that trains on a mix declares them (one flag
+    per name): one value (`train`, `plate`), a comma-separated list to sweep (`sweep`), or a filter on stored runs."""
+    from breadth.core.world.recipes import swept_by_any
 
-    for setting in swept(FinetuneSettings):
+    for setting in swept_by_any():
         _setting_flag(s, setting, {"one": "", "sweep": ": comma-separated values", "filter": None}[how])
 
 
@@ -69,12 +69,28 @@ def _held_out_flag(s: argparse.ArgumentParser, filter_only: bool = False) -> Non
         )
 
 
-def finetune_settings(args, seed: str | None = None):
-    """The FinetuneSettings the flags ask for (defaults for those not given); SettingsError if one is bad."""
-    from breadth.core.world.settings import FinetuneSettings, swept
+def _recipe_flag(s: argparse.ArgumentParser) -> None:
+    """`--recipe`: how the run learns, one of the recipes that train on a mix (the plate's by default)."""
+    from breadth.core.world.recipes import FINETUNE, mix_recipes
 
-    given = {s.name: getattr(args, s.name) for s in swept(FinetuneSettings)} | {"seed": seed}
-    return FinetuneSettings.from_text(**{k: v for k, v in given.items() if v is not None})
+    ways = ", ".join(f"{r.name} (from {r.label})" for r in mix_recipes())
+    s.add_argument("--recipe", default=FINETUNE, choices=[r.name for r in mix_recipes()], help=f"how it learns: {ways}")
+
+
+def recipe_settings(args, seed: str | None = None):
+    """The settings of the recipe the flags name (`--recipe`, else the plate's), defaults for flags not given;
+    SettingsError (one line) if a value is bad or a flag is not a setting of that recipe."""
+    from breadth.core.world.recipes import FINETUNE, recipe, swept_by_any
+    from breadth.core.world.settings import SettingsError
+
+    made_by = recipe(getattr(args, "recipe", FINETUNE))
+    given = {s.name: getattr(args, s.name, None) for s in swept_by_any()} | {"seed": seed}
+    given = {name: text for name, text in given.items() if text is not None}
+    own = {s.name for s in made_by.settings.settings()}
+    stray = next((s for s in swept_by_any() if s.name in given and s.name not in own), None)
+    if stray is not None:
+        raise SettingsError(f"--{stray.flag} is not a setting of the {made_by.name} recipe")
+    return made_by.settings.from_text(**given)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -111,6 +127,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     s.add_argument("--mix", required=True, help="demonstrations per family, e.g. two_digit=35,three_digit=35")
     s.add_argument("--seed", help=f"seeds demonstrations, held-out sets and training (default {ft.seed})")
+    _recipe_flag(s)
     _settings_flags(s)
     s.add_argument("--base", type=_path, default=None, help="pre-trained checkpoint (default: the shipped base)")
     s.add_argument("--out", type=_path, required=True, help="checkpoint to write")
@@ -175,6 +192,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--plate", action="store_true", help="the plate's three mixes")
     s.add_argument("--seeds", default="0-2", help="seeds: 0-9, 0,1,2 or 0-4,10 (default 0-2)")
     _held_out_flag(s)
+    _recipe_flag(s)
     _settings_flags(s, "sweep")
     _runner_flags(s, "success against the swept value", "the cells' summaries")
 

@@ -16,9 +16,9 @@ from breadth.core.storage.presets import PRESETS
 from breadth.core.storage.store import StoredRun
 from breadth.core.world.families import FAMILIES, short_label
 from breadth.core.world.mix import short_spec
+from breadth.core.world.recipes import recipe_of, swept_by_any
 from breadth.core.world.records import HeldOutScore, RunMeta
 from breadth.core.world.scoring import Scored
-from breadth.core.world.settings import FinetuneSettings, swept
 from breadth.core.world.stats import mean_sd, wilson
 from breadth.core.world.text import shown, shown_text
 from breadth.core.world.transcript import Transcript, visible
@@ -129,9 +129,11 @@ def cell_label(cell: CellSummary, shown: tuple[str, ...]) -> str:
     """The cell's mix and what else differs between the cells shown."""
     key = cell.key
     parts = [short_spec(key.mix)]
-    settings = {s.name: s for s in swept(FinetuneSettings)}
+    settings = {s.name: s for s in swept_by_any()}
     for name in shown:
-        if name in settings:
+        if name == "recipe":
+            parts.append(recipe_of(key.settings).label)
+        elif name in settings and hasattr(key.settings, name):
             parts.append(f"{settings[name].words} {settings[name].show(getattr(key.settings, name))}")
         elif name == "held_out":
             parts.append(f"held-out {'all' if key.held_out is None else key.held_out}")
@@ -163,7 +165,7 @@ def differences_table(differences: list[PairedDifference], title: str) -> Table:
 def runs_table(runs: list[StoredRun], title: str) -> Table:
     """One row per stored run: mix, seed, settings, held-out size, per-family score, seconds, source."""
     t = Table(title=shown_text(title), title_justify="left")
-    settings = swept(FinetuneSettings)
+    settings = swept_by_any()
     for column, justify in (
         ("key", "left"),
         ("mix", "left"),
@@ -183,7 +185,7 @@ def runs_table(runs: list[StoredRun], title: str) -> Table:
             shown_text(r.key[:8]),
             shown_text(short_spec(r.run.mix or "?")),
             str(r.run.seed),
-            *(setting.show(getattr(s, setting.name)) for setting in settings),
+            *(setting.show(getattr(s, setting.name)) if hasattr(s, setting.name) else "-" for setting in settings),
             "all" if r.run.held_out is None else str(r.run.held_out),
         ]
         row += [r.run.scores[name].percent() if name in r.run.scores else "-" for name in names]

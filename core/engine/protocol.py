@@ -14,6 +14,7 @@ import types
 from dataclasses import MISSING, asdict, dataclass, field, fields
 from typing import get_args, get_origin, get_type_hints
 
+from breadth.core.world.recipes import FINETUNE
 from breadth.core.world.settings import HELD_OUT
 
 # commands: UI -> engine
@@ -29,15 +30,16 @@ class Load:
 
 @dataclass(frozen=True)
 class Train:
-    """Fine-tune the base on `mix`, evaluate, save under `out_dir` and load the result."""
+    """Train the base on `mix` by a recipe, evaluate, save under `out_dir` and load the result."""
 
     id: int  # the training job
     mix: str  # `family=count,...`
-    settings: dict  # FinetuneSettings fields
+    settings: dict  # the fields of the recipe's settings class
     base: str  # pre-trained checkpoint
     out_dir: str  # where the finished model is saved
     held_out: int | None = HELD_OUT  # held-out sums per family for the automatic evaluation (None: all)
     snapshot_every: int = 25  # keep a copy of the weights every this many steps, and at 0 and the end (0: none)
+    recipe: str = FINETUNE  # how it learns (`core.world.recipes`): from demonstrations, by default
 
 
 @dataclass(frozen=True)

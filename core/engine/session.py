@@ -31,10 +31,11 @@ from breadth.core.world.episode import Episode
 from breadth.core.world.families import FAMILIES
 from breadth.core.world.mix import Mix
 from breadth.core.world.probe import parse_sum
+from breadth.core.world.recipes import RecipeError, recipe
 from breadth.core.world.records import RunMeta
 from breadth.core.world.rollout import Policy, run_episodes
 from breadth.core.world.scoring import play, tally
-from breadth.core.world.settings import FinetuneSettings, held_out_count
+from breadth.core.world.settings import held_out_count
 from breadth.core.world.transcript import Role
 from breadth.core.world.verdict import judge
 
@@ -129,7 +130,10 @@ class Session:
     def _train(self, cmd: p.Train) -> None:
         if self.training is not None:
             raise RuntimeError(f"already training job {self.training}")
-        mix, settings = Mix.parse(cmd.mix), FinetuneSettings.from_dict(cmd.settings)
+        made_by = recipe(cmd.recipe)
+        if not made_by.on_mix:
+            raise RecipeError(f"the {made_by.name} recipe does not train on a mix")
+        mix, settings = Mix.parse(cmd.mix), made_by.settings.from_dict(cmd.settings)
         held_out = held_out_count(cmd.held_out)
         check_output(Path(cmd.out_dir) / "new.safetensors")  # refuse an unwritable runs folder before training
         key = f"run:{cmd.id}"
@@ -142,7 +146,7 @@ class Session:
 
         self.training = cmd.id
         try:
-            model, record = self.models.finetune(
+            model, record = self.models.train(
                 mix, settings, cmd.base, held_out, lambda s: self._on_step(cmd.id, s), on_snapshot, every
             )
         except BaseException:

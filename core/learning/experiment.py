@@ -1,8 +1,9 @@
-"""One fine-tuning run end to end: load the base, fine-tune on a mix, score held-out sums, record it.
+"""One training run end to end: load the base, train on a mix by a recipe, score held-out sums, record it.
 
-The command line, the plate and the app's engine process all run fine-tunes through `finetune_run`,
-so every number they show comes from the same code and lands in the same record (`RunMeta`).
-`TorchModels` is what the engine session uses for models: load, play greedily, fine-tune, save.
+The command line, the plate, sweeps and the app's engine process all run through `train_run`, whatever
+the recipe (`core.learning.recipes`), so every number they show comes from the same code and lands in the
+same record (`RunMeta`). `TorchModels` is what the engine session uses for models: load, play greedily,
+train, save.
 """
 
 from __future__ import annotations
@@ -11,40 +12,44 @@ import importlib.metadata
 import os
 import tempfile
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 import torch
 
-from breadth.core.learning import checkpoint
+from breadth.core.learning import checkpoint, snapshots
 from breadth.core.learning.evaluate import evaluate
 from breadth.core.learning.model import GPT
 from breadth.core.learning.models import Models, OnSnapshot
 from breadth.core.learning.policy import GreedyPolicy
-from breadth.core.learning.train import finetune, use_one_thread
+from breadth.core.learning.recipes import trainer
+from breadth.core.learning.snapshots import Snapshot, restore, snapshot
+from breadth.core.learning.train import use_one_thread
 from breadth.core.storage.files import user_path, write_atomic
 from breadth.core.storage.header import weights_hash
 from breadth.core.storage.paths import BASE
 from breadth.core.world.mix import Mix
+from breadth.core.world.recipes import FINETUNE, recipe, recipe_of
 from breadth.core.world.records import OnStep, RunMeta, StepStats
 from breadth.core.world.rollout import Policy
-from breadth.core.world.settings import HELD_OUT, FinetuneSettings
+from breadth.core.world.settings import HELD_OUT
 
 
-def finetune_run(
+def train_run(
     mix: Mix,
-    settings: FinetuneSettings,
+    settings: object,
     base: str | os.PathLike = BASE,
     held_out: int | None = HELD_OUT,
     on_step: OnStep | None = None,
     on_snapshot: OnSnapshot | None = None,
     snapshot_every: int = 0,
 ) -> tuple[GPT, RunMeta]:
-    """Fine-tune the base on `mix` and evaluate; returns the model and its record.
+    """Train the base on `mix` by the recipe whose settings `settings` are, and evaluate: the model and its record.
 
     With `on_snapshot` and `snapshot_every`, a copy of the weights is handed over before the first step,
     every `snapshot_every` steps and after the last (copies only: the run itself is unchanged).
     """
+    made_by = recipe_of(settings)
+    trains = trainer(made_by.name)
     use_one_thread()
     model, _ = checkpoint.load(base)
     start = time.perf_counter()
@@ -57,11 +62,11 @@ def finetune_run(
                 on_snapshot(stats.step, snapshot(model))
             return True if on_step is None else on_step(stats)
 
-    losses = finetune(model, mix.demonstrations(settings.seed), settings, hook)
+    losses = trains(model, mix, settings, hook)
     trained = time.perf_counter()
     scores, _ = evaluate(model, settings.seed, held_out)
     record = RunMeta(
-        "finetune",
+        made_by.name,
         settings,
         mix.spec(),
         settings.seed,
@@ -74,26 +79,6 @@ def finetune_run(
         str(base),
     )
     return model, record
-
-
-@dataclass(frozen=True)
-class Snapshot:
-    """A copy of a model's weights at one step: enough to rebuild it for play."""
-
-    config: object  # the model's GPTConfig
-    state: dict  # parameter name -> tensor (a copy)
-
-
-def snapshot(model: GPT) -> Snapshot:
-    """A copy of `model`'s weights, independent of further training."""
-    return Snapshot(model.config, {k: v.detach().clone() for k, v in model.state_dict().items()})
-
-
-def restore(kept: Snapshot) -> GPT:
-    """A model with the weights of a snapshot, ready to play."""
-    model = GPT(kept.config)
-    model.load_state_dict(kept.state)
-    return model.eval()
 
 
 class TorchModels(Models):
@@ -113,18 +98,18 @@ class TorchModels(Models):
     def context(self, model: GPT) -> int:
         return model.config.block_size
 
-    def finetune(
+    def train(
         self,
         mix: Mix,
-        settings: FinetuneSettings,
+        settings: object,
         base: str,
         held_out: int | None,
         on_step: OnStep,
         on_snapshot: OnSnapshot | None = None,
         snapshot_every: int = 0,
     ) -> tuple[GPT, RunMeta]:
-        """Fine-tune from `base` and evaluate (see `finetune_run`)."""
-        return finetune_run(mix, settings, base, held_out, on_step, on_snapshot, snapshot_every)
+        """Train from `base` by the settings' recipe and evaluate (see `train_run`)."""
+        return train_run(mix, settings, base, held_out, on_step, on_snapshot, snapshot_every)
 
     def restore(self, kept: Snapshot) -> GPT:
         """The model a snapshot holds (see `restore`)."""
@@ -140,15 +125,26 @@ class TorchModels(Models):
         path = checkpoint.save_new(model, run, folder, stem)
         return str(path), checkpoint.read_header(path).meta
 
+    def load_snapshots(self, path: str, model: GPT, run: RunMeta) -> tuple[dict[int, Snapshot], dict]:
+        """The snapshots saved beside the checkpoint at `path` and their scores (see `snapshots.load`)."""
+        return snapshots.load(path, model, run)
+
+    def save_snapshots(self, path: str, run: RunMeta, kept: dict[int, Snapshot], scores: dict) -> str | None:
+        """Save a run's snapshots beside its checkpoint at `path` (see `snapshots.save`)."""
+        written = snapshots.save(path, run, kept, scores)
+        return None if written is None else str(written)
+
 
 def run_job(spec: dict) -> dict:
     """One sweep run for a worker (a local process or a Dask worker): plain data in, plain data out.
 
-    `spec`: mix (spec text), settings (FinetuneSettings fields), held_out, base_hash, and either
-    base_path or base_bytes (a base shipped to remote workers). The worker checks that the base it
-    uses has the expected weights before training, so a run is never stored under the wrong base.
+    `spec`: mix (spec text), recipe (its name; the plate's if absent), settings (that recipe's settings'
+    fields), held_out, base_hash, and either base_path or base_bytes (a base shipped to remote workers). The
+    worker checks that the base it uses has the expected weights before training, so a run is never stored
+    under the wrong base.
     """
-    mix, settings = Mix.parse(spec["mix"]), FinetuneSettings.from_dict(spec["settings"])
+    settings_class = recipe(spec.get("recipe", FINETUNE)).settings
+    mix, settings = Mix.parse(spec["mix"]), settings_class.from_dict(spec["settings"])
     with tempfile.TemporaryDirectory(prefix="breadth-job-") as tmp:
         base = spec.get("base_path") or str(BASE)
         if spec.get("base_bytes") is not None:
@@ -157,7 +153,7 @@ def run_job(spec: dict) -> dict:
         found = weights_hash(base)
         if found != spec["base_hash"]:
             raise RuntimeError(f"this worker's base has weights {found}, the sweep's has {spec['base_hash']}")
-        _, record = finetune_run(mix, settings, base, spec["held_out"])
+        _, record = train_run(mix, settings, base, spec["held_out"])
     return {"record": record.to_dict(), "versions": versions()}
 
 

@@ -9,13 +9,12 @@ from collections.abc import Callable
 from breadth.core.world.mix import Mix
 from breadth.core.world.records import OnStep, RunMeta
 from breadth.core.world.rollout import Policy
-from breadth.core.world.settings import FinetuneSettings
 
-OnSnapshot = Callable[[int, object], None]  # (step, a copy of the weights) during fine-tuning
+OnSnapshot = Callable[[int, object], None]  # (step, a copy of the weights) during training
 
 
 class Models(ABC):
-    """Models the session holds by key: loaded, played, fine-tuned, snapshotted and saved."""
+    """Models the session holds by key: loaded, played, trained, snapshotted and saved."""
 
     @abstractmethod
     def load(self, path: str) -> tuple[object, dict]:
@@ -30,17 +29,18 @@ class Models(ABC):
         """The model's context in characters."""
 
     @abstractmethod
-    def finetune(
+    def train(
         self,
         mix: Mix,
-        settings: FinetuneSettings,
+        settings: object,
         base: str,
         held_out: int | None,
         on_step: OnStep,
         on_snapshot: OnSnapshot | None = None,
         snapshot_every: int = 0,
     ) -> tuple[object, RunMeta]:
-        """Fine-tune from `base` and evaluate: the trained model and its record; snapshots handed to on_snapshot."""
+        """Train from `base` by the recipe whose settings these are (`core.world.recipes`), and evaluate: the trained
+        model and its record; snapshots handed to on_snapshot."""
 
     @abstractmethod
     def restore(self, kept: object) -> object:
@@ -57,3 +57,13 @@ class Models(ABC):
     @abstractmethod
     def versions(self) -> dict[str, str]:
         """The package's and torch's versions, for the results store."""
+
+    @abstractmethod
+    def load_snapshots(self, path: str, model: object, run: RunMeta) -> tuple[dict[int, object], dict]:
+        """The snapshots saved beside the checkpoint at `path` (whose model is `model`) by step, and their scores by
+        step (family -> HeldOutScore); ({}, {}) if it has none; SnapshotError (one line) for a bad sidecar."""
+
+    @abstractmethod
+    def save_snapshots(self, path: str, run: RunMeta, kept: dict[int, object], scores: dict) -> str | None:
+        """Save a run's snapshots (step -> snapshot) with their scores (step -> family -> HeldOutScore) beside its
+        checkpoint, written at `path`; the sidecar's path, or None if there was nothing to save."""

@@ -27,7 +27,7 @@ class Cell:
     """A mix with settings (the seed aside): one point of the grid."""
 
     mix: Mix
-    settings: FinetuneSettings  # seed 0 here; each job sets its own
+    settings: object  # its recipe's settings, seed 0 here; each job sets its own
 
     def label(self, varied: tuple[str, ...] = ()) -> str:
         """`2d 35+3d 35`, then the varied settings: `2d 35+3d 35 lr 0.001`."""
@@ -45,7 +45,7 @@ class Job:
     key: str
 
     @property
-    def settings(self) -> FinetuneSettings:
+    def settings(self) -> object:
         return replace(self.cell.settings, seed=self.seed)
 
 
@@ -54,7 +54,7 @@ class Grid:
     """Mixes x setting values x seeds at one held-out size."""
 
     mixes: tuple[Mix, ...]
-    base: FinetuneSettings  # the settings every cell shares (seed ignored)
+    base: object  # the recipe's settings every cell shares (seed ignored)
     values: tuple[tuple[str, tuple], ...]  # (setting, values) for each swept setting
     seeds: tuple[int, ...]
     held_out: int | None
@@ -122,15 +122,15 @@ def parse_seeds(text: str) -> tuple[int, ...]:
     return tuple(seeds)
 
 
-def parse_values(name: str, text: str) -> tuple:
-    """A setting's values to sweep, `1e-3,2e-3`, each checked by FinetuneSettings."""
-    sweepable = [s.name for s in swept(FinetuneSettings)]
+def parse_values(name: str, text: str, settings_class: type = FinetuneSettings) -> tuple:
+    """A setting's values to sweep, `1e-3,2e-3`, each checked by the recipe's settings class."""
+    sweepable = [s.name for s in swept(settings_class)]
     if name not in sweepable:
         raise GridError(f"cannot sweep {name!r}; sweepable: {', '.join(sweepable)}")
     values = []
     for part in filter(None, (p.strip() for p in text.split(","))):
         try:
-            values.append(getattr(FinetuneSettings.from_text(**{name: part}), name))
+            values.append(getattr(settings_class.from_text(**{name: part}), name))
         except SettingsError as e:
             raise GridError(str(e)) from None
     if not values:

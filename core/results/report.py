@@ -14,8 +14,8 @@ from dataclasses import dataclass, field, replace
 from breadth.core.storage.store import StoredRun
 from breadth.core.world.families import FAMILIES
 from breadth.core.world.mix import Mix, MixError
+from breadth.core.world.recipes import swept_by_any
 from breadth.core.world.records import FailedEpisode
-from breadth.core.world.settings import FinetuneSettings, swept
 from breadth.core.world.stats import mean_interval, paired_difference, wilson
 
 
@@ -24,7 +24,7 @@ class CellKey:
     """What a cell's runs share: the mix, the settings without the seed, the held-out size, the base."""
 
     mix: str
-    settings: FinetuneSettings  # seed 0
+    settings: object  # its recipe's settings, seed 0
     held_out: int | None
     base_hash: str
 
@@ -124,8 +124,10 @@ def varied(cells: list[CellSummary]) -> tuple[str, ...]:
     out = []
     if len({c.key.mix for c in cells}) > 1:
         out.append("mix")
-    for s in swept(FinetuneSettings):
-        if len({getattr(c.key.settings, s.name) for c in cells}) > 1:
+    if len({type(c.key.settings) for c in cells}) > 1:
+        out.append("recipe")
+    for s in swept_by_any():
+        if len({getattr(c.key.settings, s.name, None) for c in cells}) > 1:
             out.append(s.name)
     if len({c.key.held_out for c in cells}) > 1:
         out.append("held_out")

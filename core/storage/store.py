@@ -37,8 +37,8 @@ from breadth.core.storage.store_file import (
     run_key,
     sqlite_why,
 )
+from breadth.core.world.recipes import swept_by_any
 from breadth.core.world.records import MetadataError, RunMeta
-from breadth.core.world.settings import FinetuneSettings, swept
 
 __all__ = ["SCHEMA", "Store", "StoreError", "StoredRun", "default_store", "run_key", "store_files"]
 
@@ -122,8 +122,8 @@ class Store:
     def add(self, stored: StoredRun) -> bool:
         """Store a finished run in one transaction; False if its key was already there (nothing changes)."""
         run, s = stored.run, stored.run.settings
-        if not isinstance(s, FinetuneSettings) or run.mix is None or run.seed is None:
-            raise StoreError("only finished fine-tunes (mix, seed and settings known) are stored")
+        if not run.on_mix or s is None or run.mix is None or run.seed is None:
+            raise StoreError("only finished runs on a mix (mix, seed and settings known) are stored")
         if self.read_only:
             raise StoreError(f"{self.path}: opened read-only; nothing is stored")
         try:
@@ -186,7 +186,7 @@ class Store:
         if held_out != "any":
             where.append("held_out IS ?")
             args.append(held_out)
-        filters = {s.name for s in swept(FinetuneSettings)}
+        filters = {s.name for s in swept_by_any()}
         for name, value in settings.items():
             if name not in filters:
                 raise StoreError(f"no setting {name!r} to filter on")
@@ -227,8 +227,8 @@ def _stored(row: tuple) -> StoredRun:
     except (ValueError, TypeError, KeyError, RecursionError, MetadataError) as e:
         why = "nested too deeply" if isinstance(e, RecursionError) else (str(e).splitlines() or [""])[0][:120]
         raise StoreError(f"{name}: a record of an unexpected shape ({why or type(e).__name__}); skipped") from None
-    if run.kind != "finetune" or not isinstance(run.settings, FinetuneSettings) or run.mix is None:
-        raise StoreError(f"{name}: not a finished fine-tune; skipped")
+    if not run.on_mix or run.settings is None or run.mix is None:
+        raise StoreError(f"{name}: not a finished run on a mix; skipped")
     versions = {k: v for k, v in (("breadth", package), ("torch", torch_version)) if v}
     return StoredRun(key, run, base_hash, source, checkpoint, versions, _when(created))
 

@@ -19,6 +19,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from breadth.core.world.families import FAMILIES
+from breadth.core.world.recipes import FINETUNE, recipe_of
 from breadth.core.world.settings import FinetuneSettings, SettingsError
 
 SCHEMA = 3  # the schema this program writes; older stores are migrated, newer ones refused
@@ -34,17 +35,22 @@ class StoreError(Exception):
 
 def run_key(
     mix: str,
-    settings: FinetuneSettings,
+    settings: object,
     held_out: int | None,
     base_hash: str,
     families: Iterable[str] | None = None,
 ) -> str:
     """The hash of what determines a run (the same inputs on one machine give the same run).
 
-    `families`: the families it is scored on; by default every registered family.
+    `settings`: an instance of its recipe's settings class (the recipe is named in the key unless it is the
+    plate's, so every fine-tune keeps the key it had before recipes existed). `families`: the families it is
+    scored on; by default every registered family.
     """
     scored = sorted(FAMILIES if families is None else families)
     what = {"mix": mix, "settings": settings.to_dict(), "held_out": held_out, "base": base_hash, "families": scored}
+    made_by = recipe_of(settings).name
+    if made_by != FINETUNE:
+        what["recipe"] = made_by
     return hashlib.sha256(json.dumps(what, sort_keys=True).encode()).hexdigest()[:20]
 
 

@@ -33,6 +33,7 @@ from breadth.core.results.grid import Job
 from breadth.core.storage.paths import BASE
 from breadth.core.storage.store import Store, StoredRun
 from breadth.core.sweeps.cluster import WATCH_SECONDS, ClusterError, DaskCluster
+from breadth.core.world.recipes import recipe_of
 from breadth.core.world.records import MetadataError, RunMeta
 from breadth.core.world.text import one_line
 
@@ -158,6 +159,7 @@ def _base_for_workers(base: Path, remote: bool) -> dict:
 def _spec(job: Job, base_hash: str, where: dict) -> dict:
     return {
         "mix": job.cell.mix.spec(),
+        "recipe": recipe_of(job.settings).name,
         "settings": job.settings.to_dict(),
         "held_out": job.held_out,
         "base_hash": base_hash,

@@ -12,7 +12,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from breadth.core.world.mix import short_spec
-from breadth.core.world.settings import FinetuneSettings, PretrainSettings, SettingsError, held_out_count, swept
+from breadth.core.world.recipes import FINETUNE, RecipeError, recipe, recipe_of
+from breadth.core.world.settings import SettingsError, held_out_count, swept
 from breadth.core.world.transcript import Role, Segment
 
 EXAMPLES_KEPT = 3  # failed transcripts a score keeps per family and run (the first ones, in held-out order)
@@ -125,8 +126,8 @@ class HeldOutScore:
 class RunMeta:
     """What a checkpoint says about its model: how it was made and, for a fine-tune, how it scored."""
 
-    kind: str  # "finetune" or "pretrain"
-    settings: FinetuneSettings | PretrainSettings | None = None
+    kind: str  # the recipe that made it (`core.world.recipes`): "finetune", "pretrain", ...
+    settings: object | None = None  # an instance of its recipe's settings class
     mix: str | None = None  # a fine-tune's mix in `family=count,...` form
     seed: int | None = None  # a fine-tune's seed (also in its settings)
     held_out: int | None = None  # held-out sums per family it was scored on (None: all)
@@ -146,9 +147,14 @@ class RunMeta:
         return "pre-trained only" if self.kind == "pretrain" else "?"
 
     @property
+    def on_mix(self) -> bool:
+        """True for a run of a recipe that trains on a mix (a fine-tune), False for a base."""
+        return recipe(self.kind).on_mix
+
+    @property
     def settings_note(self) -> str:
-        """Fine-tuning settings that differ from the defaults, e.g. `lr 0.001 drop 0.1` ('' for none or a base)."""
-        return settings_note(self.settings) if isinstance(self.settings, FinetuneSettings) else ""
+        """Training settings that differ from the defaults, e.g. `lr 0.001 drop 0.1` ('' for none or a base)."""
+        return settings_note(self.settings) if self.on_mix and self.settings is not None else ""
 
     @property
     def seed_text(self) -> str:
@@ -160,7 +166,7 @@ class RunMeta:
         out: dict = {"kind": self.kind}
         if self.settings is not None:
             out["settings"] = self.settings.to_dict()
-        if self.kind == "finetune":
+        if self.on_mix:
             out |= {
                 "mix": self.mix,
                 "seed": self.seed,
@@ -181,15 +187,14 @@ class RunMeta:
         """The record stored as `data`; MetadataError naming the first field of the wrong shape."""
         if not isinstance(data, dict):
             raise MetadataError(f"metadata must be a mapping, not {type(data).__name__}")
-        kind = data.get("kind", "finetune")
-        if kind not in ("finetune", "pretrain"):
-            raise MetadataError(f"kind must be 'finetune' or 'pretrain', not {kind!r}")
-        settings = None
+        try:
+            made_by = recipe(data.get("kind", FINETUNE))
+        except RecipeError as e:
+            raise MetadataError(f"kind: {e}") from None
+        kind, settings = made_by.name, None
         if data.get("settings") is not None:
             try:
-                kept = data["settings"]
-                kind_cls = PretrainSettings if kind == "pretrain" else FinetuneSettings
-                settings = kind_cls.from_dict(kept)
+                settings = made_by.settings.from_dict(data["settings"])
             except SettingsError as e:
                 raise MetadataError(f"settings: {e}") from None
         mix = data.get("mix")
@@ -250,10 +255,13 @@ def _seconds(data: dict, key: str) -> float:
     return float(x)
 
 
-def settings_note(settings: FinetuneSettings) -> str:
-    """The settings that differ from the defaults (the seed aside), e.g. `lr 0.001 drop 0.1`; '' for none."""
-    return " ".join(
+def settings_note(settings: object) -> str:
+    """What sets a run apart from the plate's recipe at its defaults (the seed aside), e.g. `lr 0.001 drop 0.1`:
+    the recipe's label first when it is not the plate's (`reward lr 0.001`); '' for none."""
+    made_by = recipe_of(settings)
+    changed = [
         f"{s.short} {s.show(getattr(settings, s.name))}"
-        for s in swept(FinetuneSettings)
+        for s in swept(type(settings))
         if getattr(settings, s.name) != s.default
-    )
+    ]
+    return " ".join(([] if made_by.name == FINETUNE else [made_by.label]) + changed)

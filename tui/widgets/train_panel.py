@@ -19,7 +19,8 @@ from textual.widgets import Button, Collapsible, Input, Label, Select
 from breadth.core.storage.presets import DEFAULT_PRESET, PRESETS, preset_of
 from breadth.core.world.families import DIMENSIONS, FAMILIES, dimension_values
 from breadth.core.world.mix import Mix, MixError, select
-from breadth.core.world.settings import HELD_OUT, FinetuneSettings, held_out_from_text
+from breadth.core.world.recipes import FINETUNE, Recipe, mix_recipes, recipe
+from breadth.core.world.settings import HELD_OUT, Setting, held_out_from_text
 from breadth.core.world.text import shown
 from breadth.tui.catalog import PLATE
 from breadth.tui.guard import guarded
@@ -27,7 +28,6 @@ from breadth.tui.widgets.bounded_input import BoundedInput
 from breadth.tui.widgets.loss_plot import LossPlot
 
 CUSTOM = "custom"
-DEFAULTS = FinetuneSettings()
 MORE = tuple(n for n in FAMILIES if n not in PLATE)  # families under "more families"
 MORE_COLUMNS = 4  # count inputs per row under "more families"
 FILL_COUNT = 35  # the count the fill-by-coordinates row starts with
@@ -41,7 +41,7 @@ class TrainPanel(Vertical):
     class TrainRequested(Message):
         """The user asked to train with this mix and these settings."""
 
-        def __init__(self, mix: Mix, settings: FinetuneSettings, held_out: int | None = HELD_OUT) -> None:
+        def __init__(self, mix: Mix, settings: object, held_out: int | None = HELD_OUT) -> None:
             super().__init__()
             self.mix = mix
             self.settings = settings
@@ -60,6 +60,11 @@ class TrainPanel(Vertical):
             yield Select(options, value=DEFAULT_PRESET, allow_blank=False, compact=True, id="preset")
             yield Button("Train ^t", id="train", variant="success", compact=True)
             yield Button("Stop ^x", id="stop", variant="error", compact=True, disabled=True)
+        if len(mix_recipes()) > 1:  # more than one way to learn: say which (the settings below name theirs)
+            with Horizontal(classes="row"):
+                yield Label("learn from ", classes="lbl")
+                choices = [(r.label, r.name) for r in mix_recipes()]
+                yield Select(choices, value=FINETUNE, allow_blank=False, compact=True, id="recipe")
         default = dict(PRESETS[DEFAULT_PRESET].mix.counts)
         with Horizontal(classes="row"):
             yield from _counts(PLATE, default, "num")
@@ -95,6 +100,14 @@ class TrainPanel(Vertical):
             counts = dict(PRESETS[event.value].mix.counts)
             for name in FAMILIES:
                 self.query_one(f"#count-{name}", Input).value = str(counts.get(name, 0))
+
+    @on(Select.Changed, "#recipe")
+    @guarded
+    def fill_recipe_defaults(self, event: Select.Changed) -> None:
+        """Choosing a recipe fills its settings' inputs with its defaults (settings of one name are one input)."""
+        for s in recipe(str(event.value)).settings.settings():
+            if s.form:
+                self.query_one(f"#{s.label}", Input).value = s.show(s.default)
 
     @on(Button.Pressed, "#fill")
     @on(Input.Submitted, "#fill-count")
@@ -167,14 +180,21 @@ class TrainPanel(Vertical):
                 raise
             raise MixError(f"{bad.short}: a count from 0 to {bad.demo_pool}, not {counts[bad.name]}") from e
 
-    def request(self) -> tuple[Mix, FinetuneSettings, int | None]:
+    def chosen_recipe(self) -> Recipe:
+        """The recipe the form trains by: the one chosen, or the plate's when there is no other."""
+        found = self.query("#recipe")
+        return recipe(str(found.first(Select).value)) if found else recipe(FINETUNE)
+
+    def request(self) -> tuple[Mix, object, int | None]:
         """The mix, settings and held-out size in the form; ValueError with one line if any is bad.
 
-        The settings are checked by FinetuneSettings itself, as on the command line and in the engine.
+        The settings are the chosen recipe's, checked by its settings class itself, as on the command line and in
+        the engine (the form's inputs for another recipe's settings are not read).
         """
         mix = self._mix()
-        texts = {s.name: self.query_one(f"#{s.label}", Input).value for s in FinetuneSettings.settings() if s.form}
-        settings = FinetuneSettings.from_text(**texts)
+        settings_class = self.chosen_recipe().settings
+        texts = {s.name: self.query_one(f"#{s.label}", Input).value for s in settings_class.settings() if s.form}
+        settings = settings_class.from_text(**texts)
         held_out = held_out_from_text(self.query_one("#held-out", Input).value)
         return mix, settings, held_out
 
@@ -202,7 +222,7 @@ class TrainPanel(Vertical):
         self.query_one("#train", Button).disabled = training
         self.query_one("#stop", Button).disabled = not training
 
-    def started(self, mix: Mix, settings: FinetuneSettings) -> None:
+    def started(self, mix: Mix, settings: object) -> None:
         """A job on `mix` began: clear the live curve and say so."""
         self.loss_plot.start(settings.steps)
         self.show(f"starting {mix.spec()}...")
@@ -251,9 +271,19 @@ def _all_at(dimension: str, value: str) -> str:
     return f"all with {value} {noun}"
 
 
+def form_settings() -> tuple[Setting, ...]:
+    """The settings the form shows, as the recipes that train on a mix declare them (one input per name)."""
+    seen: dict[str, Setting] = {}
+    for r in mix_recipes():
+        for s in r.settings.settings():
+            if s.form:
+                seen.setdefault(s.name, s)
+    return tuple(seen.values())
+
+
 def _setting_inputs(where: str):
-    """A label and an input for each fine-tuning setting the form shows at `where` (as FinetuneSettings declares)."""
-    for s in FinetuneSettings.settings():
+    """A label and an input for each setting the form shows at `where` (as the recipes' settings declare)."""
+    for s in form_settings():
         if s.form == where:
             yield Label(f"{s.label} ", classes="lbl")
             width = len(str(int(s.high))) if s.kind is int else 8
