@@ -1,15 +1,27 @@
 """`breadth-tui`: start the app; `breadth-tui --demo [--probes FILE]` starts it for a talk.
 
-Demo mode opens with the shipped models racing, an audience pace and a list of probes to step through
-with PageDown (a presenter's clicker sends it) and PageUp. A probes file is read before the app starts:
-one that cannot be read, or holds no sum at all, is one line and exit status 2; lines that are not sums
-are skipped and named in the playground, so a typo in the file never stops a talk.
+Demo mode opens with the shipped models racing, an audience pace and a story to step through with
+PageDown (a presenter's clicker sends it) and PageUp: acts of probes with captions (core.world.story).
+A probes file is read before the app starts: one that cannot be read, or shows nothing at all, is one
+line and exit status 2; lines that are not sums are skipped and named in the playground, so a typo in
+the file never stops a talk.
+
+`--fresh` runs the app on a temporary breadth folder (`core.storage.paths.fresh_home`), removed when the app
+ends, also by SIGTERM, SIGHUP or SIGINT (each ends the app as Ctrl+Q does) or a crash. `--serve` serves the app
+to browsers instead (`tui.serve`); `--no-files` is what it passes to the apps it serves off loopback.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import os
+import signal
 import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from breadth.core.world.story import Story
 
 PROBES_LIMIT = 64_000  # bytes in a probes file
 USAGE_ERROR = 2
@@ -30,27 +42,71 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="start for a talk: the shipped models race, an audience pace, PageDown/PageUp step through probes",
     )
-    parser.add_argument("--probes", metavar="FILE", help="with --demo: the probes, one sum per line (# comments)")
+    parser.add_argument("--probes", metavar="FILE", help="with --demo: the story: sums, # act: and # say: lines")
+    parser.add_argument(
+        "--fresh",
+        action="store_true",
+        help="start on a new, empty breadth folder (no earlier runs), removed when the app ends",
+    )
+    parser.add_argument(
+        "--no-files",
+        action="store_true",
+        help="refuse Load, Save and figures (anything that uses a path on this machine): what --serve passes "
+        "to the apps it serves off loopback",
+    )
+    serving = parser.add_argument_group(
+        "serving the app to browsers (needs the serve extra: pip install 'breadth[serve]')"
+    )
+    serving.add_argument(
+        "--serve", action="store_true", help="serve the app on a web page, one app and engine for each browser"
+    )
+    serving.add_argument("--host", help="with --serve: the address to listen on (default 127.0.0.1, this machine only)")
+    serving.add_argument("--port", type=_port, help="with --serve: the port (default 8000; 0 picks a free one)")
+    serving.add_argument(
+        "--max-connections",
+        type=_connections,
+        metavar="N",
+        help="with --serve: browsers served at once, each running its own app and engine (default 3)",
+    )
+    serving.add_argument(
+        "--allow-files",
+        action="store_true",
+        help="with --serve off loopback: let the page load, save and write figures on this machine",
+    )
     return parser
 
 
-def demo_probes(path: str | None) -> tuple[list[str], list[str]]:
-    """The probes to step through and the lines skipped; SystemExit(2) with one line if there is nothing to show."""
+def _port(text: str) -> int:
+    """A port number for --port: 0 (a free one) to 65535."""
+    if not text.isdigit() or int(text) > 65535:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port (0 to 65535; 0 picks a free one)")
+    return int(text)
+
+
+def _connections(text: str) -> int:
+    """A number of connections for --max-connections: 1 to 64."""
+    if not text.isdigit() or not 1 <= int(text) <= 64:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of connections from 1 to 64")
+    return int(text)
+
+
+def demo_probes(path: str | None) -> Story:
+    """The story to tell (a probes file's, else the default one); SystemExit(2) with one line if it shows nothing."""
     from breadth.core.storage.files import UserFileError, read_regular, user_path
-    from breadth.core.world.probe import DEMO_PROBES, read_probes
+    from breadth.core.world.story import default_story, read_story
 
     if path is None:
-        return list(DEMO_PROBES), []
+        return default_story()
     try:
         text = read_regular(user_path(path), PROBES_LIMIT).decode("utf-8")
     except (UserFileError, OSError) as e:
         _refuse(str(e))
     except UnicodeDecodeError:
         _refuse(f"{path}: not UTF-8 text")
-    probes, skipped = read_probes(text)
-    if not probes:
-        _refuse(f"{path}: no sum to show ({skipped[0] if skipped else 'the file is empty'})")
-    return probes, skipped
+    story = read_story(text)
+    if not story.steps():
+        _refuse(f"{path}: no sum to show ({story.skipped[0] if story.skipped else 'the file is empty'})")
+    return story
 
 
 def _refuse(line: str):
@@ -61,21 +117,83 @@ def _refuse(line: str):
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the app; Ctrl+Q quits. The exit status is the app's: 0, or 1 after a crash (logged to app.log)."""
+    """Run the app (or serve it); Ctrl+Q quits. The exit status is the app's: 0, or 1 after a crash (logged)."""
     args = _parser().parse_args(argv)
     if args.probes and not args.demo:
         _refuse("--probes goes with --demo")
-    demo = demo_probes(args.probes) if args.demo else None
+    for flag in ("host", "port", "max_connections", "allow_files"):
+        if getattr(args, flag) not in (None, False) and not args.serve:
+            _refuse(f"--{flag.replace('_', '-')} goes with --serve")
+    if args.allow_files and args.no_files:
+        _refuse("--allow-files and --no-files say opposite things: give one")
+    demo = demo_probes(args.probes) if args.demo else None  # a bad probes file stops the server too
+    if args.serve:
+        return _serve(args)
+    if args.no_files:
+        from breadth.tui.file_access import NO_FILES_ENV
 
+        os.environ[NO_FILES_ENV] = "1"  # the app, and nothing it starts, may use a path on this machine
+    if not args.fresh:
+        return _run_app(demo)
+    from breadth.core.storage.paths import fresh_home
+
+    with fresh_home():
+        return _run_app(demo, fresh=True)
+
+
+def _run_app(demo, fresh: bool = False) -> int:
+    """Run the app until it ends: by Ctrl+Q, a crash, or SIGTERM, SIGHUP or SIGINT (ended as Ctrl+Q ends it)."""
     from breadth.tui.app import BreadthApp
     from breadth.tui.guard import app_log
 
     app = BreadthApp(demo=demo)
+    stopped_by: list[int] = []
+
+    def end_app(signum, frame) -> None:
+        stopped_by.append(signum)
+        try:
+            loop = asyncio.get_running_loop()  # the signal arrived while the app runs: end it from its loop
+        except RuntimeError:
+            raise SystemExit(128 + signum) from None
+        loop.call_soon_threadsafe(app.exit)
+
+    for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+        signal.signal(sig, end_app)
     app.run()
     code = app.return_code or 0
-    if code:
+    if code and fresh:
+        print("breadth-tui stopped on an error; its log goes with the --fresh folder:", file=sys.stderr)
+        print(_tail(app_log()), file=sys.stderr)
+    elif code:
         print(f"breadth-tui stopped on an error; its traceback is in {app_log()}", file=sys.stderr)
-    return code
+    return 128 + stopped_by[0] if stopped_by else code
+
+
+def _tail(path, limit: int = 4000) -> str:
+    """The end of the log at `path` (the last traceback), or a line saying it could not be read."""
+    try:
+        return path.read_text(errors="replace")[-limit:]
+    except OSError as e:
+        return f"(the log could not be read: {e.strerror})"
+
+
+def _serve(args) -> int:
+    """`--serve`: listen, print the address, serve until stopped; a problem before serving is one line, exit 2."""
+    try:
+        from breadth.tui import serve
+    except ImportError as e:
+        _refuse(f"--serve needs textual-serve ({e.name} is missing): pip install 'breadth[serve]'")
+    host = args.host or "127.0.0.1"
+    try:
+        sock = serve.listen(host, 8000 if args.port is None else args.port)
+    except serve.ServeError as e:
+        _refuse(str(e))
+    no_files = args.no_files or not (args.allow_files or serve.is_loopback(sock))
+    served = serve.served_command(args.demo, args.probes, args.fresh, no_files)
+    if no_files:
+        print("breadth-tui: the page cannot load, save or write figures on this machine", flush=True)
+    max_connections = args.max_connections or serve.DEFAULT_MAX_CONNECTIONS
+    return serve.serve(served, sock, max_connections, announce=lambda line: print(line, flush=True))
 
 
 if __name__ == "__main__":

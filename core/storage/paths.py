@@ -3,11 +3,17 @@
 The shipped checkpoints are found through `importlib.resources`, so a plain `pip install .` works
 without the source tree. Nothing is ever written into the installed package: models made by the
 user go to the user's data folder (`platformdirs`, e.g. `~/.local/share/breadth`) or where they say.
+`fresh_home()` swaps that folder for a temporary one (`breadth-tui --fresh`, so a talk never shows last
+week's runs) and removes it afterwards.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from importlib.resources import files
 from pathlib import Path
 
@@ -40,3 +46,68 @@ def runs_dir() -> Path:
 def default_base_out() -> Path:
     """Where `breadth pretrain` writes when not told: the user's folder, never the installed package."""
     return data_dir() / "base.safetensors"
+
+
+FRESH_PREFIX = "breadth-fresh-"  # a temporary breadth folder's name starts so, in the system's temporary folder
+FRESH_OWNER = "owner.pid"  # inside it: the id of the process that made it (a folder whose maker is gone is removed)
+LOCATIONS = ("BREADTH_HOME", "BREADTH_RUNS", "BREADTH_STORE")  # the variables that say where breadth's files are
+
+
+@contextmanager
+def fresh_home() -> Iterator[Path]:
+    """A new, empty breadth folder for this process and the processes it starts, removed on leaving.
+
+    `BREADTH_HOME` points at it, and `BREADTH_RUNS` and `BREADTH_STORE` are unset so that runs and the results
+    store live inside it too: nothing in the user's own folders is read or written. On leaving (also by an
+    exception) the variables are restored and the folder is removed. A folder left by a process that was killed
+    outright (kill -9: nothing of it runs) is removed the next time one is made.
+    """
+    remove_orphans()
+    folder = Path(tempfile.mkdtemp(prefix=FRESH_PREFIX))
+    (folder / FRESH_OWNER).write_text(str(os.getpid()))
+    before = {name: os.environ.get(name) for name in LOCATIONS}
+    for name in LOCATIONS:
+        os.environ.pop(name, None)
+    os.environ["BREADTH_HOME"] = str(folder)
+    try:
+        yield folder
+    finally:
+        for name, value in before.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def remove_orphans(where: Path | None = None) -> list[Path]:
+    """Remove the fresh folders in `where` (the temporary folder) whose maker is no longer running; the removed.
+
+    Only a folder that `fresh_home` made is touched: named `breadth-fresh-*`, holding `owner.pid`, owned by this
+    user, its maker's process gone. Anything else (another user's, one still in use, a stranger's) is left alone.
+    """
+    removed = []
+    for folder in Path(where or tempfile.gettempdir()).glob(FRESH_PREFIX + "*"):
+        try:
+            if folder.is_symlink() or not folder.is_dir() or folder.stat().st_uid != os.getuid():
+                continue
+            owner = int((folder / FRESH_OWNER).read_text().strip())
+        except (OSError, ValueError):
+            continue
+        if not _running(owner):
+            shutil.rmtree(folder, ignore_errors=True)
+            removed.append(folder)
+    return removed
+
+
+def _running(pid: int) -> bool:
+    """Whether process `pid` exists (one of another user's counts: it is running)."""
+    if pid <= 0:
+        return True  # not a process id fresh_home wrote: keep the folder
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

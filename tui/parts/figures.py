@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 
 from breadth.tui.figures import FiguresFailed, FiguresSaved, figures_dir, save_figures, saved_line
+from breadth.tui.file_access import refuse_paths
 from breadth.tui.guard import guarded
 from breadth.tui.parts import Part, hears
 
@@ -19,6 +20,8 @@ class Figures(Part):
     def save(self) -> None:
         """Save the screen (SVG now, on this thread; PNG later) and the current model's slide, in a worker."""
         app = self.app
+        if refuse_paths(app, "figures"):  # served off loopback: nothing is written on the serving machine
+            return
         if self.saving:
             app.playground.say("still saving the last figures; press Ctrl+F again once they are written")
             return

@@ -12,6 +12,7 @@ from breadth.core.storage.store import StoreError
 from breadth.tui import messages as m
 from breadth.tui.catalog import ModelEntry, shipped_entries, stored_entries
 from breadth.tui.engine import engine_log
+from breadth.tui.file_access import refuse_paths
 from breadth.tui.guard import guarded, log_error, one_line
 from breadth.tui.parts import Part, hears
 from breadth.tui.screens.checkpoint_prompts import LoadPrompt, SavePrompt, SaveTarget
@@ -113,6 +114,8 @@ class Models(Part):
         if key is None:
             self.app.notify("no model to save", severity="warning")
             return
+        if refuse_paths(self.app, "save"):  # served off loopback: no path on the serving machine
+            return
         self.app.open_screen(SavePrompt, lambda: SavePrompt(self.entries[key]), lambda t: self.save_to(key, t))
 
     @guarded
@@ -149,6 +152,8 @@ class Models(Part):
 
     def load(self) -> None:
         """Load a checkpoint from a path and switch to it."""
+        if refuse_paths(self.app, "load"):  # served off loopback: no path on the serving machine
+            return
         self.app.open_screen(LoadPrompt, LoadPrompt, self.add_loaded_model)
 
     @guarded
