@@ -22,6 +22,7 @@ from breadth.core.engine.session import serve
 from breadth.core.learning.models import Models
 from breadth.core.storage.files import user_path, write_atomic, write_new
 from breadth.core.storage.header import KEY, read_header
+from breadth.core.storage.snapshot_file import plan, saved_snapshots, sidecar_of
 from breadth.core.world.episode import Episode
 from breadth.core.world.families import FAMILIES, Problem
 from breadth.core.world.recipes import recipe_of
@@ -167,6 +168,24 @@ class ScriptedModels(Models):
 
     def save(self, model, run, path):
         return str(write_atomic(user_path(path), self._encode(model, run), exclusive=True))
+
+    def load_snapshots(self, path, model, run):
+        """The sidecar's steps as `Kept(step, last)` (played as a scripted run's snapshots), and their scores."""
+        saved = saved_snapshots(path, run)
+        if saved is None:
+            return {}, {}
+        last = saved.steps[-1].step
+        return {s.step: Kept(s.step, last) for s in saved.steps}, {s.step: s.scores for s in saved.steps}
+
+    def save_snapshots(self, path, run, kept, scores):
+        """A real sidecar whose stored steps hold the checkpoint's weights in float16 (the script has none)."""
+        planned = plan(path, run, list(kept), scores)
+        if planned is None:
+            return None
+        inner, meta = planned
+        weights = load_file(path)
+        tensors = {f"{s}/{name}": w.astype("float16") for s in inner for name, w in weights.items()}
+        return str(write_atomic(sidecar_of(path), save(tensors, metadata={KEY: meta})))
 
     @staticmethod
     def _encode(model, run) -> bytes:

@@ -17,6 +17,7 @@ from breadth.core.engine.session import Session, serve
 from breadth.core.learning.experiment import TorchModels
 from breadth.core.storage.paths import BASE
 from breadth.core.storage.presets import PRESETS
+from breadth.core.storage.snapshot_file import read_snapshot_header, sidecar_of
 from breadth.core.storage.store import StoreError
 from breadth.core.world.families import FAMILIES
 
@@ -183,7 +184,8 @@ def test_a_lie_that_is_not_one_is_one_failed_line(session):
 @pytest.mark.slow
 def test_training_keeps_snapshots_that_replay_and_are_scored_when_idle(session, tmp_path, base_path):
     """Train keeps the weights at step 0, every `snapshot_every` steps and the end; Play with `step` replays
-    one; each is scored on a few held-out sums of every family in background work, one at a time."""
+    one; each is scored on a few held-out sums of every family in background work, one at a time, and then they
+    are saved beside the checkpoint with their scores."""
     s, events = session
     s.handle(
         p.Train(6, "two_digit=4", {"steps": 6, "batch_size": 4}, str(base_path), str(tmp_path), 3, snapshot_every=4)
@@ -191,7 +193,7 @@ def test_training_keeps_snapshots_that_replay_and_are_scored_when_idle(session, 
     got = _events(events)
     assert [e.step for e in got["Snapshot"]] == [0, 4, 6]
     key = got["Trained"][0].key
-    assert len(s.background) == 3
+    assert len(s.background) == 4  # three snapshots to score, then their saving
     s.handle(p.Play(8, key, "23+45", step=0))
     s.handle(p.Play(9, key, "23+45", step=5))
     played, failed = _events(events)["Played"], _events(events)["Failed"]
@@ -201,6 +203,10 @@ def test_training_keeps_snapshots_that_replay_and_are_scored_when_idle(session, 
     scored = _events(events)["SnapshotScored"]
     assert [e.step for e in scored] == [0, 4, 6] and all(e.key == key for e in scored)
     assert all(set(e.scores) == set(FAMILIES) and e.scores["two_digit"]["total"] == 20 for e in scored)
+    saved = read_snapshot_header(sidecar_of(got["Trained"][0].path))
+    assert [(step.step, step.weights) for step in saved.steps] == [(0, "base"), (4, "stored"), (6, "checkpoint")]
+    solved = [{name: sc.solved for name, sc in step.scores.items()} for step in saved.steps]
+    assert solved == [{name: sc["solved"] for name, sc in e.scores.items()} for e in scored]
 
 
 def _train_with_scripted_models(tmp_path, monkeypatch) -> list:

@@ -16,6 +16,7 @@ from breadth.core.storage.files import check_output, check_outputs, write_json
 from breadth.core.storage.header import read_header, weights_hash
 from breadth.core.storage.paths import BASE, default_base_out
 from breadth.core.storage.presets import PRESETS
+from breadth.core.storage.snapshot_file import keep_every, sidecar_of
 from breadth.core.storage.store import Store, StoredRun, StoreError, run_key, store_files
 from breadth.core.world.mix import Mix
 from breadth.core.world.probe import parse_sum
@@ -75,25 +76,40 @@ def pretrain(args) -> int:
 
 def train(args) -> int:
     """Fine-tune on a mix, evaluate, save."""
-    from breadth.core.learning import checkpoint
+    from breadth.core.learning import checkpoint, snapshots
     from breadth.core.learning.experiment import train_run
 
     mix = Mix.parse(args.mix)
     settings = recipe_settings(args, args.seed)
     base = args.base or BASE
     read_header(base)  # fail fast on a bad base
-    check_outputs([args.out], inputs=[base, *store_files(args.store)])  # an output that cannot be written, or
+    outputs = [args.out, sidecar_of(args.out)]  # the checkpoint and its snapshots beside it
+    check_outputs(outputs, inputs=[base, *store_files(args.store)])  # an output that cannot be written, or
     Store(args.store).close()  # a store that cannot be used: refused before training, not after
+    kept: dict = {}  # step -> snapshot, for the scrubber (Ctrl+W in the app)
     with _progress() as bar:
         task = bar.add_task(mix.label(), total=settings.steps, loss=float("nan"))
         model, record = train_run(
-            mix, settings, base, on_step=lambda s: bar.update(task, completed=s.step, loss=s.loss)
+            mix,
+            settings,
+            base,
+            on_step=lambda s: bar.update(task, completed=s.step, loss=s.loss),
+            on_snapshot=kept.__setitem__,
+            snapshot_every=keep_every(settings.steps),
         )
     checkpoint.save(model, record, args.out)
+    start = time.perf_counter()
+    scores = {step: snapshots.score(snapshot, settings.seed) for step, snapshot in kept.items()}
+    sidecar = snapshots.save(args.out, record, kept, scores)
     console.print(scores_table(record.scores, f"{mix.label()}, seed {settings.seed}: held-out"))
     console.print(
         f"fine-tune {record.train_seconds:.1f} s, evaluation {record.eval_seconds:.2f} s; wrote {shown(args.out)}"
     )
+    if sidecar is not None:
+        console.print(
+            f"its snapshots at steps {', '.join(map(str, sorted(scores)))}, scored in "
+            f"{time.perf_counter() - start:.1f} s: {shown(sidecar)}"
+        )
     try:
         _record(args.store, record, base, "train", args.out)
     except StoreError as e:  # the checkpoint is written: say what was not kept, after how the run went

@@ -25,6 +25,7 @@ from breadth.core.engine import protocol as p
 from breadth.core.learning.models import Models
 from breadth.core.storage.files import check_output
 from breadth.core.storage.header import CheckpointError, weights_hash
+from breadth.core.storage.snapshot_file import snapshot_problems
 from breadth.core.storage.store import Store, StoredRun, StoreError, run_key
 from breadth.core.world.calculator import Lie
 from breadth.core.world.episode import Episode
@@ -40,9 +41,8 @@ from breadth.core.world.transcript import Role
 from breadth.core.world.verdict import judge
 
 MAX_LOADED = 4  # models held at once; older ones that have a file are unloaded (the app reloads them on demand)
-MAX_SNAPSHOTS = 42  # snapshots a run keeps at most (its snapshot interval is widened to fit): about 60 MB
+MAX_SNAPSHOTS = 42  # snapshots a run keeps at most (its snapshot interval is widened to fit): 29 MB in float16
 SNAPSHOT_RUNS = 2  # runs whose snapshots are kept, the latest ones
-SNAPSHOT_HELD_OUT = 20  # held-out sums per family scored at each snapshot, for the score-against-step curve
 
 
 class Session:
@@ -59,6 +59,8 @@ class Session:
         self._stop: set[int] = set()
         self.deferred: list[object] = []  # commands that must wait for training to end
         self.snapshots: dict[str, dict[int, object]] = {}  # run key -> step -> a copy of its weights
+        self.snapshot_scores: dict[str, dict[int, dict]] = {}  # run key -> step -> family -> HeldOutScore
+        self.saved: dict[str, dict[int, object]] = {}  # loaded model's key -> step -> snapshot saved beside it
         self.background: deque[Callable[[], None]] = deque()  # work done one piece at a time when idle
         self._restored: tuple[str, int, object] | None = None  # the last snapshot rebuilt for play
 
@@ -82,6 +84,21 @@ class Session:
         model, meta = self.models.load(cmd.path)
         self._keep(cmd.key, model, RunMeta.from_dict(meta), cmd.path)
         self.emit(p.Loaded(cmd.key, cmd.path, meta))
+        self._load_snapshots(cmd.key, cmd.path, model)
+
+    def _load_snapshots(self, key: str, path: str, model: object) -> None:
+        """Hold the snapshots saved beside the checkpoint just loaded as `key` (Play with `step` replays them); a
+        bad sidecar is one Failed line, and the model stays loaded."""
+        self.saved.pop(key, None)
+        if self._restored is not None and self._restored[0] == key:
+            self._restored = None
+        try:
+            kept, _ = self.models.load_snapshots(path, model, self.records[key])
+        except CheckpointError as e:  # SnapshotError is one
+            self.emit(p.Failed("snapshot", _one_line(e)))
+            return
+        if kept:
+            self.saved[key] = kept
 
     def _play(self, cmd: p.Play) -> None:
         problem = parse_sum(cmd.text)
@@ -119,7 +136,7 @@ class Session:
         """The model loaded as `key`, or the snapshot kept at `step` of the run `key` names."""
         if step is None:
             return self._use(key)
-        kept = self.snapshots.get(key, {})
+        kept = self.snapshots.get(key) or self.saved.get(key, {})
         if step not in kept:
             steps = ", ".join(map(str, sorted(kept))) or "none kept"
             raise KeyError(f"no snapshot of {key!r} at step {step} (steps: {steps})")
@@ -159,6 +176,7 @@ class Session:
             self.emit(p.Stopped(cmd.id, len(record.losses)))
             return
         self.background.extend(partial(self._score_snapshot, key, step, settings.seed) for step in sorted(kept))
+        self.background.append(partial(self._save_snapshots, key))  # beside the checkpoint, once all are scored
         self._keep(key, model, record, None)  # kept in memory whatever happens to the file
         stem = f"{time.strftime('%Y%m%d-%H%M%S')}-{mix.slug()}-s{settings.seed}"
         try:
@@ -176,24 +194,32 @@ class Session:
         while len(self.snapshots) >= SNAPSHOT_RUNS:
             old = next(iter(self.snapshots))
             del self.snapshots[old]
+            self.snapshot_scores.pop(old, None)
             if self._restored is not None and self._restored[0] == old:
                 self._restored = None
         self.snapshots[key] = {}
         return self.snapshots[key]
 
     def _score_snapshot(self, key: str, step: int, seed: int) -> None:
-        """Score the snapshot at `step` of run `key` on the first SNAPSHOT_HELD_OUT held-out sums of every family."""
+        """Score the snapshot at `step` of run `key` on the sums `snapshot_problems` names (20 of every family)."""
         kept = self.snapshots.get(key, {})
         if step not in kept:
             return  # dropped meanwhile (a newer run)
         model = self.models.restore(kept[step])
-        problems = [q for f in FAMILIES.values() for q in f.held_out(seed, SNAPSHOT_HELD_OUT)]
+        problems = snapshot_problems(seed)
         scored = play(lambda batch: self.models.policy(model, batch), problems, max_length=self.models.context(model))
         scores = tally(scored, list(FAMILIES))
+        self.snapshot_scores.setdefault(key, {})[step] = scores
         self.emit(p.SnapshotScored(key, step, {name: sc.to_dict() for name, sc in scores.items()}))
 
+    def _save_snapshots(self, key: str, path: str | None = None) -> None:
+        """Save run `key`'s snapshots and their scores beside its checkpoint (`path`, else its file), if it has one."""
+        path = path or self.files.get(key)
+        if path is not None and self.snapshots.get(key) and key in self.records:
+            self.models.save_snapshots(path, self.records[key], self.snapshots[key], self.snapshot_scores.get(key, {}))
+
     def work(self) -> None:
-        """Do one piece of background work (scoring a snapshot); a failure is a Failed event, never the end."""
+        """Do one piece of background work (scoring or saving snapshots); a failure is a Failed event, never the end."""
         job = self.background.popleft()
         try:
             job()
@@ -223,6 +249,8 @@ class Session:
         path = self.models.save(self._use(cmd.key), self.records[cmd.key], cmd.path)
         self.files.setdefault(cmd.key, path)
         self.emit(p.Saved(cmd.id, path))
+        if cmd.key in self.snapshots:  # a run trained here: its snapshots too, once scored (queued after them)
+            self.background.append(partial(self._save_snapshots, cmd.key, path))
 
     def _keep(self, key: str, model: object, record: RunMeta, path: str | None) -> None:
         """Hold `model` as the most recently used; unload the oldest that can be loaded again, past MAX_LOADED."""
@@ -233,6 +261,7 @@ class Session:
         spare = [k for k in self.loaded if k in self.files and k != key]  # oldest first; never one only in memory
         for old in spare[: max(0, len(self.loaded) - MAX_LOADED)]:
             del self.loaded[old], self.records[old], self.files[old]
+            self.saved.pop(old, None)  # loaded again with the model
             self.emit(p.Unloaded(old))
 
     def _use(self, key: str) -> object:

@@ -200,8 +200,11 @@ def _check_model(path: Path, meta: dict) -> dict:
     return dict(model)
 
 
-def _tensor_table(path: Path, raw: dict, size: int, data_start: int) -> dict[str, TensorEntry]:
-    """The tensor entries, checked: float32, shapes of whole numbers, packed back to back to the file's end."""
+def _tensor_table(
+    path: Path, raw: dict, size: int, data_start: int, dtype: str = DTYPE, itemsize: int = ITEMSIZE
+) -> dict[str, TensorEntry]:
+    """The tensor entries, checked: all of `dtype` (float32 for a checkpoint), shapes of whole numbers, packed back
+    to back to the file's end."""
     entries: dict[str, TensorEntry] = {}
     params = 0
     for name, entry in raw.items():
@@ -209,9 +212,9 @@ def _tensor_table(path: Path, raw: dict, size: int, data_start: int) -> dict[str
             continue
         if not isinstance(entry, dict):
             raise CheckpointError(f"{path}: tensor {_short(name)} has no description")
-        if entry.get("dtype") != DTYPE:
+        if entry.get("dtype") != dtype:
             raise CheckpointError(
-                f"{path}: tensor {_short(name)} is {_short(entry.get('dtype'))}, breadth reads only {DTYPE}"
+                f"{path}: tensor {_short(name)} is {_short(entry.get('dtype'))}, breadth reads only {dtype}"
             )
         shape, offsets = entry.get("shape"), entry.get("data_offsets")
         if not isinstance(shape, list) or len(shape) > 8 or not all(_whole(d) for d in shape):
@@ -221,7 +224,7 @@ def _tensor_table(path: Path, raw: dict, size: int, data_start: int) -> dict[str
         params += math.prod(shape)
         if params > MAX_PARAMS:
             raise CheckpointError(f"{path}: more than {MAX_PARAMS:,} parameters, far beyond any breadth model")
-        if offsets[1] - offsets[0] != math.prod(shape) * ITEMSIZE:
+        if offsets[1] - offsets[0] != math.prod(shape) * itemsize:
             raise CheckpointError(f"{path}: tensor {_short(name)}'s bytes do not match its shape")
         entries[name] = TensorEntry(tuple(shape), offsets[0], offsets[1])
     position = 0
