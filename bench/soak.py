@@ -73,7 +73,7 @@ async def soak(trainings: int, probes: int) -> dict:
         t0 = time.perf_counter()
         for i in range(trainings):
             panel.query_one("#seed", Input).value = str(i)
-            await pilot.press("ctrl+t")
+            await pilot.press("f2")
             await _wait(pilot, lambda: app.training is not None or panel.status_is_error, "training to start")
             await _wait(pilot, lambda: app.training is None, "training to end")
             if panel.status_is_error:

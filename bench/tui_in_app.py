@@ -83,7 +83,7 @@ async def in_app(samples: int, interval: float) -> dict:
         }
 
         app.train_panel.query_one("#steps", Input).value = str(STEPS)
-        await pilot.press("ctrl+t")
+        await pilot.press("f2")
         await _wait(
             pilot, lambda: len(plot.live) >= 5 or app.train_panel.status_is_error, ENGINE_TIMEOUT, "five loss points"
         )
@@ -144,10 +144,10 @@ async def in_app(samples: int, interval: float) -> dict:
         stops = []
         for _ in range(STOP_RUNS):  # Stop: from the key to the app having handled the engine's Stopped event
             app.train_panel.query_one("#steps", Input).value = "50000"
-            await pilot.press("ctrl+t")
+            await pilot.press("f2")
             await _wait(pilot, lambda: len(plot.live) >= 5, ENGINE_TIMEOUT, "a long run to start")
             t = time.perf_counter()
-            await pilot.press("ctrl+x")
+            await pilot.press("f3")
             await _wait(pilot, lambda: app.training is None, ENGINE_TIMEOUT, "the stop")
             stops.append(time.perf_counter() - t)
             if "stopped at step" not in app.train_panel.status:
@@ -167,7 +167,7 @@ async def race_times(app, pilot, box) -> dict:
     from textual import events
 
     if not app.playground.racing:
-        await pilot.press("ctrl+r")
+        await pilot.press("f4")
     app.playground.pace = 0  # instant
     lanes = [lane.state.title for lane in app.playground.race.views()]
     if len(lanes) != RACE_LANES:
@@ -207,7 +207,7 @@ async def keys_while_racing_and_training(app, pilot, box, plot, samples: int, in
 
     app.playground.pace = 2  # normal: 20 characters a second, so every race streams for a while
     app.train_panel.query_one("#steps", Input).value = "50000"
-    await pilot.press("ctrl+t")
+    await pilot.press("f2")
     await _wait(pilot, lambda: len(plot.live) >= 5, ENGINE_TIMEOUT, "a long run to start")
     races = {"started": 0, "streaming_checks": 0, "streaming_seen": 0}
 
@@ -232,7 +232,7 @@ async def keys_while_racing_and_training(app, pilot, box, plot, samples: int, in
         steps_after = len(plot.live)
     finally:
         racer.cancel()
-    await pilot.press("ctrl+x")
+    await pilot.press("f3")
     await _wait(pilot, lambda: app.training is None, ENGINE_TIMEOUT, "the stop")
     await _wait(pilot, lambda: not app.playground.busy(), RACE_TIMEOUT, "the last race")
     return {

@@ -85,7 +85,7 @@ async def test_hostile_stored_runs_show_literally_in_the_runs_table_and_the_curr
 
 
 async def test_a_loaded_checkpoint_with_hostile_failure_kinds_and_file_name_shows_them_literally(tmp_path):
-    """Ctrl+L on a checkpoint named with ESC and markup whose failure kinds hold some: its title and its kinds are
+    """Ctrl+O on a checkpoint named with ESC and markup whose failure kinds hold some: its title and its kinds are
     shown written out, and no escape reaches the screen."""
     shipped = Path(PRESETS["two_digit_70"].shipped)
     meta = read_header(shipped).meta
@@ -94,7 +94,7 @@ async def test_a_loaded_checkpoint_with_hostile_failure_kinds_and_file_name_show
     path.write_bytes(save(load_file(shipped), metadata={KEY: json.dumps(meta)}))
     app = fake_app()
     async with app.run_test(size=(100, 32)) as pilot:
-        await pilot.press("ctrl+l")
+        await pilot.press("ctrl+o")
         await wait_for(pilot, lambda: isinstance(app.screen, PathPrompt), timeout=5, what="the prompt")
         app.screen.query_one("#path", Input).value = str(path)
         await pilot.press("enter")
@@ -117,7 +117,7 @@ async def test_a_hostile_model_races_in_a_lane_that_shows_its_name_literally(tmp
     async with app.run_test(size=size) as pilot:
         await wait_for(pilot, lambda: len(app.entries) == 4, timeout=10, what="the stored run")
         (key,) = [k for k, e in app.entries.items() if e.origin == "stored"]
-        await pilot.press("ctrl+r")
+        await pilot.press("f4")
         app.post_message(ScorePanel.ModelChosen(key))
         await wait_for(pilot, lambda: key in app.playground.race.lanes, timeout=5, what="the lane")
         await pilot.pause()
@@ -132,13 +132,13 @@ async def test_a_hostile_model_races_in_a_lane_that_shows_its_name_literally(tmp
 
 
 async def test_the_matrix_keeps_a_hostile_row_and_its_failed_transcripts_show_literally(tmp_path, monkeypatch):
-    """Ctrl+G with a hostile mix stored before a plain one: both rows, the hostile label written out, and its
+    """F10 with a hostile mix stored before a plain one: both rows, the hostile label written out, and its
     cell's failure kinds and failed transcript shown as text; no escape reaches the screen."""
     base_hash = weights_hash(BASE)
     _store(tmp_path, monkeypatch, _stored(MIX, 0, base_hash), _stored("two_digit=70", 0, base_hash))
     app = fake_app()
     async with app.run_test(size=(100, 32)) as pilot:
-        await pilot.press("ctrl+g")
+        await pilot.press("f10")
         await wait_for(pilot, lambda: isinstance(app.screen, MatrixView), timeout=5, what="the view")
         table = app.screen.query_one(DataTable)
         await wait_for(pilot, lambda: table.row_count == 2, timeout=10, what="both rows")
@@ -153,12 +153,12 @@ async def test_the_matrix_keeps_a_hostile_row_and_its_failed_transcripts_show_li
 
 
 async def test_a_pasted_path_holding_escapes_shows_them_written_out_and_is_refused_in_one_line(tmp_path):
-    """Ctrl+L, then a paste of a path holding ESC, BEL and a bidi override: the box shows it written out
+    """Ctrl+O, then a paste of a path holding ESC, BEL and a bidi override: the box shows it written out
     (`\\x1b`), and the refusal quotes it so; nothing of it acts on the screen."""
     pasted = f"{tmp_path}/\x1b]0;pwned\x07\u202eno.safetensors"
     app = fake_app()
     async with app.run_test(size=(100, 32)) as pilot:
-        await pilot.press("ctrl+l")
+        await pilot.press("ctrl+o")
         await wait_for(pilot, lambda: isinstance(app.screen, PathPrompt), timeout=5, what="the prompt")
         prompt = app.screen
         box = prompt.query_one("#path", Input)
@@ -176,7 +176,7 @@ async def test_a_refusal_quoting_escapes_shows_them_written_out(tmp_path):
     """A refusal whose message holds the ESC and BEL of a path set in the box: the line under it writes them out."""
     app = fake_app()
     async with app.run_test(size=(100, 32)) as pilot:
-        await pilot.press("ctrl+l")
+        await pilot.press("ctrl+o")
         await wait_for(pilot, lambda: isinstance(app.screen, PathPrompt), timeout=5, what="the prompt")
         prompt = app.screen
         prompt.query_one("#path", Input).value = f"{tmp_path}/\x1b]0;pwned\x07.safetensors"
@@ -187,7 +187,7 @@ async def test_a_refusal_quoting_escapes_shows_them_written_out(tmp_path):
 
 @pytest.mark.filterwarnings("ignore:Glyph .* missing from font")
 def test_figures_of_a_hostile_model_are_drawn_and_said_written_out(tmp_path):
-    """Ctrl+F's worker on a model with a hostile mix and name, into a folder named with ESC: the slide is drawn
+    """F12's worker on a model with a hostile mix and name, into a folder named with ESC: the slide is drawn
     (mathtext never parsed) and the line that says where names the folder written out."""
     svg = '<svg xmlns="http://www.w3.org/2000/svg" width="8" height="8"></svg>'
     run = read_metadata(PRESETS["two_digit_70"].shipped)

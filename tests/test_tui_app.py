@@ -84,11 +84,11 @@ async def test_help_opens_with_f1_and_closes_with_escape():
 
 
 async def test_ctrl_n_switches_model_and_the_score_panel_follows():
-    """Ctrl+N moves to the next model: the engine is asked to load it and the score panel shows its scores."""
+    """Shift+F9 moves to the next model: the engine is asked to load it and the score panel shows its scores."""
     app = fake_app()
     async with app.run_test(size=(80, 24)) as pilot:
         first = app.current
-        await pilot.press("ctrl+n")
+        await pilot.press("f21")
         await pilot.pause()
         assert app.current != first
         loads = [c for c in app.supervisor.engine.sent if type(c).__name__ == "Load"]
@@ -139,14 +139,14 @@ async def test_bad_training_settings_are_refused_inline():
         ]:
             original = panel.query_one(f"#{field}", Input).value
             panel.query_one(f"#{field}", Input).value = value
-            await pilot.press("ctrl+t")
+            await pilot.press("f2")
             await pilot.pause()
             assert panel.status_is_error and panel.status, f"{field}={value!r} was accepted"
             assert app.training is None
             panel.query_one(f"#{field}", Input).value = original
         for name in ("two_digit", "three_digit"):
             panel.query_one(f"#count-{name}", Input).value = "0"
-        await pilot.press("ctrl+t")
+        await pilot.press("f2")
         await pilot.pause()
         assert panel.status_is_error and app.training is None
 
@@ -181,14 +181,14 @@ async def test_save_copies_the_current_checkpoint_and_refuses_to_overwrite(tmp_p
 
 
 async def test_load_refuses_a_bad_file_inline_and_adds_a_good_one(tmp_path):
-    """Ctrl+L with a corrupt file says why in the prompt; a valid checkpoint becomes a new current row."""
+    """Ctrl+O with a corrupt file says why in the prompt; a valid checkpoint becomes a new current row."""
     bad = tmp_path / "bad.safetensors"
     bad.write_bytes(b"not a checkpoint at all")
     good = tmp_path / "good.safetensors"
     good.write_bytes(Path(PRESETS["two_digit_70"].shipped).read_bytes())
     app = fake_app()
     async with app.run_test(size=(80, 24)) as pilot:
-        await pilot.press("ctrl+l")
+        await pilot.press("ctrl+o")
         await pilot.pause()
         box = app.screen.query_one("#path", Input)
         box.value = str(bad)
@@ -241,10 +241,10 @@ async def test_a_wedged_engine_is_killed_after_the_stop_grace_and_replaced(monke
     monkeypatch.setattr("breadth.tui.supervisor.STOP_GRACE", 0.2)
     app = fake_app(answers_stop=False)
     async with app.run_test(size=(80, 24)) as pilot:
-        await pilot.press("ctrl+t")
+        await pilot.press("f2")
         await pilot.pause()
         first = app.supervisor.engine
-        await pilot.press("ctrl+x")
+        await pilot.press("f3")
         await wait_for(pilot, lambda: app.supervisor.engine is not first, timeout=5, what="a new engine")
         assert app.training is None
         assert app.train_panel.status_is_error and "restarted" in app.train_panel.status

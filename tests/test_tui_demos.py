@@ -1,4 +1,4 @@
-"""The demonstrations view (Ctrl+D): the form's mix's demonstrations, the characters that carry loss marked apart."""
+"""The demonstrations view (Shift+F2): the form's mix's demonstrations, the characters that carry loss marked apart."""
 
 from __future__ import annotations
 
@@ -45,14 +45,14 @@ def _counted(mix: Mix, seed: int) -> tuple[int, int, str]:
 
 
 async def _open(pilot) -> None:
-    await pilot.press("ctrl+d")
+    await pilot.press("f14")
     await wait_for(pilot, lambda: isinstance(pilot.app.screen, DemosView), what="the demonstrations view")
     await wait_for(pilot, lambda: "reading" not in _content(pilot.app, "#demos-status").plain, what="the lines")
     await pilot.pause()
 
 
 async def test_ctrl_d_lists_the_forms_mix_and_seed_with_the_model_s_characters_marked():
-    """Ctrl+D shows every demonstration of the form's mix and seed, under its family's label, the loss-carrying
+    """Shift+F2 shows every demonstration of the form's mix and seed, under its family's label, the loss-carrying
     characters exactly the model's calls and answers; the summary counts them; Escape closes the view.
     """
     app = fake_app()

@@ -36,7 +36,7 @@ async def test_train_streams_loss_then_scores_and_saves_the_model(runs):
         _set(app, "count-two_digit", "8")
         _set(app, "count-three_digit", "8")
         _set(app, "held-out", "12")
-        await pilot.press("ctrl+t")
+        await pilot.press("f2")
         plot = app.train_panel.query_one(LossPlot)
         await wait_for(pilot, lambda: len(plot.live) >= 10, what="ten loss points")
         assert app.training is not None
@@ -60,7 +60,7 @@ async def test_stop_cancels_and_keeps_the_previous_model(runs):
     async with app.run_test(size=(100, 32)) as pilot:
         before = app.current
         _set(app, "steps", "50000")
-        await pilot.press("ctrl+t")
+        await pilot.press("f2")
         plot = app.train_panel.query_one(LossPlot)
         await wait_for(pilot, lambda: len(plot.live) >= 5, what="training to start")
         # sums still play while the engine trains
@@ -69,7 +69,7 @@ async def test_stop_cancels_and_keeps_the_previous_model(runs):
         await pilot.press("enter")
         await wait_for(pilot, lambda: app.playground.probes and not app.playground.busy(), what="a probe mid-run")
         assert app.training is not None
-        await pilot.press("ctrl+x")
+        await pilot.press("f3")
         await wait_for(pilot, lambda: app.training is None, timeout=10, what="the stop")
         assert "stopped at step" in app.train_panel.status
         assert len(plot.live) < 50000
@@ -87,7 +87,7 @@ async def test_a_killed_engine_is_restarted_and_the_app_recovers(runs):
     app = BreadthApp()
     async with app.run_test(size=(100, 32)) as pilot:
         _set(app, "steps", "50000")
-        await pilot.press("ctrl+t")
+        await pilot.press("f2")
         plot = app.train_panel.query_one(LossPlot)
         await wait_for(pilot, lambda: len(plot.live) >= 3, what="training to start")
         first = app.supervisor.engine
@@ -117,7 +117,7 @@ async def test_training_that_raises_shows_the_error_and_the_app_carries_on(runs,
     monkeypatch.setattr("breadth.tui.parts.training.BASE", corrupt)
     app = BreadthApp()
     async with app.run_test(size=(100, 32)) as pilot:
-        await pilot.press("ctrl+t")
+        await pilot.press("f2")
         await wait_for(
             pilot, lambda: app.training is None and app.train_panel.status_is_error, timeout=30, what="the failure"
         )

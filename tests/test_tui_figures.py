@@ -1,4 +1,4 @@
-"""Ctrl+F, figures for slides: the screen as SVG and PNG and the current model's slide land in the figures folder,
+"""F12, figures for slides: the screen as SVG and PNG and the current model's slide land in the figures folder,
 announced in one line; an unwritable folder, a missing cairo or a second press is one line, and the app runs on."""
 
 from __future__ import annotations
@@ -38,12 +38,12 @@ def message_line(app) -> str:
 
 
 async def test_ctrl_f_saves_the_screen_and_the_models_slide_and_names_them_in_one_line():
-    """Ctrl+F writes screen-STAMP.svg and .png (the PNG twice the SVG's size) and scores-STAMP.png (1920x1080) and .svg
+    """F12 writes screen-STAMP.svg and .png (the PNG twice the SVG's size) and scores-STAMP.png (1920x1080) and .svg
     into figures/ in the breadth folder, and the line under the sum box names them."""
     app = fake_app()
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
-        await pilot.press("ctrl+f")
+        await pilot.press("f12")
         await wait_for(pilot, lambda: not app.figures.saving, what="the figures to be written")
         folder = figures_dir()
         names = sorted(p.name for p in folder.iterdir())
@@ -61,7 +61,7 @@ async def test_ctrl_f_saves_the_screen_and_the_models_slide_and_names_them_in_on
 
 
 async def test_a_second_ctrl_f_while_saving_is_answered_not_queued():
-    """Ctrl+F pressed again before the first save is written gets a line, and only one save runs."""
+    """F12 pressed again before the first save is written gets a line, and only one save runs."""
     release, calls = threading.Event(), []
     real = breadth.tui.parts.figures.save_figures
 
@@ -75,9 +75,9 @@ async def test_a_second_ctrl_f_while_saving_is_answered_not_queued():
         breadth.tui.parts.figures.save_figures = slow_save
         try:
             await pilot.pause()
-            await pilot.press("ctrl+f")
+            await pilot.press("f12")
             await wait_for(pilot, lambda: calls, what="the save to start")
-            await pilot.press("ctrl+f")
+            await pilot.press("f12")
             assert "still saving" in message_line(app)
             release.set()
             await wait_for(pilot, lambda: not app.figures.saving, what="the figures to be written")
@@ -90,7 +90,7 @@ async def test_a_second_ctrl_f_while_saving_is_answered_not_queued():
 
 
 async def test_an_unwritable_figures_folder_is_one_line_and_the_app_runs_on(tmp_path, monkeypatch):
-    """With the breadth folder under a regular file, Ctrl+F says in one line that nothing was saved and why;
+    """With the breadth folder under a regular file, F12 says in one line that nothing was saved and why;
     the app keeps running and still plays a sum."""
     blocker = tmp_path / "a-file"
     blocker.write_text("not a folder")
@@ -98,7 +98,7 @@ async def test_an_unwritable_figures_folder_is_one_line_and_the_app_runs_on(tmp_
     app = fake_app()
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
-        await pilot.press("ctrl+f")
+        await pilot.press("f12")
         await wait_for(pilot, lambda: not app.figures.saving, what="the save to fail")
         line = message_line(app)
         assert line == f"figures not saved (not a directory): {blocker}/breadth/figures"
@@ -167,7 +167,7 @@ asyncio.run(main())
 
 
 def test_the_app_starts_without_importing_matplotlib_or_cairosvg():
-    """Neither picture library is imported until Ctrl+F draws something: the first frame does not wait for them."""
+    """Neither picture library is imported until F12 draws something: the first frame does not wait for them."""
     out = subprocess.run([sys.executable, "-c", FIRST_FRAME_PROBE], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.split() == ["False", "False"]

@@ -28,7 +28,7 @@ def test_the_choices_come_from_the_registry_and_each_names_families():
 
 async def test_all_with_two_operands_fills_the_counts_and_trains_that_mix(tmp_path, monkeypatch):
     """Opening "more families", choosing "all with 2 operands" by keyboard, count 20 and Enter sets the 2-operand
-    families to 20 and the rest to 0; Ctrl+T trains exactly that mix."""
+    families to 20 and the rest to 0; F2 trains exactly that mix."""
     monkeypatch.setenv("BREADTH_STORE", str(tmp_path / "s.sqlite"))
     monkeypatch.setenv("BREADTH_RUNS", str(tmp_path / "runs"))
     app = fake_app()
@@ -55,7 +55,7 @@ async def test_all_with_two_operands_fills_the_counts_and_trains_that_mix(tmp_pa
         assert _counts(panel) == {n: "20" if n in two else "0" for n in FAMILIES}
         assert panel.query_one("#preset", Select).value == "custom" and not panel.status_is_error
         panel.query_one("#steps", Input).value = "10"
-        await pilot.press("ctrl+t")
+        await pilot.press("f2")
         await wait_for(
             pilot, lambda: app.training is None and app.entries[app.current].origin == "trained", what="training"
         )

@@ -85,13 +85,13 @@ HOSTILE_LOADS = {
 
 @pytest.mark.parametrize("case", list(HOSTILE_LOADS))
 async def test_loading_a_hostile_path_is_refused_in_one_line_and_the_app_runs_on(tmp_path, case):
-    """Ctrl+L on a FIFO, ~nosuchuser, a symlink loop, a folder, a device or bad metadata: one line, no new model."""
+    """Ctrl+O on a FIFO, ~nosuchuser, a symlink loop, a folder, a device or bad metadata: one line, no new model."""
     make, expected = HOSTILE_LOADS[case]
     path = make(tmp_path)
     app = fake_app()
     async with app.run_test(size=SIZE) as pilot:
         before = dict(app.entries)
-        prompt = await _submit(pilot, "ctrl+l", str(path))
+        prompt = await _submit(pilot, "ctrl+o", str(path))
         assert app.screen is prompt and app.is_running
         assert expected in prompt.message and "\n" not in prompt.message
         assert prompt.query_one("#path-message").has_class("error")
@@ -119,7 +119,7 @@ async def test_a_slow_check_says_checking_and_escape_closes_the_prompt_at_once(t
     app = fake_app()
     async with app.run_test(size=SIZE) as pilot:
         before = dict(app.entries)
-        await pilot.press("ctrl+l")
+        await pilot.press("ctrl+o")
         await wait_for(pilot, lambda: isinstance(app.screen, PathPrompt), timeout=5, what="the prompt")
         prompt = app.screen
         prompt.query_one("#path", Input).value = str(good)
@@ -142,7 +142,7 @@ async def test_saving_over_a_file_a_device_or_the_checkpoint_itself_is_refused(t
     other.write_bytes(b"someone else's file")
     app = fake_app()
     async with app.run_test(size=SIZE) as pilot:
-        prompt = await _submit(pilot, "ctrl+l", str(own))
+        prompt = await _submit(pilot, "ctrl+o", str(own))
         await wait_for(pilot, lambda: app.current == f"file:{own.resolve()}", timeout=5, what="the load")
         for target, expected in [(other, "exists"), ("/dev/null", "device"), (own, "input")]:
             prompt = await _submit(pilot, "ctrl+s", str(target))
@@ -218,7 +218,7 @@ async def test_after_the_restart_budget_a_sum_and_train_fail_at_once_saying_to_r
         message = str(app.playground.query_one("#sum-message").render())
         assert "restart breadth-tui" in message and "engine.log" in message
         assert not app.playground.probes  # nothing left waiting for the model
-        await pilot.press("ctrl+t")
+        await pilot.press("f2")
         await pilot.pause()
         assert app.training is None
         assert app.train_panel.status_is_error and "restart breadth-tui" in app.train_panel.status
@@ -236,7 +236,7 @@ async def test_a_model_the_engine_could_not_save_is_kept_and_saved_with_ctrl_s(t
         panel = app.train_panel
         panel.query_one("#steps", Input).value = "2"
         panel.query_one("#held-out", Input).value = "2"
-        await pilot.press("ctrl+t")
+        await pilot.press("f2")
         await wait_for(pilot, lambda: app.current == "run:1", timeout=10, what="the trained model")
         assert app.entries["run:1"].path == ""
         assert panel.status_is_error and "kept in memory" in panel.status and "Ctrl+S" in panel.status
@@ -268,7 +268,7 @@ async def test_a_model_that_kills_the_engine_while_loading_is_not_fed_to_the_nex
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: app.supervisor.ready, timeout=5, what="the engine")
         first = app.supervisor.engine
-        await _submit(pilot, "ctrl+l", str(poison))
+        await _submit(pilot, "ctrl+o", str(poison))
         await wait_for(pilot, lambda: app.supervisor.engine is not first, timeout=5, what="a new engine")
         assert app.current == DEFAULT_MODEL
         loads = [c.path for c in app.supervisor.engine.sent if isinstance(c, p.Load)]

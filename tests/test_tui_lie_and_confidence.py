@@ -1,4 +1,4 @@
-"""The lying calculator (Ctrl+Y) and confidence shading (Ctrl+K) in the playground, through the engine protocol."""
+"""The lying calculator (F7) and confidence shading (F6) in the playground, through the engine protocol."""
 
 from __future__ import annotations
 
@@ -29,11 +29,11 @@ async def _play(pilot, text: str):
 
 
 async def test_an_off_by_one_calculator_marks_its_results_and_the_verdict_says_the_model_ignored_it():
-    """Ctrl+Y: the calculator adds one to every result; its characters are marked as lies, the engine got the lie,
+    """F7: the calculator adds one to every result; its characters are marked as lies, the engine got the lie,
     and a model that works the sum out itself gets `true result: ignored the lie`."""
     app = fake_app()
     async with app.run_test(size=(80, 24)) as pilot:
-        await pilot.press("ctrl+y")
+        await pilot.press("f7")
         assert "lies +1" in _tool(app)
         view = await _play(pilot, "23+45")
         told = [c for c in view.state.shown if c.role == "environment"]
@@ -45,11 +45,11 @@ async def test_an_off_by_one_calculator_marks_its_results_and_the_verdict_says_t
 
 
 async def test_the_third_lie_is_a_number_typed_inline_and_a_fourth_press_is_honest_again():
-    """Ctrl+Y twice opens an inline box for the number the calculator always answers (no modal); Enter sets it
-    and returns to the sum box; Ctrl+Y again makes the calculator honest."""
+    """F7 twice opens an inline box for the number the calculator always answers (no modal); Enter sets it
+    and returns to the sum box; F7 again makes the calculator honest."""
     app = fake_app()
     async with app.run_test(size=(80, 24)) as pilot:
-        await pilot.press("ctrl+y", "ctrl+y")
+        await pilot.press("f7", "f7")
         box, row = app.playground.query_one("#lie-value", Input), app.playground.query_one("#lie-row")
         assert app.focused is box and row.display
         box.value = ""
@@ -59,18 +59,18 @@ async def test_the_third_lie_is_a_number_typed_inline_and_a_fourth_press_is_hone
         assert app.focused.id == "sum" and "lies =5" in _tool(app)
         view = await _play(pilot, "3+4")
         assert "".join(c.char for c in view.state.shown if c.role == "environment") == "5|"
-        await pilot.press("ctrl+y")
+        await pilot.press("f7")
         assert "honest" in _tool(app) and not row.display
         honest = await _play(pilot, "3+4")
         assert not any(c.lied for c in honest.state.shown) and "correct" in honest.state.verdict.plain
 
 
 async def test_shading_picks_the_least_sure_character_and_shows_its_alternatives():
-    """Ctrl+K shades the model's characters by probability; after a probe the least sure one is picked and the line
+    """F6 shades the model's characters by probability; after a probe the least sure one is picked and the line
     above the legend gives its probability and alternatives; Alt+Right picks the next character of the model's."""
     app = fake_app()
     async with app.run_test(size=(80, 24)) as pilot:
-        await pilot.press("ctrl+k")
+        await pilot.press("f6")
         view = await _play(pilot, "23+45")
         picked = view.state.shown[view.picked]
         assert picked.role == "action" and picked.p == 0.55  # the scripted model is least sure after a `|`
@@ -80,7 +80,7 @@ async def test_shading_picks_the_least_sure_character_and_shows_its_alternatives
         first = view.picked
         await pilot.press("alt+right")
         assert view.picked > first and view.state.shown[view.picked].role == "action"
-        await pilot.press("ctrl+k")
+        await pilot.press("f6")
         assert not app.playground.query_one("#alternatives", Static).display
 
 
@@ -91,9 +91,9 @@ def test_snapshot_lie_and_shading(snap_compare):
         app = pilot.app
         for box in app.query(Input):
             box.cursor_blink = False
-        await pilot.press("ctrl+k")
+        await pilot.press("f6")
         await _play(pilot, "23+45")
-        await pilot.press("ctrl+y")
+        await pilot.press("f7")
         await _play(pilot, "3+4+5")
         app.clear_notifications()
         await pilot.pause()

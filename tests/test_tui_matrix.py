@@ -1,4 +1,4 @@
-"""The transfer matrix view (Ctrl+G): stored runs by mix and family, filling in as runs finish."""
+"""The transfer matrix view (F10): stored runs by mix and family, filling in as runs finish."""
 
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ def _text(app, selector: str) -> str:
 async def _open_cell(pilot, family: str) -> None:
     """Open the matrix view, wait for its one row, and move to `family`'s column."""
     app = pilot.app
-    await pilot.press("ctrl+g")
+    await pilot.press("f10")
     await wait_for(pilot, lambda: isinstance(app.screen, MatrixView) and _table(app).row_count == 1, what="a row")
     for _ in range(columns().index(family)):
         await pilot.press("right")
@@ -49,7 +49,7 @@ def _table(app) -> DataTable:
 
 
 async def test_the_matrix_shows_a_row_per_mix_with_trained_cells_marked_at_80x24(tmp_path, monkeypatch):
-    """Ctrl+G opens the view: one row per stored mix, `*` on trained families, every family in grouped order."""
+    """F10 opens the view: one row per stored mix, `*` on trained families, every family in grouped order."""
     monkeypatch.setenv("BREADTH_STORE", str(tmp_path / "s.sqlite"))
     base_hash = weights_hash(BASE)
     with Store() as store:
@@ -59,7 +59,7 @@ async def test_the_matrix_shows_a_row_per_mix_with_trained_cells_marked_at_80x24
         store.add(_run("sub_4x1=70", 0, {"sub_4x1": 100}, "another-base"))  # not from the shipped base: not shown
     app = fake_app()
     async with app.run_test(size=(80, 24)) as pilot:
-        await pilot.press("ctrl+g")
+        await pilot.press("f10")
         await wait_for(pilot, lambda: isinstance(app.screen, MatrixView) and _table(app).row_count == 2, what="rows")
         table = _table(app)
         assert [str(c.label).split("\n")[-1] for c in table.columns.values()] == [FAMILIES[n].short for n in columns()]
@@ -101,7 +101,7 @@ async def test_a_run_stored_while_the_view_is_open_appears(tmp_path, monkeypatch
         store.add(_run("two_digit=70", 0, {"two_digit": 90}, base_hash))
     app = fake_app()
     async with app.run_test(size=(80, 24)) as pilot:
-        await pilot.press("ctrl+g")
+        await pilot.press("f10")
         await wait_for(pilot, lambda: isinstance(app.screen, MatrixView) and _table(app).row_count == 1, what="a row")
         with Store() as store:
             store.add(_run("three_digit=70", 0, {"three_digit": 97}, base_hash))
@@ -116,7 +116,7 @@ async def test_a_store_that_cannot_be_read_is_one_line_and_the_app_runs_on(tmp_p
     monkeypatch.setenv("BREADTH_STORE", str(bad))
     app = fake_app()
     async with app.run_test(size=(80, 24)) as pilot:
-        await pilot.press("ctrl+g")
+        await pilot.press("f10")
         await wait_for(
             pilot,
             lambda: isinstance(app.screen, MatrixView) and "not read" in _text(app, "#matrix-status"),

@@ -142,14 +142,14 @@ async def test_a_probe_naming_a_family_plays_its_sums_and_refuses_an_operand_out
 
 
 async def test_pace_key_cycles_the_streaming_pace():
-    """Ctrl+O steps through every pace (instant, fast, normal, audience, slow), even while typing in the sum box."""
+    """F8 steps through every pace (instant, fast, normal, audience, slow), even while typing in the sum box."""
     from breadth.tui.widgets.playground import PACES
 
     app = fake_app()
     async with app.run_test(size=(80, 24)) as pilot:
         seen = []
         for _ in range(len(PACES)):
-            await pilot.press("ctrl+o")
+            await pilot.press("f8")
             seen.append(PACES[app.playground.pace][0])
         assert sorted(seen) == sorted(name for name, _ in PACES) and len(PACES) == 5
         assert app.focused.id == "sum"

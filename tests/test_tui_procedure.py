@@ -1,4 +1,4 @@
-"""Watching the procedure form (Ctrl+W): a run's snapshots replayed per family, step by step, with scores by step."""
+"""Watching the procedure form (F9): a run's snapshots replayed per family, step by step, with scores by step."""
 
 from __future__ import annotations
 
@@ -22,17 +22,17 @@ def _status(app) -> str:
 
 async def _train(pilot, app) -> None:
     app.query_one("#steps", Input).value = str(STEPS)
-    await pilot.press("ctrl+t")
+    await pilot.press("f2")
     await wait_for(pilot, lambda: app.current == "run:1" and app.training is None, what="the run")
 
 
 async def test_the_scrubber_replays_each_familys_probe_at_the_chosen_step_with_its_score(tmp_path):
-    """After a run, Ctrl+W shows the last snapshot: the trained family's probe solved and scored; Home goes to
+    """After a run, F9 shows the last snapshot: the trained family's probe solved and scored; Home goes to
     step 0, where the probe is answered without a call; each step's scores arrive from the engine's background."""
     app = fake_app()
     async with app.run_test(size=(80, 24)) as pilot:
         await _train(pilot, app)
-        await pilot.press("ctrl+w")
+        await pilot.press("f9")
         await wait_for(pilot, lambda: isinstance(app.screen, ProcedureView), what="the view")
         run = app.screen.run
         await wait_for(pilot, lambda: sorted(run.scores) == [0, 25, 50], what="every snapshot scored")
@@ -52,10 +52,10 @@ async def test_the_scrubber_replays_each_familys_probe_at_the_chosen_step_with_i
 
 
 async def test_without_a_run_the_key_says_what_to_do():
-    """Before any training in this session, Ctrl+W explains instead of opening an empty view."""
+    """Before any training in this session, F9 explains instead of opening an empty view."""
     app = fake_app()
     async with app.run_test(size=(80, 24)) as pilot:
-        await pilot.press("ctrl+w")
+        await pilot.press("f9")
         await pilot.pause()
         assert not isinstance(app.screen, ProcedureView)
         assert any("snapshots are kept every 25 steps" in str(n.message) for n in app._notifications)
@@ -69,7 +69,7 @@ def test_snapshot_procedure_view(snap_compare):
         for box in app.query(Input):
             box.cursor_blink = False
         await _train(pilot, app)
-        await pilot.press("ctrl+w")
+        await pilot.press("f9")
         await wait_for(pilot, lambda: isinstance(app.screen, ProcedureView), what="the view")
         await wait_for(pilot, lambda: sorted(app.screen.run.scores) == [0, 25, 50], what="every snapshot scored")
         await pilot.press("left")
@@ -88,11 +88,11 @@ async def test_the_scrubber_replays_snapshots_while_the_run_is_still_training():
     app = fake_app()
     async with app.run_test(size=(80, 24)) as pilot:
         app.query_one("#steps", Input).value = "200"  # 10 s of scripted steps: time to look while it trains
-        await pilot.press("ctrl+t")
+        await pilot.press("f2")
         await wait_for(
             pilot, lambda: app.jobs.progress and next(iter(app.jobs.progress.values())).kept, what="a snapshot"
         )
-        await pilot.press("ctrl+w")
+        await pilot.press("f9")
         await wait_for(pilot, lambda: isinstance(app.screen, ProcedureView), what="the view")
         await wait_for(pilot, lambda: "✗" in _line(app, "two_digit"), what="step 0 played during training")
         assert app.training is not None and "no call" in _line(app, "two_digit")
@@ -102,6 +102,6 @@ async def test_the_scrubber_replays_snapshots_while_the_run_is_still_training():
         await wait_for(pilot, lambda: "✓" in _line(app, "two_digit"), what="the later step played")
         assert app.training is not None and not run.scores
         await pilot.press("escape")
-        await pilot.press("ctrl+x")
+        await pilot.press("f3")
         await wait_for(pilot, lambda: app.training is None, what="the stop")
         assert run.key not in app.jobs.progress  # a stopped run's snapshots went with it

@@ -85,18 +85,18 @@ async def race(pilot, text: str) -> None:
 
 
 async def test_ctrl_r_toggles_race_and_single_play_and_the_sum_box_keeps_its_text():
-    """Ctrl+R shows the race in the probe log's place and back; what is typed in the sum box stays, focus too."""
+    """F4 shows the race in the probe log's place and back; what is typed in the sum box stays, focus too."""
     app = race_app()
     async with app.run_test(size=(80, 24)) as pilot:
         await type_text(pilot, "45+9")
-        await pilot.press("ctrl+r")
+        await pilot.press("f4")
         await pilot.pause()
         assert app.playground.racing
         assert app.playground.race.display and not app.playground.query_one("#probes").display
         assert list(lanes(app)) == list(DEFAULT_RACE)
         box = app.query_one("#sum", Input)
         assert box.value == "45+9" and app.focused is box
-        await pilot.press("ctrl+r")
+        await pilot.press("f4")
         await pilot.pause()
         assert not app.playground.racing and app.playground.query_one("#probes").display
         assert box.value == "45+9"
@@ -110,7 +110,7 @@ async def test_up_and_down_recall_earlier_sums_in_both_modes():
         box = app.query_one("#sum", Input)
         await type_text(pilot, "23+45")
         await pilot.press("enter")
-        await pilot.press("ctrl+r")
+        await pilot.press("f4")
         await race(pilot, "3+4+5")
         await type_text(pilot, "9-")
         await pilot.press("up")
@@ -132,7 +132,7 @@ async def test_a_race_shows_one_model_calling_once_while_another_splits_the_sum(
     """On 45+91 the two-digit model writes B45+91| and is right; the three-digit one opens a single-digit call."""
     app = race_app()
     async with app.run_test(size=(80, 24)) as pilot:
-        await pilot.press("ctrl+r")
+        await pilot.press("f4")
         await race(pilot, "45+91")
         two, three, mix = (lanes(app)[f"shipped:{name}"] for name in PRESETS)
         assert lane_text(two) == "B45+91|136|136|" and "correct" in two.state.verdict.plain
@@ -149,7 +149,7 @@ async def test_a_three_operand_race_judges_each_procedure_against_the_true_resul
     """On 3+4+5 the one-call model is judged against 12 with its failure kind; the others solve it."""
     app = race_app()
     async with app.run_test(size=(80, 24)) as pilot:
-        await pilot.press("ctrl+r")
+        await pilot.press("f4")
         await race(pilot, "3+4+5")
         two, three, mix = (lanes(app)[f"shipped:{name}"] for name in PRESETS)
         assert lane_text(two) == "B35+35|70|70|" and two.state.verdict.plain == "✗ wrong number of calls"
@@ -163,7 +163,7 @@ async def test_lanes_stack_at_80_columns_and_stand_side_by_side_when_wide():
     for size, columns in (((80, 24), False), ((120, 40), True)):
         app = race_app()
         async with app.run_test(size=size) as pilot:
-            await pilot.press("ctrl+r")
+            await pilot.press("f4")
             await race(pilot, "45+91")
             views = list(lanes(app).values())
             xs = {v.region.x for v in views}
@@ -179,10 +179,10 @@ async def test_the_model_just_trained_joins_the_race_and_a_runs_row_takes_one_ou
     """After training, a fourth lane holds the new model; Enter on a racing model's row takes it out of the race."""
     app = race_app()
     async with app.run_test(size=(80, 24)) as pilot:
-        await pilot.press("ctrl+r")
+        await pilot.press("f4")
         app.train_panel.query_one("#steps", Input).value = "4"
         app.train_panel.query_one("#held-out", Input).value = "3"
-        await pilot.press("ctrl+t")
+        await pilot.press("f2")
         await wait_for(pilot, lambda: app.training is None and app.current.startswith("run:"), what="training")
         trained = app.current
         assert list(lanes(app)) == [*DEFAULT_RACE, trained]
@@ -208,7 +208,7 @@ async def test_a_race_keeps_at_least_two_and_at_most_four_models(tmp_path):
             path = tmp_path / f"{name}.safetensors"
             shutil.copy(PRESETS["mix_35_35"].shipped, path)
             app.models.add_loaded_model(ModelEntry.loaded(str(path), read_metadata(path)))
-        await pilot.press("ctrl+r")
+        await pilot.press("f4")
         table = app.score_panel.query_one("#runs")
         message = app.playground.query_one("#sum-message")
 
@@ -233,7 +233,7 @@ async def test_models_the_engine_let_go_are_loaded_again_for_their_lanes(tmp_pat
     """The engine holds four models; after two more were loaded, a race reloads the shipped ones it dropped."""
     app = race_app()
     async with app.run_test(size=(80, 24)) as pilot:
-        await pilot.press("ctrl+r")
+        await pilot.press("f4")
         await race(pilot, "45+91")
         for name in ("a", "b"):
             path = tmp_path / f"{name}.safetensors"
@@ -248,7 +248,7 @@ async def test_models_the_engine_let_go_are_loaded_again_for_their_lanes(tmp_pat
             "correct" in lanes(app)[k].state.verdict.plain for k in ("shipped:two_digit_70", "shipped:mix_35_35")
         )
         assert not any("engine error" in v.state.verdict.plain for v in lanes(app).values())
-        await pilot.press("ctrl+r")  # and the current model, let go by the race, plays again too
+        await pilot.press("f4")  # and the current model, let go by the race, plays again too
         app.playground.pace = 0
         await type_text(pilot, "2+3")
         await pilot.press("enter")
@@ -261,7 +261,7 @@ async def test_a_dead_engine_during_a_race_ends_its_lanes_with_a_note_and_the_ne
     held = threading.Event()
     app = race_app(held)
     async with app.run_test(size=(80, 24)) as pilot:
-        await pilot.press("ctrl+r")
+        await pilot.press("f4")
         app.playground.pace = 0
         await type_text(pilot, "45+91")
         await pilot.press("enter")
@@ -285,7 +285,7 @@ async def test_a_race_with_a_slow_pace_reveals_the_lanes_gradually():
     """At the slow pace no lane shows its whole episode at once; each completes later, with its verdict."""
     app = race_app()
     async with app.run_test(size=(80, 24)) as pilot:
-        await pilot.press("ctrl+r")
+        await pilot.press("f4")
         app.playground.pace = 3  # slow: 6 characters a second
         await type_text(pilot, "45+91")
         await pilot.press("enter")
@@ -311,7 +311,7 @@ def _snapshot_race(text: str):
         app = pilot.app
         for box in app.query(Input):
             box.cursor_blink = False
-        await pilot.press("ctrl+r")
+        await pilot.press("f4")
         await race(pilot, text)
         await pilot.pause()
 

@@ -24,12 +24,12 @@ from breadth.tui.widgets.bounded_input import BoundedInput
 from breadth.tui.widgets.sum_box import MAX_SUM
 
 SIZE = (80, 24)
-VIEWS = {"ctrl+w": ProcedureView, "ctrl+d": DemosView, "ctrl+g": MatrixView}
+VIEWS = {"f9": ProcedureView, "f14": DemosView, "f10": MatrixView}
 PASTE = ("12+34+" * 20_000)[:100_000]  # 100 kB on one line
 
 
 def _a_run_to_watch(app) -> None:
-    """A run in progress (no snapshot kept yet), so that Ctrl+W has something to show without replaying."""
+    """A run in progress (no snapshot kept yet), so that F9 has something to show without replaying."""
     app.jobs.progress["run:1"] = RunProgress("run:1", "2d 4 #1", 0, 30, ("two_digit",))
 
 
@@ -72,7 +72,7 @@ def _keys(app, *keys: str) -> None:
 async def test_view_keys_pressed_sixty_times_open_one_view_at_a_time_and_escape_returns_to_the_main_screen(
     monkeypatch,
 ):
-    """Ctrl+W, Ctrl+D, Ctrl+G alternated 60 times (as fast as a terminal sends them): each key shows its view in
+    """F9, Shift+F2, F10 alternated 60 times (as fast as a terminal sends them): each key shows its view in
     place of the last, the stack never holds more than the main screen and one view, and one Escape gets back
     to the sum box. (They stacked 182 screens, 218 -> 459 MB.)"""
     app = fake_app()
@@ -95,21 +95,21 @@ async def test_view_keys_pressed_sixty_times_open_one_view_at_a_time_and_escape_
 
 
 async def test_help_and_prompts_replace_each_other_over_a_view_and_a_key_brings_back_its_open_screen(monkeypatch):
-    """F1, Ctrl+S and Ctrl+L over a view replace one another (at most main, view, one modal); a view's key inside
+    """F1, Ctrl+S and Ctrl+O over a view replace one another (at most main, view, one modal); a view's key inside
     a modal over that view brings the view back; F1 on the help closes it; Escapes unwind to the main screen."""
     app = fake_app()
     async with app.run_test(size=SIZE) as pilot:
         main, pace = app.screen, app.playground.pace
         deepest = _deepest_stack(app, monkeypatch)
         for _ in range(10):
-            _keys(app, "ctrl+g", "f1", "ctrl+s", "ctrl+l", "ctrl+d", "ctrl+s", "ctrl+o")
+            _keys(app, "f10", "f1", "ctrl+s", "ctrl+o", "f14", "ctrl+s", "f8")
             await wait_for(pilot, lambda pace=pace: app.playground.pace != pace, timeout=10, what="the keys")
             pace = app.playground.pace
             assert [type(s) for s in app.screen_stack[1:]] == [DemosView, SavePrompt]
         assert deepest[-1] == 3
-        await pilot.press("ctrl+l")
+        await pilot.press("ctrl+o")
         assert [type(s) for s in app.screen_stack[1:]] == [DemosView, LoadPrompt]
-        await pilot.press("ctrl+d")  # the view under the prompt comes back
+        await pilot.press("f14")  # the view under the prompt comes back
         assert [type(s) for s in app.screen_stack[1:]] == [DemosView]
         await pilot.press("f1")
         assert isinstance(app.screen, HelpScreen)
@@ -156,7 +156,7 @@ async def test_a_100_kB_paste_into_a_path_prompt_is_cut_to_path_max_and_said_inl
     """A 100 kB paste into the Load prompt keeps PATH_MAX characters and says so under the box."""
     app = fake_app()
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.press("ctrl+l")
+        await pilot.press("ctrl+o")
         await wait_for(pilot, lambda: isinstance(app.screen, PathPrompt), timeout=5, what="the prompt")
         prompt = app.screen
         app.post_message(events.Paste(PASTE))
@@ -177,7 +177,7 @@ async def test_twenty_thousand_keys_past_the_limit_are_dropped_before_routing_wi
         pace = app.playground.pace
         start = time.perf_counter()
         _keys(app, *PASTE[:20_000])
-        app.post_message(events.Key("ctrl+o", None))  # a binding after the flood
+        app.post_message(events.Key("f8", None))  # a binding after the flood
         await wait_for(pilot, lambda: app.playground.pace != pace, timeout=60, what="the keys")
         print(f"20,000 keys in {time.perf_counter() - start:.2f} s")
         assert box.value == PASTE[:MAX_SUM] and not bells
@@ -192,7 +192,7 @@ async def test_every_text_box_of_the_app_is_bounded():
     app = fake_app()
     async with app.run_test(size=SIZE) as pilot:
         boxes = list(app.screen.query(Input))
-        await pilot.press("ctrl+l")
+        await pilot.press("ctrl+o")
         await wait_for(pilot, lambda: isinstance(app.screen, PathPrompt), timeout=5, what="the prompt")
         boxes += list(app.screen.query(Input))
         assert len(boxes) > 10
@@ -231,16 +231,16 @@ class HeldPlays(FakeEngine):
 
 
 async def test_a_scrubber_closed_while_its_probes_play_drops_them_without_an_error(monkeypatch):
-    """Ctrl+W replays a probe per family; Escape before they answer: their characters and verdicts, arriving for
+    """F9 replays a probe per family; Escape before they answer: their characters and verdicts, arriving for
     a view no longer open, are dropped (no error line), and the playground shows none of them."""
     monkeypatch.setattr("fake_engine.STEP_SECONDS", 0.0)
     app = BreadthApp(engine_factory=HeldPlays)
     async with app.run_test(size=SIZE) as pilot:
         app.train_panel.query_one("#steps", Input).value = "30"
         app.train_panel.query_one("#held-out", Input).value = "2"
-        await pilot.press("ctrl+t")
+        await pilot.press("f2")
         await wait_for(pilot, lambda: app.current == "run:1", timeout=20, what="the run")
-        await pilot.press("ctrl+w", "escape")
+        await pilot.press("f9", "escape")
         assert len(app.screen_stack) == 1 and app.play.listeners
         app.supervisor.engine.release()
         await wait_for(pilot, lambda: not app.play.listeners, timeout=20, what="the replays to end")

@@ -72,7 +72,7 @@ async def test_a_family_outside_the_plate_is_set_under_more_families_and_trained
         for name in ("two_digit", "three_digit"):
             panel.query_one(f"#count-{name}", Input).value = "0"
         panel.query_one("#count-sub_3x1", Input).value = str(sub.demo_pool + 1)
-        await pilot.press("ctrl+t")
+        await pilot.press("f2")
         await pilot.pause()
         assert panel.status_is_error and str(sub.demo_pool) in panel.status and app.training is None
         panel.query_one("#count-sub_3x1", Input).value = "40"
@@ -80,7 +80,7 @@ async def test_a_family_outside_the_plate_is_set_under_more_families_and_trained
         await pilot.pause()
         assert panel.query_one("#preset", Select).value == "custom"
         assert panel.query_one("#more", Collapsible).title == f"more families: {sub.short} 40"
-        await pilot.press("ctrl+t")
+        await pilot.press("f2")
         await wait_for(
             pilot, lambda: app.training is None and app.entries[app.current].origin == "trained", what="training"
         )

@@ -46,7 +46,7 @@ async def _train(pilot) -> None:
     app = pilot.app
     app.train_panel.query_one("#steps", Input).value = "2"
     app.train_panel.query_one("#held-out", Input).value = "2"
-    await pilot.press("ctrl+t")
+    await pilot.press("f2")
     await wait_for(pilot, lambda: app.training is None and app.jobs.job == 1, timeout=20, what="the run to end")
 
 
@@ -119,11 +119,11 @@ async def test_a_store_that_cannot_be_read_at_start_is_one_warning_naming_why(mo
 
 @pytest.mark.parametrize("error", STORE_ERRORS, ids=lambda e: type(e).__name__)
 async def test_the_matrix_view_shows_a_store_it_cannot_read_inline(monkeypatch, error):
-    """Ctrl+G on a store that raises anything: the view stays, its status line says the store was not read."""
+    """F10 on a store that raises anything: the view stays, its status line says the store was not read."""
     _store_raising(monkeypatch, "breadth.tui.screens.matrix_view", error)
     app = fake_app()
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.press("ctrl+g")
+        await pilot.press("f10")
         await wait_for(pilot, lambda: isinstance(app.screen, MatrixView), timeout=5, what="the matrix")
         status = app.screen.query_one("#matrix-status")
         await wait_for(pilot, lambda: "not read" in str(status.render()), timeout=10, what="the status line")

@@ -26,6 +26,7 @@ from textual.screen import ModalScreen, Screen
 from breadth.core.world.text import shown
 from breadth.tui.engine import EngineProcess, engine_log
 from breadth.tui.guard import guarded, log_error
+from breadth.tui.keys import APP_KEYS, key_name
 from breadth.tui.parts.demo import DemoMode
 from breadth.tui.parts.engine_watch import EngineWatch
 from breadth.tui.parts.figures import Figures
@@ -52,32 +53,12 @@ class BreadthApp(App):
     ENABLE_COMMAND_PALETTE = False
     SUB_TITLE = "breadth of training environments is what transfers"
     CSS_PATH = "breadth.tcss"
-    BINDINGS = [
-        Binding("ctrl+t", "train", "Train", priority=True),
-        Binding("ctrl+x", "stop", "Stop", priority=True),
-        Binding("ctrl+o", "pace", "Pace", priority=True, show=False),
-        Binding("ctrl+s", "save", "Save", priority=True, show=False),
-        Binding("ctrl+l", "load", "Load", priority=True, show=False),
-        Binding("ctrl+n", "next_model", "Next", priority=True, show=False),
-        Binding("ctrl+g", "matrix", "Matrix", priority=True),
-        Binding("ctrl+w", "procedure", "Watch", priority=True),
-        Binding("ctrl+f", "figures", "Figures", priority=True),
-        Binding("ctrl+r", "race", "Race", priority=True),
-        Binding("ctrl+d", "demos", "Demos", priority=True),
-        Binding("ctrl+y", "lie", "Lie", priority=True, show=False),
-        Binding("ctrl+k", "shade", "Shade", priority=True, show=False),
-        Binding("alt+left", "pick(-1)", "Earlier character", show=False),
-        Binding("alt+right", "pick(1)", "Later character", show=False),
-        Binding("alt+up", "pick_lane(-1)", "Lane above", show=False),
-        Binding("alt+down", "pick_lane(1)", "Lane below", show=False),
-        Binding("pagedown", "demo_step(1)", "Next probe", show=False),  # demo mode; a presenter's clicker sends it
-        Binding("pageup", "demo_step(-1)", "Previous probe", show=False),
-        Binding("f1", "help", "Help", priority=True),
-    ]
+    BINDINGS = APP_KEYS  # tui.keys: function keys, none a readline or text-box editing key
 
     training: var[int | None] = var(None, init=False)  # the job being trained, if any
     current: var[str | None] = var(None, init=False, always_update=True)  # the model that plays and shows scores
     engine_status = var("", init=False)  # what the engine is doing, in the playground's bottom border
+    stage = var(False, init=False)  # the stage layout: the playground alone on the screen, lanes large (F5)
 
     def __init__(
         self, engine_factory=None, start_engine: bool = True, demo: tuple[list[str], list[str]] | None = None
@@ -113,6 +94,7 @@ class BreadthApp(App):
         self.models.start()
         self.playground.focus_sum()
         self.demo_mode.start()
+        self.stage = self.demo_mode.demo is not None  # `--demo` starts in the stage layout
         if self.auto_start:
             self.call_after_refresh(self.supervisor.ensure)  # torch loads after the first frame
         self.call_after_refresh(self.models.read_store)
@@ -132,6 +114,13 @@ class BreadthApp(App):
 
     def watch_training(self, job: int | None) -> None:
         self.train_panel.training = job is not None
+        self.score_panel.training = job is not None
+        self.refresh_bindings()  # the footer dims Train or Stop
+
+    def watch_stage(self, stage: bool) -> None:
+        """The stage layout: the training form and the tables hidden, the playground (and each lane) large."""
+        self.playground.screen.set_class(stage, "stage")
+        self.playground.stage = stage
 
     def watch_current(self, key: str | None) -> None:
         self.score_panel.show_model(self.entries.get(key))
@@ -141,6 +130,17 @@ class BreadthApp(App):
         self.playground.border_subtitle = text
 
     # keys
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Train and Stop are dimmed when they would do nothing; picking keys reach the app only while shading on
+        the main screen (otherwise Shift+arrows are the focused text box's, which selects with them)."""
+        if action in ("train", "stop"):
+            return True if (self.training is None) == (action == "train") else None
+        if action == "demo_step":  # the story's keys in demo mode; otherwise they scroll what has the focus
+            return self.demo_mode.demo is not None
+        if action in ("pick", "pick_lane"):
+            return self.playground.shaded and self.screen is self.playground.screen
+        return True
 
     @guarded
     def action_train(self) -> None:
@@ -184,6 +184,11 @@ class BreadthApp(App):
     def action_shade(self) -> None:
         """Shade the model's characters by the probability it gave them, with a picked character's alternatives."""
         self.playground.shaded = not self.playground.shaded
+
+    @guarded
+    def action_stage(self) -> None:
+        """Switch between the stage layout (the race large, nothing else) and the normal one."""
+        self.stage = not self.stage
 
     @guarded
     def action_pick(self, by: int) -> None:
@@ -261,6 +266,15 @@ class BreadthApp(App):
                     return
                 box.incoming += 1  # routed to it below: no binding takes a printable key
         await super().on_event(event)
+
+    def get_key_display(self, binding: Binding) -> str:
+        """A key as the help names it (`F2`, `Shift+F9`), in the footer too."""
+        return binding.key_display or key_name(binding.key.split(",")[0].strip())
+
+    def action_help_quit(self) -> None:
+        """Ctrl+C (copy in a text box) does not quit: say which key does, in plain words (Textual's own line showed
+        its markup, `Press [b]ctrl+q[/b]`, through this app's plain-text notify)."""
+        self.notify("Ctrl+C does not quit: press Ctrl+Q to quit", timeout=3)
 
     def notify(self, message: str, *, markup: bool = False, **kwargs) -> None:
         """Notify in plain text by default: paths and error messages may hold '[' and '[/]', which are not markup,

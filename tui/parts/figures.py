@@ -23,7 +23,7 @@ class Figures(Part):
         if refuse_paths(app, "figures"):  # served off loopback: nothing is written on the serving machine
             return
         if self.saving:
-            app.playground.say("still saving the last figures; press Ctrl+F again once they are written")
+            app.playground.say("still saving the last figures; press F12 again once they are written")
             return
         svg = app.export_screenshot()  # reads the screen: the one step that must run here
         entry = app.models.entries.get(app.current)

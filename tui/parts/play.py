@@ -20,7 +20,7 @@ class PlayRouter(Part):
     def __init__(self, app) -> None:
         super().__init__(app)
         self.probe = 0  # the last probe's id
-        self.roster = Roster()  # the models that race (Ctrl+R)
+        self.roster = Roster()  # the models that race (F4)
         self.listeners: dict[int, ProcedureView] = {}  # probe id -> the view that sent it (not the playground)
 
     @property
@@ -36,7 +36,7 @@ class PlayRouter(Part):
             self.race(message)
             return
         if current is None:
-            playground.say("no model loaded: load a checkpoint (Ctrl+L) or train one (Ctrl+T)", error=True)
+            playground.say("no model loaded: load a checkpoint (Ctrl+O) or train one (F2)", error=True)
             return
         if supervisor.gave_up:
             playground.say(engine_gone(), error=True)
@@ -44,7 +44,7 @@ class PlayRouter(Part):
         if self.models.entries[current].scores_only:
             playground.say(
                 "this stored run kept no model (a sweep's, or its file is gone): pick a row with a "
-                "model (Ctrl+N) to play",
+                "model (Shift+F9) to play",
                 error=True,
             )
             return

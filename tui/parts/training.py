@@ -1,10 +1,13 @@
 """The training controller: one fine-tuning job at a time in the engine, its loss and status on the train panel,
-and each run's snapshots for the procedure view (Ctrl+W)."""
+and each run's snapshots for the procedure view (F9)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from breadth.core.engine import protocol as p
 from breadth.core.storage.paths import BASE, runs_dir
+from breadth.core.world.recipes import recipe_of
 from breadth.core.world.records import HeldOutScore
 from breadth.tui import messages as m
 from breadth.tui.guard import guarded
@@ -20,7 +23,8 @@ class Training(Part):
     def __init__(self, app) -> None:
         super().__init__(app)
         self.job = 0  # the last training job's id
-        self.progress: dict[str, RunProgress] = {}  # run key -> its snapshots and their scores (Ctrl+W)
+        self.progress: dict[str, RunProgress] = {}  # run key -> its snapshots and their scores (F9)
+        self.left_focus = None  # the widget focused once the job began (the Train button's going moves it)
 
     @hears(TrainPanel.TrainRequested)
     @guarded
@@ -35,13 +39,22 @@ class Training(Part):
         self.job += 1
         app.training = self.job
         app.train_panel.started(message.mix, message.settings)
+        app.call_after_refresh(self._note_focus)  # after the disabled Train button has passed its focus on
         s = message.settings
         trained = tuple(name for name, _ in message.mix.counts)
         run = RunProgress(f"run:{self.job}", f"{message.mix.short()} #{self.job}", s.seed, s.steps, trained)
         self.progress[run.key] = run
         settings = message.settings.to_dict()
         app.supervisor.send(
-            p.Train(self.job, message.mix.spec(), settings, str(BASE), str(runs_dir()), message.held_out)
+            p.Train(
+                self.job,
+                message.mix.spec(),
+                settings,
+                str(BASE),
+                str(runs_dir()),
+                message.held_out,
+                recipe=recipe_of(message.settings).name,
+            )
         )
 
     @hears(m.TrainingStep)
@@ -74,15 +87,16 @@ class Training(Part):
         app, ev = self.app, message.event
         if ev.id == app.training:
             app.training = None
+            self.give_back_focus()
         if ev.key in self.progress:
             self.progress[ev.key].finished = True
         entry = app.models.entries[ev.key]
         if ev.path and not ev.note:
-            app.train_panel.show(f"done in {entry.run.train_seconds:.1f}s and saved")
-            app.notify(f"Trained and saved: {ev.path}", timeout=6)
+            app.train_panel.show(f"done in {entry.run.train_seconds:.1f}s, saved in {Path(ev.path).parent}")
+            app.notify(f"Trained and saved: {Path(ev.path).name}", timeout=6)  # the folder is in the status line
         elif ev.path:
             app.train_panel.show_error(f"done in {entry.run.train_seconds:.1f}s and saved; {ev.note}")
-            app.notify(f"Trained and saved: {ev.path}", timeout=6)
+            app.notify(f"Trained and saved: {Path(ev.path).name}", timeout=6)  # the folder is in the status line
             app.notify(f"{entry.title}: {ev.note}", severity="warning", timeout=15)
         else:
             note = f"{ev.note or 'not saved; kept in memory'}, Ctrl+S to save it"
@@ -104,6 +118,7 @@ class Training(Part):
     @guarded
     def end_stopped_job(self, message: m.TrainingStopped) -> None:
         self.app.training = None
+        self.give_back_focus()
         self.progress.pop(f"run:{message.event.id}", None)  # the engine dropped its snapshots
         title = self.app.models.title(self.app.current)
         self.app.train_panel.show(f"stopped at step {message.event.steps}; kept {title}")
@@ -126,6 +141,20 @@ class Training(Part):
         if self.app.training is not None:
             self.app.training = None
             self.app.train_panel.show_error(text)
+            self.give_back_focus()
+
+    # where typed sums go once the job ends
+
+    def _note_focus(self) -> None:
+        self.left_focus = self.app.focused
+
+    def give_back_focus(self) -> None:
+        """The job ended (done, stopped or failed): the sum box takes the focus back, so a typed sum is played,
+        unless the user moved the focus since the job began (to the runs table, say): then it stays there."""
+        focused = self.app.focused
+        if focused is None or focused is self.left_focus or focused.disabled:
+            self.app.playground.focus_sum()
+        self.left_focus = None
 
     # watching the procedure form (snapshots)
 
@@ -154,6 +183,6 @@ class Training(Part):
         """Open the snapshot scrubber on the current model's run, else the latest run trained here."""
         run = self.progress.get(self.app.current or "") or next(reversed(self.progress.values()), None)
         if run is None and not any(isinstance(screen, ProcedureView) for screen in self.app.screen_stack):
-            self.app.notify("train a model (Ctrl+T) to watch its procedure form: snapshots are kept every 25 steps")
+            self.app.notify("train a model (F2) to watch its procedure form: snapshots are kept every 25 steps")
             return
         self.app.open_screen(ProcedureView, lambda: ProcedureView(run))

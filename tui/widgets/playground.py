@@ -69,6 +69,7 @@ class Playground(Vertical):
     lie = var(0, init=False)  # index into LIES: what the calculator does for the next sums
     lie_value = var(0, init=False)  # the number a "value" lie always answers
     shaded = var(False, init=False)  # the model's characters shaded by the probability it gave them, alternatives shown
+    stage = var(False, init=False)  # the stage layout (F5): the race's lanes large, each with its prompt
 
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
@@ -96,7 +97,7 @@ class Playground(Vertical):
         self.set_interval(1 / TICK_HZ, self._tick)
         self._show_tool()
 
-    # the lying calculator (Ctrl+Y) and confidence shading (Ctrl+K)
+    # the lying calculator (F7) and confidence shading (F6)
 
     def cycle_lie(self) -> str:
         """Next calculator: honest, off by one, always a typed number (its box takes the focus); what it is now."""
@@ -154,9 +155,9 @@ class Playground(Vertical):
         self.query_one("#tool", Static).update(
             Text.assemble(
                 (f" {short} ", LIE_STYLE if kind else "dim"),
-                (" ^y ", "dim"),
+                (" F7 ", "dim"),
                 ("shade", "bold" if self.shaded else "dim"),
-                (" ^k ", "dim"),
+                (" F6 ", "dim"),
             )
         )
 
@@ -198,7 +199,7 @@ class Playground(Vertical):
             return
         scale = Text.assemble(("sure ", "dim"), *((f" {int(100 * low)}+ ", style) for low, style in SHADES))
         if view is None or view.picked is None or view.picked >= len(view.state.shown):
-            line.update(Text.assemble(scale, ("  alt+←/→ picks a character of the model's", "dim")))
+            line.update(Text.assemble(scale, ("  shift+←/→ picks a character of the model's", "dim")))
             return
         char = view.state.shown[view.picked]
         where = f"{view.state.title}: " if isinstance(view, LaneView) else ""
@@ -209,7 +210,7 @@ class Playground(Vertical):
                 (f"{visible(char.char)!r} at {char.p:.0%}", "bold"),
                 ("  instead: ", "dim"),
                 alternatives or "-",
-                ("  alt+←/→" + (" alt+↑/↓" if self.racing else ""), "dim"),
+                ("  shift+arrows pick", "dim"),
             )
         )
 
@@ -256,10 +257,13 @@ class Playground(Vertical):
         if not self.query_one("#sum-message", Static).has_class("error"):
             self.say("")
 
+    def watch_stage(self, stage: bool) -> None:
+        self.race.stage = stage
+
     def watch_racing(self, racing: bool) -> None:
         """Show the race or the probe log in the same place; the sum box and its history stay as they are."""
         self.set_class(racing, "racing")
-        self.border_title = "race  ^r single" if racing else "playground  ^r race"
+        self.border_title = "race  F4 single" if racing else "playground  F4 race"
         self.post_message(self.RacingChanged())
 
     @property
@@ -276,7 +280,7 @@ class Playground(Vertical):
         """Show the pace beside the legend."""
         name, rate = PACES[pace]
         self.query_one("#pace", Static).update(
-            Text.assemble(("pace ", "dim"), name, (f" {rate:.0f}/s" if rate else "", "dim"), (" ^o", "dim"))
+            Text.assemble(("pace ", "dim"), name, (f" {rate:.0f}/s" if rate else "", "dim"), (" F8", "dim"))
         )
 
     # what the app tells the playground
@@ -324,7 +328,7 @@ class Playground(Vertical):
             (f" = {problem.answer}", "bold"),
             (f"  ({where(problem)})", "dim"),
         )
-        self.race.start(head, lanes)
+        self.race.start(head, lanes, problem.prompt)
 
     def char(self, event: p.Char) -> None:
         """Queue a character the engine streamed, for the probe or race lane it belongs to."""

@@ -11,7 +11,7 @@ from textual.widgets import Static
 from breadth.core.engine import protocol as p
 from breadth.core.world.families import FAMILIES, Problem
 from breadth.core.world.transcript import visible
-from breadth.tui.widgets.race import char_style
+from breadth.tui.widgets.race import PICKED, char_style
 
 
 @dataclass
@@ -47,7 +47,7 @@ class ProbeView(Static):
         st = self.state
         line = Text("› ", style="dim")
         for i, char in enumerate(st.shown):  # one line per probe: a newline shows as a glyph
-            line.append(visible(char.char), char_style(char, self.shaded) + (" underline" if i == self.picked else ""))
+            line.append(visible(char.char), char_style(char, self.shaded) + (PICKED if i == self.picked else ""))
         if not st.shown and st.verdict is None:
             line.append(f"{st.problem.prompt} waiting for the model...", "dim italic")
         if st.verdict is not None and not st.pending:

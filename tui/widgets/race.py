@@ -3,7 +3,8 @@
 A narrow playground stacks the lanes, one line a model; from COLUMNS_FROM cells wide each model gets a
 column. The lanes' characters are revealed by the playground's timer at its pace, like a single probe's,
 and each is drawn through `char_style`, the one place that decides how a streamed character looks.
-The prompt is the same for every lane, so it is shown once, in the race's head line.
+The prompt is the same for every lane, so it is shown once, in the race's head line; in the stage layout (F5)
+each lane is a bordered row of its own, named in its border, with the prompt written in it.
 """
 
 from __future__ import annotations
@@ -31,12 +32,13 @@ IDLE_HEAD = "race: type a sum, Enter · Enter on a runs row adds or takes out a 
 
 
 LIE_STYLE = "bold white on red"  # a result a lying calculator corrupted
-SHADES = (  # (lowest probability, style) for the model's characters when shading by confidence, most sure first
-    (0.9, "bold cyan"),
-    (0.6, "bold cyan on grey35"),
-    (0.3, "bold white on dark_orange3"),
-    (0.0, "bold white on red3"),
+SHADES = (  # (lowest probability, style) for the model's characters when shading by confidence, most sure first:
+    (0.9, "bold cyan"),  # strong backgrounds a projector keeps apart, and each level its own attributes, so
+    (0.6, "bold italic black on grey70"),  # they read without colour too: plain, italic, underlined, both
+    (0.3, "bold underline black on orange1"),
+    (0.0, "bold italic underline bright_white on red3"),
 )
+PICKED = " reverse"  # the character whose alternatives show (underline is a shade's)
 
 
 def shade(probability: float) -> str:
@@ -96,6 +98,7 @@ class LaneState:
     key: str  # the model's key
     title: str  # the model's name for people
     probe: int | None = None  # the Play id of its current episode (None: no sum yet)
+    prompt: str = ""  # the sum as posed (`23+45=`), written in the lane in the stage layout
     shown: list[p.Char] = field(default_factory=list)  # the model's and calculator's characters on screen
     pending: deque = field(default_factory=deque)  # p.Char received, not yet shown
     verdict: Text | None = None  # set when the engine has finished the episode (or failed it)
@@ -131,24 +134,28 @@ class LaneView(Static):
         super().__init__(classes="lane")
         self.state = state
         self.columns = False
+        self.stage = False  # the stage layout: bordered, named in the border, the prompt in the lane
         self.shaded = False  # the model's characters shaded by confidence
         self.picked: int | None = None  # index into `state.shown` of the character whose alternatives show
 
     def render_state(self) -> None:
         """Draw the episode so far and, once it is all shown, the verdict."""
         st = self.state
-        self.border_title = shown_text(st.title) if self.columns else ""  # a Text: never read as markup
+        bordered = self.columns or self.stage
+        self.border_title = shown_text(st.title) if bordered else ""  # a Text: never read as markup
         line = Text(no_wrap=False, overflow="fold")
-        if not self.columns:
+        if not bordered:
             line.append(f"{short(shown(st.title)):<{TITLE_WIDTH}} ", "bold" if st.probe is not None else "dim")
+        if self.stage and st.probe is not None:
+            line.append(shown(st.prompt), Role.PROMPT.style)
         for i, char in enumerate(st.shown):
-            line.append(visible(char.char), char_style(char, self.shaded) + (" underline" if i == self.picked else ""))
+            line.append(visible(char.char), char_style(char, self.shaded) + (PICKED if i == self.picked else ""))
         if st.probe is None:
             line.append("waiting for a sum", "dim italic")
         elif not st.shown and st.verdict is None:
             line.append("…", "dim")
         if st.verdict is not None and not st.pending:
-            line.append("\n" if self.columns else "  ")
+            line.append("\n" if self.columns and not self.stage else "  ")
             line.append_text(st.verdict)
         self.update(line)
 
@@ -160,6 +167,18 @@ class RaceView(Vertical):
         super().__init__(**kwargs)
         self.lanes: dict[str, LaneView] = {}  # model key -> its lane, in race order
         self.by_probe: dict[int, LaneState] = {}  # Play id -> the lane it streams into (this race's only)
+
+    @property
+    def stage(self) -> bool:
+        """Whether the lanes are drawn for the stage layout (each a bordered row with its prompt)."""
+        return self.has_class("stage")
+
+    @stage.setter
+    def stage(self, stage: bool) -> None:
+        self.set_class(stage, "stage")
+        for view in self.lanes.values():
+            view.stage = stage
+            view.render_state()
 
     def compose(self) -> ComposeResult:
         yield Static(Text(IDLE_HEAD, "dim"), id="race-head")
@@ -189,19 +208,19 @@ class RaceView(Vertical):
             state = old[key].state if key in old else LaneState(key, title)
             state.title = title
             view = self.lanes[key] = LaneView(state)
-            view.columns = self.has_class("columns")
+            view.columns, view.stage = self.has_class("columns"), self.stage
             box.mount(view)
             view.render_state()
         self.by_probe = {k: lane for k, lane in self.by_probe.items() if lane.key in self.lanes}  # lanes taken out
 
-    def start(self, head: Text, lanes: list[tuple[int, str, str]]) -> None:
-        """A new race: `head` on top, each (probe id, key, title) in its lane, waiting for characters."""
+    def start(self, head: Text, lanes: list[tuple[int, str, str]], prompt: str = "") -> None:
+        """A new race on `prompt`: `head` on top, each (probe id, key, title) in its lane, waiting for characters."""
         self.set_lanes([(key, title) for _, key, title in lanes])
         self.query_one("#race-head", Static).update(head)
         self.by_probe = {}
         for probe, key, title in lanes:
             view = self.lanes[key]
-            view.state = self.by_probe[probe] = LaneState(key, title, probe)
+            view.state = self.by_probe[probe] = LaneState(key, title, probe, prompt)
             view.render_state()
 
     def views(self) -> list[LaneView]:

@@ -19,6 +19,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.message import Message
+from textual.reactive import var
 from textual.widgets import DataTable, Static
 from textual.widgets.data_table import ColumnKey
 
@@ -167,6 +168,9 @@ class ScorePanel(Vertical):
     """Per-family held-out scores of the current model above the runs table."""
 
     BORDER_TITLE = "held-out scores"
+    TRAINING_NOTE = "training; scores: playing model"  # in the bottom border while a model trains
+
+    training = var(False, init=False)  # a model is being trained: the scores shown are still the playing one's
 
     class ModelChosen(Message):
         """The user picked a model in the runs table."""
@@ -187,6 +191,11 @@ class ScorePanel(Vertical):
         if width != self.model_width:
             self.model_width = width
             self.set_runs(*self._runs)
+
+    def watch_training(self, training: bool) -> None:
+        """Say, while a model trains, that the scores shown are the playing model's (the new one's come when done)."""
+        self.set_class(training, "training")
+        self.border_subtitle = self.TRAINING_NOTE if training else ""
 
     def compose(self) -> ComposeResult:
         yield Static("", id="current-model")

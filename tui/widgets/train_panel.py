@@ -58,8 +58,8 @@ class TrainPanel(Vertical):
         options = [(preset.label, preset.name) for preset in PRESETS.values()] + [("custom counts", CUSTOM)]
         with Horizontal(classes="row"):
             yield Select(options, value=DEFAULT_PRESET, allow_blank=False, compact=True, id="preset")
-            yield Button("Train ^t", id="train", variant="success", compact=True)
-            yield Button("Stop ^x", id="stop", variant="error", compact=True, disabled=True)
+            yield Button("Train F2", id="train", variant="success", compact=True)
+            yield Button("Stop F3", id="stop", variant="error", compact=True, disabled=True)
         if len(mix_recipes()) > 1:  # more than one way to learn: say which (the settings below name theirs)
             with Horizontal(classes="row"):
                 yield Label("learn from ", classes="lbl")
