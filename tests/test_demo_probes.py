@@ -1,4 +1,4 @@
-"""Demo mode's probes: the default list, a probes file whose bad lines are skipped and named, refusals in one line."""
+"""Demo mode's probes: the default story, a probes file whose bad lines are skipped and named, refusals in one line."""
 
 from __future__ import annotations
 
@@ -6,22 +6,25 @@ import os
 
 import pytest
 
-from breadth.core.world.probe import DEMO_PROBES, parse_sum, read_probes
+from breadth.core.world.probe import parse_sum
+from breadth.core.world.story import default_story
 from breadth.tui.__main__ import USAGE_ERROR, demo_probes, main
 
 
 def test_the_default_probes_are_all_sums_the_playground_can_pose():
-    """Every built-in demo probe parses, and they show one call, two calls, and an environment no plate mix has."""
-    families = [parse_sum(text).family for text in DEMO_PROBES]
+    """Every probe of the default story parses, and they show one call, two calls, and an environment no plate mix
+    has; without --probes the default story is told."""
+    families = [parse_sum(text).family for text in default_story().probes]
     assert {"two_digit", "three_digit", "add_3x2", "sub_3x1"} <= set(families)
-    assert demo_probes(None) == (list(DEMO_PROBES), [])
+    assert demo_probes(None) == default_story()
 
 
 def test_a_probes_file_keeps_its_sums_in_order_and_names_the_lines_it_skips(tmp_path):
     """Blank lines and comments are skipped silently; a line that is not a sum is skipped with its number and why."""
     path = tmp_path / "talk.txt"
     path.write_text("# the plate\n23+45\n\n3+4+5   # two calls\n2++3\na3x2: 12+34+5\n9-4-3\n")
-    probes, skipped = demo_probes(str(path))
+    story = demo_probes(str(path))
+    probes, skipped = story.probes, story.skipped
     assert probes == ["23+45", "3+4+5", "9-4-3"]
     assert skipped[0].startswith("line 5: ") and skipped[1].startswith("line 6: 5 is outside a3x2's range")
     assert all("\n" not in line for line in skipped)
@@ -60,9 +63,3 @@ def test_a_fifo_or_probes_without_demo_is_refused(tmp_path, capsys):
     with pytest.raises(SystemExit) as e:
         main(["--probes", str(fifo)])
     assert e.value.code == USAGE_ERROR and "--probes goes with --demo" in capsys.readouterr().err
-
-
-def test_read_probes_reads_at_most_its_line_limit():
-    """A file of very many lines is read only up to MAX_PROBE_LINES lines (the rest is never parsed)."""
-    probes, skipped = read_probes("1+1\n" * 10_000)
-    assert len(probes) == 500 and skipped == []

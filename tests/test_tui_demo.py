@@ -6,13 +6,14 @@ from fake_engine import FakeEngine
 from textual.widgets import Input, Static
 from tui_helpers import wait_for
 
+from breadth.core.world.story import Act, Probe, Story
 from breadth.tui.app import BreadthApp
 from breadth.tui.widgets.playground import AUDIENCE, PACES
 
 
 def demo_app(probes: list[str], skipped: list[str] = ()) -> BreadthApp:
-    """The app in demo mode on the scripted engine."""
-    return BreadthApp(engine_factory=FakeEngine, demo=(probes, list(skipped)))
+    """The app in demo mode on the scripted engine, telling a story of one untitled act (a plain probes file)."""
+    return BreadthApp(engine_factory=FakeEngine, demo=Story((Act(probes=tuple(map(Probe, probes))),), tuple(skipped)))
 
 
 def _message(app) -> str:
@@ -21,7 +22,8 @@ def _message(app) -> str:
 
 async def test_demo_mode_races_the_shipped_models_and_pagedown_steps_through_the_probes():
     """At start: racing, the audience pace, three lanes; PageDown plays the first probe, again the second, PageUp
-    goes back; the playground names which probe of how many; Up recalls the probes like typed sums."""
+    goes back; the playground names which probe of how many; past the last, the story's end is said; Up recalls
+    the probes like typed sums."""
     app = demo_app(["23+45", "3+4+5"])
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
@@ -34,9 +36,12 @@ async def test_demo_mode_races_the_shipped_models_and_pagedown_steps_through_the
         assert "23+45" in str(app.playground.query_one("#race-head", Static).render())
         await pilot.press("pagedown")
         await wait_for(pilot, lambda: "3+4+5" in str(app.playground.query_one("#race-head", Static).render()))
-        await pilot.press("pagedown")  # past the last: stays on it
+        await pilot.press("pagedown")  # past the last: the story says it has ended
         await pilot.pause()
-        assert "probe 2 of 2" in _message(app)
+        assert "end of the story" in _message(app)
+        await pilot.press("pageup")  # back to the last probe
+        await wait_for(pilot, lambda: "probe 2 of 2" in _message(app), what="the last probe again")
+        await wait_for(pilot, lambda: not app.playground.busy(), what="the race")
         await pilot.press("pageup")
         await wait_for(pilot, lambda: "probe 1 of 2" in _message(app), what="the first probe again")
         await pilot.press("up")

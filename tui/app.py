@@ -23,6 +23,7 @@ from textual.message import Message
 from textual.reactive import var
 from textual.screen import ModalScreen, Screen
 
+from breadth.core.world.story import Story
 from breadth.core.world.text import shown
 from breadth.tui.engine import EngineProcess, engine_log
 from breadth.tui.guard import guarded, log_error
@@ -38,6 +39,7 @@ from breadth.tui.screens.help import HelpScreen
 from breadth.tui.screens.matrix_view import MatrixView
 from breadth.tui.supervisor import Supervisor
 from breadth.tui.widgets.bounded_input import BoundedInput
+from breadth.tui.widgets.caption import Caption
 from breadth.tui.widgets.footer import KeysFooter
 from breadth.tui.widgets.playground import Playground
 from breadth.tui.widgets.score_panel import ScorePanel
@@ -60,9 +62,7 @@ class BreadthApp(App):
     engine_status = var("", init=False)  # what the engine is doing, in the playground's bottom border
     stage = var(False, init=False)  # the stage layout: the playground alone on the screen, lanes large (F5)
 
-    def __init__(
-        self, engine_factory=None, start_engine: bool = True, demo: tuple[list[str], list[str]] | None = None
-    ) -> None:
+    def __init__(self, engine_factory=None, start_engine: bool = True, demo: Story | None = None) -> None:
         super().__init__()
         factory = engine_factory or (lambda: EngineProcess(engine_log()))
         self.auto_start = start_engine
@@ -87,6 +87,7 @@ class BreadthApp(App):
             yield self.train_panel
             yield self.score_panel
         yield self.playground
+        yield Caption(id="caption")  # a talk's captions (demo mode); hidden otherwise
         yield KeysFooter(compact=True, show_command_palette=False)
 
     @guarded

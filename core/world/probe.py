@@ -8,7 +8,7 @@ model's context. The Problem names the family that holds the sum, or '' for none
 A probe may name its family first (`a3x2: 12+34+56`, by name or short label): then a sum outside
 that family (another operation, another count of numbers, an operand outside its range) is refused
 in one line, so a prober checking one environment cannot pose another by a slip of the finger.
-A probes file (for `breadth-tui --demo --probes FILE`) is read here too: one sum per line.
+A talk's probes file (`breadth-tui --demo --probes FILE`) is read by core.world.story.
 """
 
 from __future__ import annotations
@@ -84,31 +84,3 @@ def _parse(text: str) -> Problem:
             "context; try fewer or shorter numbers"
         )
     return problem
-
-
-DEMO_PROBES = (  # the probes a talk steps through by default: the plate's point, then the grid's
-    "23+45",  # two-digit: one call
-    "3+4+5",  # three single digits: two calls
-    "45+91",  # two-digit: one model writes B45+91|, another splits it into single digits
-    "9+8+7",
-    "12+34+56",  # three two-digit numbers: the combination no mix trains on
-    "9-4-3",  # subtraction: another environment
-)
-MAX_PROBE_LINES = 500  # lines read from a probes file
-
-
-def read_probes(text: str) -> tuple[list[str], list[str]]:
-    """The sums in a probes file (one per line; blank lines and `#` comments skipped) and one line per line
-    that is not a sum the playground can pose (`line 3: ...`), so a talk starts with what is good."""
-    probes, refused = [], []
-    for number, line in enumerate(text.splitlines()[:MAX_PROBE_LINES], start=1):
-        sum_text = line.split("#", 1)[0].strip()
-        if not sum_text:
-            continue
-        try:
-            parse_sum(sum_text)
-        except SumError as e:
-            refused.append(f"line {number}: {e}")
-            continue
-        probes.append(sum_text)
-    return probes, refused

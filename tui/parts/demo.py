@@ -1,35 +1,74 @@
-"""Demo mode (`breadth-tui --demo`): the shipped models race at the audience pace, PageDown plays the next probe."""
+"""Demo mode (`breadth-tui --demo`): a talk's story, told with PageDown (a presenter's clicker sends it) and PageUp.
+
+The story (core.world.story) is acts of probes with the presenter's captions. PageDown takes the next step:
+an act's opening (its title and caption; its view opened, its calculator set), then each of its probes,
+raced by the shipped models at the audience pace, then the next act. The caption line (tui.widgets.caption)
+says what the presenter says; the line under the sum box says where the story is and which keys step it.
+A probe stepped to before the engine is ready waits, named, and plays once it is; past the last step the
+story says it has ended rather than playing the last probe again. An act whose view this app cannot show
+(the breadth curve, until it is built) is left out; an act whose view has nothing to show yet is stepped over.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+from breadth.core.world.calculator import OFF_BY_ONE, Lie
 from breadth.core.world.probe import parse_sum
+from breadth.core.world.story import Step, Story
 from breadth.tui import messages as m
 from breadth.tui.guard import guarded
 from breadth.tui.parts import Part, hears
-from breadth.tui.widgets.playground import AUDIENCE, Playground
+from breadth.tui.screens.matrix_view import MatrixView
+from breadth.tui.screens.procedure_view import ProcedureView
+from breadth.tui.widgets.caption import Caption
+from breadth.tui.widgets.playground import AUDIENCE, LIES, Playground
 from breadth.tui.widgets.sum_box import SumBox
+
+KEYS = "PageDown next, PageUp back"
+END = "end of the story"
+
+
+class View:
+    """A view an act can open: whether it has something to show now, how to open it, the screen it opens."""
+
+    def __init__(self, screen: type, ready: Callable[[object], bool], open_it: Callable[[object], None]) -> None:
+        self.screen = screen
+        self.ready = ready  # app -> True if the view has something to show
+        self.open = open_it  # app -> None: opens it (the app's own action, as its key would)
+
+
+VIEWS = {  # the story's views this app can open; the breadth curve (issue 18) is one entry here once it is built
+    "procedure": View(ProcedureView, lambda app: bool(app.jobs.progress), lambda app: app.action_procedure()),
+    "matrix": View(MatrixView, lambda app: True, lambda app: app.action_matrix()),
+}
 
 
 class DemoMode(Part):
-    """The probes to step through, the lines of the probes file that were skipped, and the probe played last."""
+    """The story, the step shown last, and a probe waiting for the engine."""
 
-    def __init__(self, app, demo: tuple[list[str], list[str]] | None) -> None:
+    def __init__(self, app, demo: Story | None) -> None:
         super().__init__(app)
-        self.demo = demo  # (probes to step through, probe-file lines skipped), else None: not in demo mode
-        self.at = -1  # the demo probe played last
+        self.demo = demo if demo is None else demo.showing(frozenset(VIEWS))  # None: not in demo mode
+        self.steps: list[Step] = self.demo.steps() if demo is not None else []
+        self.at = -1  # index into `steps` of the step shown last; len(steps): past the end
+        self.waiting: Step | None = None  # a probe stepped to before the engine was ready
+        self.caption: Caption | None = None  # the main screen's caption line
 
     def start(self) -> None:
-        """The shipped models race at the audience pace; the probes wait for PageDown; skipped lines are named."""
+        """The shipped models race at the audience pace; the story waits for PageDown; skipped lines are named."""
         if self.demo is None:
             return
         self.app.playground.racing = True  # the play router gives the race its lanes
         self.app.playground.pace = AUDIENCE
+        self.caption = self.app.query_one(Caption)
         self._say()
 
     def _say(self) -> None:
-        """Under the sum box: how many probes and which keys; a probes file's skipped lines, as an error line."""
-        probes, skipped = self.demo
-        note = f"demo: {len(probes)} probes, PageDown next, PageUp back"
+        """Under the sum box: how long the story is and which keys; a probes file's skipped lines, as an error line."""
+        acts, probes, skipped = len(self.demo.acts), len(self.demo.probes), self.demo.skipped
+        parts = [f"{acts} acts" if acts > 1 else "", f"{probes} probes" if probes else ""]
+        note = f"demo: {', '.join(p for p in parts if p) or 'a story'}, {KEYS}"
         if skipped:
             more = f" (+{len(skipped) - 1} more)" if len(skipped) > 1 else ""
             note += f" · skipped {skipped[0]}{more}"
@@ -37,18 +76,107 @@ class DemoMode(Part):
 
     @hears(m.EngineReady)
     @guarded
-    def keep_keys_in_view(self, message: m.EngineReady) -> None:
-        if self.demo is not None and self.at < 0:
-            self._say()  # the demo's keys stay in view until the first probe
-
-    def step(self, by: int) -> None:
-        """Play the next (or previous) probe of the list, as if typed and entered in the sum box."""
+    def play_waiting(self, message: m.EngineReady) -> None:
+        """The engine is ready: play the probe that waited for it, or keep the story's keys in view."""
         if self.demo is None:
             return
-        probes, playground = self.demo[0], self.app.playground
-        self.at = min(max(self.at + by, 0), len(probes) - 1)
-        text = probes[self.at]
+        if self.waiting is not None:
+            step, self.waiting = self.waiting, None
+            self._play(step)
+        elif self.at < 0:
+            self._say()  # the demo's keys stay in view until the first step
+
+    def step(self, by: int) -> None:
+        """Take the next (or previous) step of the story: an act's opening or one of its probes."""
+        if self.demo is None:
+            return
+        at = self.at + by
+        while 0 <= at < len(self.steps) and not self._can_show(self.steps[at]):
+            at += by  # an act whose view has nothing to show yet is stepped over
+        if at >= len(self.steps):
+            self.at = len(self.steps)
+            self._end()
+            return
+        if at < 0:
+            self.app.playground.say(f"the start of the story · {KEYS}")
+            return
+        before = self.steps[self.at].act if 0 <= self.at < len(self.steps) else None
+        self.at = at
+        self._show(self.steps[at], entering=self.steps[at].act != before)
+
+    def _can_show(self, step: Step) -> bool:
+        view = VIEWS.get(self.demo.acts[step.act].view)
+        return step.probe is not None or view is None or view.ready(self.app)
+
+    def _show(self, step: Step, entering: bool) -> None:
+        """Set the act's calculator if the act is new, then show its opening or play the probe."""
+        act = self.demo.acts[step.act]
+        if entering:
+            self._set_lie(act.lie)
+        self.waiting = None
+        if step.probe is not None:
+            self._main_screen()
+            self._play(step)
+            return
+        view = VIEWS.get(act.view)
+        if view is None:
+            self._main_screen()
+        else:
+            view.open(self.app)
+            self.app.call_after_refresh(self._caption_on_view, view.screen, self._where(step.act), act.say)
+        self._caption(self._where(step.act), act.say)
+        self.app.playground.say(f"{self._where(step.act)} · {KEYS}")
+
+    def _play(self, step: Step) -> None:
+        """Race the step's probe, as if typed and entered in the sum box (or name it and wait for the engine)."""
+        act, playground, supervisor = self.demo.acts[step.act], self.app.playground, self.app.supervisor
+        probe = act.probes[step.probe]
+        self._caption("", probe.say)
+        where = f"{self._where(step.act, title=False)}probe {step.probe + 1} of {len(act.probes)}: {probe.text}"
+        if not supervisor.ready and not supervisor.gave_up:
+            self.waiting = step
+            playground.say(f"{where} · waits for the engine (loading torch)")
+            return
         playground.focus_sum()
-        playground.query_one("#sum", SumBox).remember(text)  # Up recalls it, as if typed
-        playground.say(f"probe {self.at + 1} of {len(probes)}: {text} · PageDown next, PageUp back")
-        playground.post_message(Playground.PlayRequested(parse_sum(text), text))  # checked when read
+        playground.query_one("#sum", SumBox).remember(probe.text)  # Up recalls it, as if typed
+        playground.say(f"{where} · {KEYS}")
+        playground.post_message(Playground.PlayRequested(parse_sum(probe.text), probe.text))  # checked when read
+
+    def _end(self) -> None:
+        self.waiting = None
+        self._main_screen()
+        self._caption(END, "")
+        self.app.playground.say(f"{END} · PageUp goes back")
+
+    def _where(self, index: int, title: bool = True) -> str:
+        """`act 2 of 5: The lie` (or `act 2 of 5 · ` before a probe); '' for a story of one untitled act."""
+        acts = self.demo.acts
+        if len(acts) == 1 and not acts[0].title:
+            return ""
+        head = f"act {index + 1} of {len(acts)}"
+        if not title:
+            return head + " · "
+        return f"{head}: {acts[index].title}" if acts[index].title else head
+
+    def _caption(self, where: str, say: str) -> None:
+        if self.caption is not None:
+            self.caption.show(where, say)
+
+    def _caption_on_view(self, screen: type, where: str, say: str) -> None:
+        """The act's caption on the view it opened (a view is a screen of its own, over the main one)."""
+        if isinstance(self.app.screen, screen) and not self.app.screen.query(Caption):
+            self.app.screen.mount(Caption())
+        for caption in self.app.screen.query(Caption):
+            caption.show(where, say)
+
+    def _main_screen(self) -> None:
+        """Close any view or prompt over the main screen: the race shows."""
+        while len(self.app.screen_stack) > 1:
+            self.app.pop_screen()
+
+    def _set_lie(self, spec: str) -> None:
+        """The act's calculator: honest, off by one, or always a number (Lie.parse reads what the file said)."""
+        playground, lie = self.app.playground, Lie.parse(spec)
+        if lie is not None and lie.kind != OFF_BY_ONE:
+            playground.lie_value = lie.value
+        playground.lie = 0 if lie is None else LIES.index(OFF_BY_ONE if lie.kind == OFF_BY_ONE else "value")

@@ -1,0 +1,90 @@
+"""A talk's story read from a probes file: acts, captions, views and lies; a plain list of sums is still one act."""
+
+from __future__ import annotations
+
+from breadth.core.world.probe import parse_sum
+from breadth.core.world.story import VIEWS, Act, Probe, Step, default_story, read_story
+
+CAPTION_CELLS = 2 * 78  # two lines of the caption at 80 columns (a cell of padding each side)
+
+
+def test_a_plain_list_of_sums_is_one_untitled_act_and_each_pagedown_is_a_probe():
+    """An old probes file (sums and comments only) reads as one act with no opening step: PageDown plays its sums."""
+    story = read_story("# the plate\n23+45\n\n3+4+5   # two calls\n9-4-3\n")
+    assert story.acts == (Act(probes=(Probe("23+45"), Probe("3+4+5"), Probe("9-4-3"))),)
+    assert story.steps() == [Step(0, 0), Step(0, 1), Step(0, 2)] and story.probes == ["23+45", "3+4+5", "9-4-3"]
+
+
+def test_act_headers_captions_views_and_lies_are_read_in_place():
+    """`# say:` captions what is above it (the act before its first probe, else the probe); inline `# say:` too."""
+    story = read_story(
+        "# act: The race\n# say: three models\n# say: one sum\n23+45\n# say: one call\n3+4+5  # say: two calls\n"
+        "# act: The lie\n# lie: Off by one\n23+45\n# act: The matrix\n# VIEW: Matrix\n# say: rows and columns\n"
+    )
+    race, lie, matrix = story.acts
+    assert race == Act(
+        "The race", "three models one sum", probes=(Probe("23+45", "one call"), Probe("3+4+5", "two calls"))
+    )
+    assert lie == Act("The lie", lie="off by one", probes=(Probe("23+45"),))
+    assert matrix == Act("The matrix", "rows and columns", view="matrix")
+    assert story.steps() == [Step(0), Step(0, 0), Step(0, 1), Step(1), Step(1, 0), Step(2)]
+    assert story.skipped == ()
+
+
+def test_a_number_lie_and_honest_are_calculators_an_act_can_use():
+    """`# lie: 7` always answers 7; `# lie: honest` is the truthful calculator (no lie)."""
+    story = read_story("# act: a\n# lie: 7\n1+2\n# act: b\n# lie: honest\n1+2\n")
+    assert [act.lie for act in story.acts] == ["7", ""]
+
+
+def test_an_unknown_view_a_bad_lie_and_a_bad_sum_are_skipped_and_named_by_line():
+    """A typo never stops a talk: the line is skipped with its number and why, the rest of the story stays."""
+    story = read_story("# act: x\n# view: curvy\n# lie: maybe\n2++3\n23+45\n")
+    assert story.acts == (Act("x", probes=(Probe("23+45"),)),)
+    assert story.skipped[0] == "line 2: no view 'curvy': an act opens one of procedure, matrix, curve"
+    assert story.skipped[1].startswith("line 3: a lie is 'off by one' or a number") and "'honest'" in story.skipped[1]
+    assert story.skipped[2].startswith("line 4: ") and len(story.skipped) == 3
+
+
+def test_acts_whose_view_a_front_end_cannot_show_are_left_out():
+    """`showing` keeps acts with no view or a view the front end has, so an act that cannot run never shows."""
+    story = read_story("# act: race\n23+45\n# act: curve\n# view: curve\n# act: matrix\n# view: matrix\n")
+    assert [act.title for act in story.showing(frozenset({"matrix"})).acts] == ["race", "matrix"]
+
+
+def test_the_default_story_walks_the_plate_and_every_caption_fits_two_lines_at_80_columns():
+    """The shipped story reads cleanly: the race, past what they were taught, the lie, the procedure, the matrix,
+    the curve; every probe poses, has a caption, and each caption fits the caption line at 80x24."""
+    story = default_story()
+    assert story.skipped == ()
+    assert [(act.view, act.lie) for act in story.acts] == [
+        ("", ""),
+        ("", ""),
+        ("", "off by one"),
+        ("procedure", ""),
+        ("matrix", ""),
+        ("curve", ""),
+    ]
+    assert {act.view for act in story.acts} - {""} == set(VIEWS)
+    for act in story.acts:
+        assert act.title and act.say and len(f"act 6 of 6: {act.title}  {act.say}") <= CAPTION_CELLS, act.title
+        for probe in act.probes:
+            parse_sum(probe.text)
+            assert probe.say and len(probe.say) <= CAPTION_CELLS, probe.text
+
+
+def test_the_default_story_explains_its_jargon_where_it_first_appears():
+    """The call syntax, `malformed call`, a family's short name and `own`/`other` are each said in plain words."""
+    story = default_story()
+    first = story.acts[0].probes[0].say
+    assert "B23+45|" in first and "call to the calculator" in first and '"malformed call"' in first
+    past = story.acts[1].probes[0].say
+    assert "a3x2" in past and "3 numbers of 2 digits" in past
+    matrix = next(act for act in story.acts if act.view == "matrix").say
+    assert '"own"' in matrix and '"other"' in matrix
+
+
+def test_read_story_reads_at_most_its_line_limit():
+    """A file of very many lines is read only up to MAX_PROBE_LINES lines (the rest is never parsed)."""
+    story = read_story("1+1\n" * 10_000)
+    assert len(story.probes) == 500 and story.skipped == ()

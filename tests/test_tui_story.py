@@ -1,0 +1,136 @@
+"""Story mode (`breadth-tui --demo`): PageDown walks acts and probes, each with its caption, views and lies; the
+engine's start, the story's end and its start are said, never lost or replayed."""
+
+from __future__ import annotations
+
+from fake_engine import FakeEngine
+from textual.widgets import Static
+from tui_helpers import wait_for
+
+from breadth.core.engine import protocol as p
+from breadth.core.world.story import Act, Probe, Story, default_story
+from breadth.tui import messages as m
+from breadth.tui.app import BreadthApp
+from breadth.tui.screens.matrix_view import MatrixView
+from breadth.tui.widgets.caption import Caption
+
+LONG = "a caption long enough to take both of the caption's lines at eighty columns, " * 2
+
+
+def _message(app) -> str:
+    return str(app.playground.query_one("#sum-message", Static).render())
+
+
+def _head(app) -> str:
+    return str(app.playground.query_one("#race-head", Static).render())
+
+
+def _caption(app) -> str:
+    return app.screen.query_one(Caption).plain()
+
+
+async def _step(pilot, key: str = "pagedown") -> None:
+    """Press `key` and let a race it starts finish (the pace is instant in these tests)."""
+    await pilot.press(key)
+    await pilot.pause()
+    await wait_for(pilot, lambda: not pilot.app.playground.busy(), what="the race")
+
+
+async def test_pagedown_walks_the_default_story_act_by_act_with_captions_lies_and_views():
+    """Each act opens with its title and caption; its probes race with theirs; the lie act sets the calculator and
+    the next act makes it honest again; the matrix act opens the matrix with the caption on it, and PageDown goes
+    on from inside it; an act that cannot run (the procedure with no run, the curve not built) is never shown."""
+    app = BreadthApp(engine_factory=FakeEngine, demo=default_story())
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for(pilot, lambda: app.supervisor.ready, what="the engine")
+        app.playground.pace = 0
+        assert not app.query_one(Caption).display and "5 acts, 8 probes" in _message(app)
+        await _step(pilot)
+        assert _caption(app).startswith("act 1 of 5: Three models, one sum  One tiny model")
+        assert not app.playground.race.by_probe  # an act's opening plays nothing
+        await _step(pilot)
+        assert "race 23+45" in _head(app) and "B23+45| is a model's call to the calculator" in _caption(app)
+        assert "act 1 of 5 · probe 1 of 4: 23+45" in _message(app)
+        for _ in range(5):  # the race's other three probes, then the next act's opening and its first probe
+            await _step(pilot)
+        assert "race 12+34+56" in _head(app) and "a3x2" in _caption(app)
+        await _step(pilot)
+        await _step(pilot)  # the lie's opening
+        assert _caption(app).startswith("act 3 of 5: The lie") and app.playground.lie_spec() == "off by one"
+        await _step(pilot)
+        assert "race 23+45" in _head(app) and "69" in _caption(app)
+        await _step(pilot)
+        await _step(pilot)  # no run to watch: the procedure act is stepped over, to the matrix
+        assert isinstance(app.screen, MatrixView) and app.playground.lie_spec() == ""
+        await wait_for(pilot, lambda: app.screen.query(Caption), what="the caption on the matrix")
+        assert _caption(app).startswith("act 5 of 5: The matrix") and app.screen.query_one(Caption).display
+        await _step(pilot)  # from inside the matrix view: the story's end, back on the main screen
+        assert app.screen is app.screen_stack[0] and "end of the story" in _message(app)
+
+
+async def test_pagedown_before_the_engine_is_ready_keeps_the_probe_named_and_plays_it_once_ready():
+    """Stepped to while torch loads, the probe waits, named under the sum box; once the engine is ready it races
+    and its line stays. Several presses meanwhile play only the last probe stepped to."""
+    story = Story((Act(probes=(Probe("23+45"), Probe("3+4+5"))),))
+    app = BreadthApp(engine_factory=lambda: FakeEngine(ready=False), demo=story)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        app.playground.pace = 0
+        await pilot.press("pagedown")
+        await pilot.pause()
+        assert "probe 1 of 2: 23+45 · waits for the engine" in _message(app) and not app.playground.race.by_probe
+        await pilot.press("pagedown")
+        await pilot.pause()
+        assert "probe 2 of 2: 3+4+5 · waits for the engine" in _message(app)
+        app.post_message(m.EngineReady(p.Ready(1.0)))
+        await wait_for(pilot, lambda: "race 3+4+5" in _head(app), what="the waiting probe's race")
+        await wait_for(pilot, lambda: not app.playground.busy(), what="the race")
+        assert "probe 2 of 2: 3+4+5 · PageDown next" in _message(app)
+        assert len(app.playground.race.by_probe) == 3  # one race only: the first press's probe never played
+
+
+async def test_the_story_says_where_it_starts_and_ends_and_never_replays_a_probe_at_either_end():
+    """PageUp before the first step says the story's start; PageDown after the last says its end; neither plays."""
+    app = BreadthApp(engine_factory=FakeEngine, demo=Story((Act(probes=(Probe("23+45"),)),)))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for(pilot, lambda: app.supervisor.ready, what="the engine")
+        app.playground.pace = 0
+        await _step(pilot, "pageup")
+        assert "the start of the story" in _message(app) and not app.playground.race.by_probe
+        await _step(pilot)
+        played = dict(app.playground.race.by_probe)
+        await _step(pilot)
+        assert "end of the story" in _message(app) and _caption(app) == "end of the story"
+        assert app.playground.race.by_probe == played  # the last probe was not raced again
+
+
+async def test_a_two_line_caption_leaves_every_lane_on_screen_at_80x24_and_120x40():
+    """With the longest caption the line holds, the three lanes and the sum box stay inside the screen."""
+    story = Story((Act("A title", LONG, probes=(Probe("23+45", LONG),)),))
+    for size in ((80, 24), (120, 40)):
+        app = BreadthApp(engine_factory=FakeEngine, demo=story)
+        async with app.run_test(size=size) as pilot:
+            await wait_for(pilot, lambda: pilot.app.supervisor.ready, what="the engine")
+            app.playground.pace = 0
+            await _step(pilot)
+            await _step(pilot)
+            caption = app.query_one(Caption)
+            assert caption.display and caption.region.height == 2, size
+            lanes = app.playground.query_one("#lanes")
+            for lane in app.playground.race.views():
+                assert lanes.region.contains_region(lane.region), (size, lane.region, lanes.region)
+            screen = app.screen.region
+            assert screen.contains_region(app.playground.query_one("#sum").region), size
+            assert not caption.region.overlaps(app.playground.region), size
+
+
+async def test_outside_demo_mode_pageup_and_pagedown_are_left_to_the_focused_widget():
+    """The story's keys are the app's only in demo mode (elsewhere they scroll what has the focus); no caption."""
+    app = BreadthApp(engine_factory=FakeEngine)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("pagedown")
+        await pilot.pause()
+        assert app.check_action("demo_step", (1,)) is False and not app.query_one(Caption).display
+    demo = BreadthApp(engine_factory=FakeEngine, demo=default_story())
+    async with demo.run_test(size=(80, 24)) as pilot:
+        assert demo.check_action("demo_step", (1,)) is True
