@@ -183,6 +183,7 @@ class BreadthServer(Server):
         self.max_connections = max_connections
         self.apps: set[AppProcess] = set()  # one per connection being served
         self.sockets: set[web.WebSocketResponse] = set()
+        self.runner: web.AppRunner | None = None
 
     def full_line(self) -> str:
         n = self.max_connections
@@ -248,22 +249,30 @@ class BreadthServer(Server):
         for websocket in list(self.sockets):
             await websocket.close(code=WSCloseCode.GOING_AWAY, message=b"the server stopped")
 
+    async def start(self, sock: socket.socket) -> None:
+        """Serve on the listening `sock` (until `close`)."""
+        self.runner = web.AppRunner(await self._make_app(), handle_signals=False, access_log=None, shutdown_timeout=2)
+        await self.runner.setup()
+        await web.SockSite(self.runner, sock).start()
+
+    async def close(self) -> None:
+        """End every app and engine, close every page, stop listening."""
+        await self.end_all()
+        await self.runner.cleanup()
+
     async def run(self, sock: socket.socket, announce) -> int:
-        """Serve until a stop signal; then end the apps, close the pages and return 0."""
+        """Serve until SIGINT, SIGTERM or SIGHUP, then `close`; 0."""
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
             loop.add_signal_handler(sig, stop.set)
-        runner = web.AppRunner(await self._make_app(), handle_signals=False, access_log=None, shutdown_timeout=2)
-        await runner.setup()
+        await self.start(sock)
         try:
-            await web.SockSite(runner, sock).start()
             announce(f"breadth-tui: serving on {page_url(sock)} ({capacity_note(self.max_connections)}; Ctrl+C stops)")
             await stop.wait()
             announce("breadth-tui: stopping (ending each connection's app and engine)")
-            await self.end_all()
         finally:
-            await runner.cleanup()
+            await self.close()
         return 0
 
     async def on_startup(self, app) -> None:
