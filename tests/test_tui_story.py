@@ -134,3 +134,28 @@ async def test_outside_demo_mode_pageup_and_pagedown_are_left_to_the_focused_wid
     demo = BreadthApp(engine_factory=FakeEngine, demo=default_story())
     async with demo.run_test(size=(80, 24)) as pilot:
         assert demo.check_action("demo_step", (1,)) is True
+
+
+async def test_a_failure_kind_is_said_in_plain_words_the_first_time_it_ends_a_lane_and_never_again():
+    """A talk's first `no call` verdict is explained under the sum box; the next race's is not; a kind the caption
+    already quotes is not repeated under it."""
+
+    def answers_without_calling(operands: tuple[int, ...]) -> str:
+        return f"{sum(operands) + 1}|"  # a wrong answer, and no call
+
+    story = Story((Act(probes=(Probe("23+45"), Probe("3+4+5"))),))
+    app = BreadthApp(engine_factory=lambda: FakeEngine(answers_without_calling), demo=story)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for(pilot, lambda: app.supervisor.ready, what="the engine")
+        app.playground.pace = 0
+        await _step(pilot)
+        assert _message(app) == '"no call": it answered without calling the calculator'
+        await _step(pilot)
+        assert "probe 2 of 2: 3+4+5 · PageDown next" in _message(app)
+    quoted = Story((Act(probes=(Probe("23+45", '"no call": it answered without asking the calculator'),)),))
+    app = BreadthApp(engine_factory=lambda: FakeEngine(answers_without_calling), demo=quoted)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for(pilot, lambda: pilot.app.supervisor.ready, what="the engine")
+        app.playground.pace = 0
+        await _step(pilot)
+        assert "probe 1 of 1: 23+45 · PageDown next" in _message(app)

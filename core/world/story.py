@@ -27,12 +27,21 @@ from importlib import resources
 
 from breadth.core.world.calculator import Lie
 from breadth.core.world.probe import SumError, parse_sum
+from breadth.core.world.verdict import Failure
 
 VIEWS = ("procedure", "matrix", "curve")  # what an act may open; which of them a front end can show is its own
 HONEST = ("", "honest")  # the words for a calculator that tells the truth
 MAX_SAY = 400  # characters of one caption
 MAX_PROBE_LINES = 500  # lines read from a probes file
 DEFAULT_STORY = "default_story.txt"  # shipped beside this module
+IN_PLAIN_WORDS = {  # a verdict's failure kind (core.world.verdict.Failure), said once to an audience
+    Failure.UNFINISHED.value: "the model never closed its answer",
+    Failure.NO_CALL.value: "it answered without calling the calculator",
+    Failure.MALFORMED_CALL.value: "a call the calculator cannot read (it replies ?)",
+    Failure.WRONG_CALL_COUNT.value: "calls the calculator reads, but too few or too many",
+    Failure.WRONG_OPERANDS.value: "the right number of calls, on the wrong numbers",
+    Failure.ANSWER_DIFFERS.value: "right calls, but the answer is not the calculator's reply",
+}
 _DIRECTIVE = re.compile(r"#\s*(act|say|view|lie)\s*:(.*)", re.IGNORECASE)
 _INLINE_SAY = re.compile(r"#\s*say\s*:(.*)", re.IGNORECASE)
 

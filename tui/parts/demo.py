@@ -3,7 +3,8 @@
 The story (core.world.story) is acts of probes with the presenter's captions. PageDown takes the next step:
 an act's opening (its title and caption; its view opened, its calculator set), then each of its probes,
 raced by the shipped models at the audience pace, then the next act. The caption line (tui.widgets.caption)
-says what the presenter says; the line under the sum box says where the story is and which keys step it.
+says what the presenter says; the line under the sum box says where the story is and which keys step it,
+and the first time a verdict's failure kind shows (`malformed call`), what it means in plain words.
 A probe stepped to before the engine is ready waits, named, and plays once it is; past the last step the
 story says it has ended rather than playing the last probe again. An act whose view this app cannot show
 (the breadth curve, until it is built) is left out; an act whose view has nothing to show yet is stepped over.
@@ -15,7 +16,7 @@ from collections.abc import Callable
 
 from breadth.core.world.calculator import OFF_BY_ONE, Lie
 from breadth.core.world.probe import parse_sum
-from breadth.core.world.story import Step, Story
+from breadth.core.world.story import IN_PLAIN_WORDS, Step, Story
 from breadth.tui import messages as m
 from breadth.tui.guard import guarded
 from breadth.tui.parts import Part, hears
@@ -54,6 +55,7 @@ class DemoMode(Part):
         self.at = -1  # index into `steps` of the step shown last; len(steps): past the end
         self.waiting: Step | None = None  # a probe stepped to before the engine was ready
         self.caption: Caption | None = None  # the main screen's caption line
+        self.explained: set[str] = set()  # failure kinds already said in plain words in this talk
 
     def start(self) -> None:
         """The shipped models race at the audience pace; the story waits for PageDown; skipped lines are named."""
@@ -85,6 +87,18 @@ class DemoMode(Part):
             self._play(step)
         elif self.at < 0:
             self._say()  # the demo's keys stay in view until the first step
+
+    @hears(m.ProbeFinished)
+    @guarded
+    def explain_verdict(self, message: m.ProbeFinished) -> None:
+        """The first time a failure kind ends a lane in a talk, the line under the sum box says it in plain words
+        (unless the caption on screen says it already); one kind at a time, the others when they show again."""
+        kind, event = message.event.failure, message.event
+        if self.demo is None or event.solved or event.copied or kind not in IN_PLAIN_WORDS or kind in self.explained:
+            return
+        self.explained.add(kind)
+        if self.caption is None or f'"{kind}"' not in self.caption.plain():
+            self.app.playground.say(f'"{kind}": {IN_PLAIN_WORDS[kind]}')
 
     def step(self, by: int) -> None:
         """Take the next (or previous) step of the story: an act's opening or one of its probes."""
