@@ -21,6 +21,10 @@ def handler(command: str) -> Callable:
         from breadth.core.cli import grids
 
         return getattr(grids, command)
+    if command == "models":
+        from breadth.core.cli import shipped
+
+        return shipped.models
     from breadth.core.cli import commands
 
     return {"eval": commands.evaluate}.get(command) or getattr(commands, command)

@@ -129,7 +129,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--seed", help=f"seeds demonstrations, held-out sets and training (default {ft.seed})")
     _recipe_flag(s)
     _settings_flags(s)
-    s.add_argument("--base", type=_path, default=None, help="pre-trained checkpoint (default: the shipped base)")
+    s.add_argument("--base", type=_checkpoint, default=None, help="pre-trained checkpoint (default: the shipped base)")
     s.add_argument("--out", type=_path, required=True, help="checkpoint to write")
     _store_flag(s)
 
@@ -139,7 +139,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Greedy rollouts, with the calculator in the loop, on each family's "
         "held-out sums; prints solved/total and the failure kinds.",
     )
-    s.add_argument("checkpoint", type=_path)
+    s.add_argument("checkpoint", type=_checkpoint, help=CHECKPOINT_HELP)
     _held_out_flag(s)
     s.add_argument("--seed", default=None, help="held-out sets of this seed (default: the checkpoint's training seed)")
     s.add_argument("--json", type=_path, default=None, help="also write the scores and episodes here")
@@ -156,8 +156,15 @@ def build_parser() -> argparse.ArgumentParser:
         description="Play one sum greedily with the calculator in the loop and print the "
         "episode, each segment marked by who wrote it, and the verdict.",
     )
-    s.add_argument("checkpoint", type=_path)
+    s.add_argument("checkpoint", type=_checkpoint, help=CHECKPOINT_HELP)
     s.add_argument("sum", nargs="?", help="a sum such as 23+45 or 3+4+5")
+
+    sub.add_parser(
+        "models",
+        help="list the shipped models, by the names any command takes",
+        description="The shipped models: the pre-trained base and the plate's three fine-tunes, each with what it "
+        "was trained on and its held-out scores; `breadth play two_digit_70 23+45` names one.",
+    )
 
     s = sub.add_parser(
         "plate",
@@ -251,6 +258,19 @@ def _path(text: str) -> Path:
     return user_path(text)
 
 
+CHECKPOINT_HELP = "a checkpoint file, or a shipped model's name (base, two_digit_70, ...: `breadth models`)"
+
+
+def _checkpoint(text: str) -> Path:
+    """A checkpoint argument: a file, else a shipped model's name (`two_digit_70`); one line if neither."""
+    from breadth.core.storage.presets import UnknownCheckpoint, checkpoint_path
+
+    try:
+        return checkpoint_path(text)
+    except UnknownCheckpoint as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
 def _figure(text: str) -> Path:
     """A --figure flag: a file name (FIGURE.png and FIGURE.svg are written), not a folder."""
     from breadth.core.storage.files import user_path
@@ -275,7 +295,7 @@ def _runner_flags(s: argparse.ArgumentParser, drawn: str, written: str) -> None:
         help=f"local processes, one torch thread each (default {WORKERS}, one per core)",
     )
     s.add_argument("--cluster", help="a Dask scheduler's address (tcp://host:8786): run there instead")
-    s.add_argument("--base", type=_path, default=None, help="pre-trained checkpoint (default: the shipped base)")
+    s.add_argument("--base", type=_checkpoint, default=None, help="pre-trained checkpoint (default: the shipped base)")
     s.add_argument("--figure", type=_figure, help=f"also draw {drawn}: FIGURE.png and .svg")
     s.add_argument("--json", type=_path, help=f"also write {written} here")
     _store_flag(s)

@@ -1,10 +1,17 @@
-"""The plate's three training mixes as Preset records: name, label, mix, published numbers, shipped model."""
+"""The plate's three training mixes as Preset records: name, label, mix, published numbers, shipped model.
+
+The shipped models are named anywhere a checkpoint is asked for: `checkpoint_path("two_digit_70")` is the
+installed file, so `breadth play two_digit_70 23+45` works from any folder after a plain `pip install .`;
+a file of that name in the folder comes first, as a typed path always does.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from breadth.core.storage.files import user_path
+from breadth.core.storage.header import CheckpointError
 from breadth.core.storage.paths import shipped_checkpoint
 from breadth.core.world.mix import Mix
 
@@ -38,3 +45,28 @@ DEFAULT_PRESET = "mix_35_35"  # the app opens with this preset's shipped model
 def preset_of(mix: Mix) -> Preset | None:
     """The preset with exactly this mix, if any."""
     return next((p for p in PRESETS.values() if p.mix == mix), None)
+
+
+SHIPPED = ("base", *PRESETS)  # the shipped models by name: the base every fine-tune starts from, the plate's three
+
+
+class UnknownCheckpoint(CheckpointError):
+    """Text that names neither a checkpoint file nor a shipped model; the message is one line with the names."""
+
+
+def shipped_named(text: str) -> Path | None:
+    """The shipped model called `text` (any case, `-` for `_`: `two-digit-70`), or None."""
+    key = text.strip().lower().replace("-", "_").removesuffix(".safetensors")
+    return shipped_checkpoint(key) if key in SHIPPED else None
+
+
+def checkpoint_path(text: str) -> Path:
+    """A checkpoint as a person names it: a file (`~` expanded), else a shipped model's name; UnknownCheckpoint
+    (one line listing the shipped names) for text that is neither."""
+    path = user_path(text)
+    if path.exists() or path.is_symlink():
+        return path
+    shipped = shipped_named(text)
+    if shipped is not None:
+        return shipped
+    raise UnknownCheckpoint(f"{text}: no such checkpoint file, and no shipped model of that name ({', '.join(SHIPPED)})")

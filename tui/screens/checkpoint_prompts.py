@@ -16,6 +16,7 @@ from textual.worker import get_current_worker
 
 from breadth.core.storage.files import UserFileError, check_output, user_path, write_atomic
 from breadth.core.storage.header import read_checkpoint_bytes, read_header
+from breadth.core.storage.presets import checkpoint_path
 from breadth.core.world.mix import slug
 from breadth.tui.catalog import ModelEntry
 from breadth.tui.screens.path_prompt import PathPrompt
@@ -62,9 +63,10 @@ class LoadPrompt(PathPrompt):
     """Ask for a checkpoint to load and answer its ModelEntry; a file whose header is not valid is refused."""
 
     def __init__(self) -> None:
-        super().__init__("Load a checkpoint from:", "")
+        super().__init__("Load a checkpoint (a file, or a shipped model: base, two_digit_70, ...):", "")
 
     def resolve(self, text: str) -> ModelEntry:
-        """The model at `text`, as a new entry for the runs table, once its whole header is checked (a thread)."""
-        path = user_path(text)
+        """The model at `text` (a file, else a shipped model's name), as a new entry for the runs table, once its
+        whole header is checked (a thread)."""
+        path = checkpoint_path(text)
         return ModelEntry.loaded(str(path), read_header(path).run)

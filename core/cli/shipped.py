@@ -1,0 +1,43 @@
+"""`breadth models`: the shipped models by the names every command takes, with what each was trained on.
+
+Reads the checkpoints' headers only (no torch), so it answers at once; nothing is written.
+"""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.table import Table
+
+from breadth.core.storage.header import read_header
+from breadth.core.storage.paths import shipped_checkpoint
+from breadth.core.storage.presets import PRESETS, SHIPPED
+from breadth.core.world.families import FAMILIES
+from breadth.core.world.text import shown_text
+
+console = Console(highlight=False, markup=False, emoji=False)
+PLATE = ("two_digit", "three_digit")  # the plate's families, a column each; the rest are averaged as `others`
+
+
+def models(args) -> int:
+    """Print the shipped models: name, what it was trained on, its seed and held-out scores."""
+    t = Table(title="shipped models (give a name wherever a checkpoint is asked for)", title_justify="left")
+    t.add_column("name")
+    t.add_column("trained on")
+    t.add_column("seed", justify="right")
+    for family in PLATE:
+        t.add_column(shown_text(FAMILIES[family].short), justify="right")
+    t.add_column("others", justify="right")
+    for name in SHIPPED:
+        run = read_header(shipped_checkpoint(name)).run
+        if name in PRESETS:
+            trained = f"{PRESETS[name].label} demonstrations"
+        else:
+            trained = "single-digit worksheets"
+        scores = [run.scores[f].percent() if f in run.scores else "-" for f in PLATE]
+        rest = [s.rate for f, s in run.scores.items() if f not in PLATE]
+        others = f"{100 * sum(rest) / len(rest):.0f}%" if rest else "-"
+        t.add_row(shown_text(name), shown_text(trained), run.seed_text, *scores, others)
+    console.print(t)
+    console.print("Scores: held-out sums, greedy; every fine-tune starts from base.")
+    console.print("e.g. breadth play two_digit_70 23+45 · breadth eval mix_35_35")
+    return 0
