@@ -1,12 +1,13 @@
 """`breadth-tui --serve`: the app in a browser (textual-serve), one app and engine per connection, a few at once.
 
 Each browser connection starts its own `breadth-tui` process (and so its own engine), so the server takes at
-most `max_connections` at once and says so on the start panel; one more gets a page saying the places are
-taken. Served on an address other than loopback, the apps are started with `--no-files`: nothing on the
-page can read or write a path on the serving machine (Load, Save and figures refuse in one line) unless the
-server was given `--allow-files`. The start panel shows the served command line, so it holds no path (a
-probes file shows as `FILE`) and no secret. Stopping the server (Ctrl+C, SIGTERM) ends every app, which ends
-its engine; an app whose server is killed outright gets SIGTERM from the kernel (Linux) and ends the same way.
+most `max_connections` at once and says so on the start panel, which stays until its Start button is pressed
+(a page merely opened starts nothing); one more gets a page saying the places are taken. Served on an address
+other than loopback, the apps are started with `--no-files`: nothing on the page can read or write a path on
+the serving machine (Load, Save and figures refuse in one line) unless the server was given `--allow-files`.
+The start panel shows the served command line, so it holds no path (a probes file shows as `FILE`) and no
+secret. Stopping the server (Ctrl+C, SIGTERM) ends every app, which ends its engine; an app whose server is
+killed outright ends on its broken pipe, and on Linux gets SIGTERM from the kernel too.
 
 This module needs textual-serve (`pip install 'breadth[serve]'`); `breadth-tui` imports it only for --serve,
 and the app itself only reads `tui.file_access`.
@@ -202,6 +203,8 @@ class BreadthServer(Server):
     async def handle_index(self, request: web.Request):
         if len(self.apps) >= self.max_connections:
             return web.Response(status=503, text=self.full_line() + "\n")
+        if "start" not in request.query:  # first the start panel (the command, the cap) and its Start button
+            raise web.HTTPFound(request.rel_url.update_query(delay="1", start="1"))
         static, websocket = self._urls(request)
         context = {
             "font_size": to_int(request.query.get("fontsize", "16"), 16),
