@@ -58,8 +58,11 @@ def test_every_probe_of_the_story_is_solved_by_exactly_the_models_its_caption_sa
 
 
 def test_the_captions_reasons_for_failing_are_what_the_models_do(played):
-    """The single-digit model's call on 23+45 is malformed; on subtraction the two-digit models write + calls."""
+    """The first caption's call is the two-digit model's, the single-digit model's call on 23+45 is malformed; on
+    3+4+5 the two-digit model makes one call at most; on subtraction the two-digit models write + calls."""
+    assert _calls(played["Three models, one sum", "23+45", TWO]) == ["B23+45|"]
     assert played["Three models, one sum", "23+45", THREE].failure == "malformed call"
+    assert len(_calls(played["Three models, one sum", "3+4+5", TWO])) <= 1
     for name in (TWO, MIX):
         assert all(
             "+" in call and "-" not in call for call in _calls(played["Past what they were taught", "9-4-3", name])
