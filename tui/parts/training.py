@@ -6,14 +6,15 @@ from __future__ import annotations
 from pathlib import Path
 
 from breadth.core.engine import protocol as p
+from breadth.core.storage.header import CheckpointError
 from breadth.core.storage.paths import BASE, runs_dir
 from breadth.core.world.recipes import recipe_of
 from breadth.core.world.records import HeldOutScore
 from breadth.tui import messages as m
-from breadth.tui.guard import guarded
+from breadth.tui.guard import guarded, one_line
 from breadth.tui.parts import Part, hears
 from breadth.tui.parts.models import engine_gone
-from breadth.tui.screens.procedure_view import ProcedureView, RunProgress
+from breadth.tui.screens.procedure_view import ProcedureView, RunProgress, saved_run
 from breadth.tui.widgets.train_panel import TrainPanel
 
 
@@ -93,10 +94,10 @@ class Training(Part):
         entry = app.models.entries[ev.key]
         if ev.path and not ev.note:
             app.train_panel.show(f"done in {entry.run.train_seconds:.1f}s, saved in {Path(ev.path).parent}")
-            app.notify(f"Trained and saved: {Path(ev.path).name}", timeout=6)  # the folder is in the status line
+            app.notify(f"Trained and saved: {entry.title}", timeout=6)  # one line; the folder is in the status line
         elif ev.path:
             app.train_panel.show_error(f"done in {entry.run.train_seconds:.1f}s and saved; {ev.note}")
-            app.notify(f"Trained and saved: {Path(ev.path).name}", timeout=6)  # the folder is in the status line
+            app.notify(f"Trained and saved: {entry.title}", timeout=6)  # one line; the folder is in the status line
             app.notify(f"{entry.title}: {ev.note}", severity="warning", timeout=15)
         else:
             note = f"{ev.note or 'not saved; kept in memory'}, Ctrl+S to save it"
@@ -180,9 +181,25 @@ class Training(Part):
             self.app.screen.refresh_run()
 
     def watch_procedure(self) -> None:
-        """Open the snapshot scrubber on the current model's run, else the latest run trained here."""
-        run = self.progress.get(self.app.current or "") or next(reversed(self.progress.values()), None)
+        """Open the snapshot scrubber on the current model's run (trained here, or saved with its checkpoint, as the
+        shipped models' are), else the latest run trained here."""
+        current = self.progress.get(self.app.current or "") or self._saved_run()
+        run = current or next(reversed(self.progress.values()), None)
         if run is None and not any(isinstance(screen, ProcedureView) for screen in self.app.screen_stack):
             self.app.notify("train a model (F2) to watch its procedure form: snapshots are kept every 25 steps")
             return
         self.app.open_screen(ProcedureView, lambda: ProcedureView(run))
+
+    def _saved_run(self) -> RunProgress | None:
+        """The current model's snapshots saved with its checkpoint, already scored (a bad file: one line, None)."""
+        entry = self.app.models.entries.get(self.app.current or "")
+        if entry is None or not entry.path:
+            return None
+        try:
+            run = saved_run(entry.key, entry.title, entry.path, entry.run)
+        except CheckpointError as e:  # SnapshotError is one
+            self.app.notify(f"{entry.title}: snapshots not shown: {one_line(e)}", severity="warning", timeout=10)
+            return None
+        if run is not None:
+            self.app.supervisor.load(entry.key, entry.path)  # the engine replays them: it must hold the model
+        return run
