@@ -98,7 +98,8 @@ def matrix(args) -> int:
     grid = Grid(tuple(mixes), settings, (), parse_seeds(args.seeds), held_out_from_text(args.held_out))
     cells, outcome = _run_grid(grid, args, "matrix", f"transfer matrix: {len(mixes)} mixes", curve_figure)
     rows = build_matrix(cells, [m.spec() for m in mixes])
-    console.print(matrix_table(rows, f"held-out success over seeds {args.seeds} (mean, 95% interval); * trained on"))
+    title = f"held-out success over seeds {args.seeds} (mean, 95% interval); * trained on"
+    console.print(matrix_table(rows, title, console.width))
     _print_outcome(outcome)
     if args.json:
         write_json(args.json, [_row_json(r) for r in rows])
@@ -192,7 +193,7 @@ def runs(args) -> int:
     """List stored runs; optionally export them."""
     check_outputs([args.csv, args.json], inputs=store_files(args.store))
     found = _filtered(args)
-    console.print(runs_table(found, f"{len(found)} stored runs"))
+    console.print(runs_table(found, f"{len(found)} stored runs", console.width))
     if args.csv:
         write_atomic(args.csv, _csv(found).encode())
         console.print(f"wrote {shown(args.csv)}")

@@ -7,6 +7,7 @@ terminal would act on (core.world.text).
 
 from __future__ import annotations
 
+from rich import box
 from rich.table import Table
 from rich.text import Text
 
@@ -15,7 +16,7 @@ from breadth.core.results.report import BudgetPoint, CellSummary, PairedDifferen
 from breadth.core.storage.presets import PRESETS
 from breadth.core.storage.store import StoredRun
 from breadth.core.world.families import FAMILIES, short_label
-from breadth.core.world.mix import short_spec
+from breadth.core.world.mix import Mix, MixError, short_spec
 from breadth.core.world.recipes import recipe_of, swept_by_any
 from breadth.core.world.records import HeldOutScore, RunMeta
 from breadth.core.world.scoring import Scored
@@ -47,16 +48,18 @@ def plate_table(records: dict[tuple[str, int], RunMeta], seeds: list[int], held_
     t = Table(
         title=f"held-out success, {n} sums per family; mean ± sd over seeds {','.join(map(str, seeds))}",
         title_justify="left",
+        box=box.SIMPLE_HEAD,  # no rules between columns: the table fits 80 columns with ten seeds
     )
     plate = list(dict.fromkeys(fam for preset in PRESETS.values() for fam in preset.plate))
     others = [fam for fam in FAMILIES if fam not in plate]
-    t.add_column("trained on")
+    # the labels keep their words whole (`three-digit 70`); per-seed numbers fold onto more lines when narrow
+    t.add_column("trained on", min_width=max(len(w) for p in PRESETS.values() for w in p.label.split()))
     for fam in plate:
-        t.add_column(FAMILIES[fam].short, justify="right")
-        t.add_column("per seed", justify="right", style="dim")
+        t.add_column(FAMILIES[fam].short, justify="right", no_wrap=True)
+        t.add_column("seeds", justify="right", style="dim", max_width=11)  # three a line; ten seeds on four
     if others:
-        t.add_column(f"{len(others)} others", justify="right")
-    t.add_column("plate", justify="right", style="dim")
+        t.add_column("others", justify="right")  # the mean over every family no plate mix trains on
+    t.add_column("plate %", justify="right", style="dim")
     for preset in PRESETS.values():
         row = [preset.label]
         for fam in plate:
@@ -71,7 +74,7 @@ def plate_table(records: dict[tuple[str, int], RunMeta], seeds: list[int], held_
                 if fam in records[(preset.name, s)].scores
             ]
             row.append(f"{mean_sd(rates)[0]:.0f}%" if rates else "-")
-        row.append(" / ".join(f"{preset.plate.get(fam, 0)}%" for fam in plate))
+        row.append("/".join(str(preset.plate.get(fam, 0)) for fam in plate))
         t.add_row(*row)
     return t
 
@@ -162,8 +165,27 @@ def differences_table(differences: list[PairedDifference], title: str) -> Table:
     return t
 
 
-def runs_table(runs: list[StoredRun], title: str) -> Table:
-    """One row per stored run: mix, seed, settings, held-out size, per-family score, seconds, source."""
+def runs_table(runs: list[StoredRun], title: str, width: int | None = None) -> Table:
+    """One row per stored run: mix, seed, settings, held-out size, per-family score, seconds, source.
+
+    Every family a column when that fits `width` (None: any width); narrower, the families fold into two
+    columns, `own` (mean over the run's mix's families) and `other` (over the rest), and the settings into one
+    column naming those that differ from the defaults, so no cell is cut (`--csv` and `--json` keep everything).
+    """
+    full = _runs_wide(runs, title)
+    if width is None or _width(full) <= width:
+        return full
+    return _runs_folded(runs, title)
+
+
+def _width(table: Table) -> int:
+    """The columns a table needs to show every cell whole."""
+    from rich.console import Console
+
+    return Console(width=10_000).measure(table).maximum
+
+
+def _runs_wide(runs: list[StoredRun], title: str) -> Table:
     t = Table(title=shown_text(title), title_justify="left")
     settings = swept_by_any()
     for column, justify in (
@@ -192,6 +214,49 @@ def runs_table(runs: list[StoredRun], title: str) -> Table:
         row += [f"{r.run.train_seconds + r.run.eval_seconds:.1f}", shown_text(r.source)]
         t.add_row(*row)
     return t
+
+
+def _runs_folded(runs: list[StoredRun], title: str) -> Table:
+    t = Table(title=shown_text(title), title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+    for column, justify in (
+        ("key", "left"),
+        ("mix", "left"),
+        ("seed", "right"),
+        ("settings", "left"),
+        ("held", "right"),
+        ("own", "right"),
+        ("other", "right"),
+        ("s", "right"),
+        ("source", "left"),
+    ):
+        t.add_column(column, justify=justify, overflow="fold")
+    for r in runs:
+        own, other = _own_other(r.run)
+        t.add_row(
+            shown_text(r.key[:6]),
+            shown_text(short_spec(r.run.mix or "?")),
+            str(r.run.seed),
+            shown_text(r.run.settings_note or "default"),
+            "all" if r.run.held_out is None else str(r.run.held_out),
+            own,
+            other,
+            f"{r.run.train_seconds + r.run.eval_seconds:.0f}",
+            shown_text(r.source),
+        )
+    t.caption = "own: mean over the mix's families; other: over the rest; --csv for every family"
+    t.caption_justify = "left"
+    return t
+
+
+def _own_other(run: RunMeta) -> tuple[str, str]:
+    """Mean success over the run's own (mix) families and over the others, as `97%` (`-` for none)."""
+    try:
+        trained = {name for name, _ in Mix.parse(run.mix).counts} if run.mix else set()
+    except MixError:  # a stored mix of families this version does not register
+        trained = set()
+    own = [s.rate for f, s in run.scores.items() if f in trained]
+    other = [s.rate for f, s in run.scores.items() if f not in trained]
+    return tuple(f"{100 * sum(x) / len(x):.0f}%" if x else "-" for x in (own, other))  # type: ignore[return-value]
 
 
 def budget_table(points: list[BudgetPoint], title: str) -> Table:
@@ -223,16 +288,33 @@ def budget_table(points: list[BudgetPoint], title: str) -> Table:
     return t
 
 
-def matrix_table(rows: list[MatrixRow], title: str) -> Table:
-    """Rows: training mixes; columns: every family, grouped; cells: mean % over seeds and its 95% interval."""
+def matrix_table(rows: list[MatrixRow], title: str, width: int | None = None) -> Table:
+    """Rows: training mixes; columns: every family, grouped; cells: mean % over seeds and its 95% interval.
+
+    Narrower than the full table needs (`width`), the cells keep their means and lose their intervals (said in
+    the caption; `--json` and the figure keep them), so no cell is cut."""
+    full = _matrix(rows, title, intervals=True)
+    if width is None or _width(full) <= width:
+        return full
+    return _matrix(rows, title, intervals=False)
+
+
+def _matrix(rows: list[MatrixRow], title: str, intervals: bool) -> Table:
     names = columns()
-    t = Table(title=shown_text(title), title_justify="left", show_lines=True)
-    t.add_column("trained on")
-    t.add_column("seeds", justify="right", style="dim")
+    if intervals:
+        t = Table(title=shown_text(title), title_justify="left", show_lines=True)
+    else:  # one character between columns, the trained-on label folded at its words
+        t = Table(
+            title=shown_text(title), title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 0, 0, 1)
+        )
+        t.caption = "n: seeds; mean % over seeds (95% intervals with --json, in the figure, or on a wider terminal)"
+        t.caption_justify = "left"
+    t.add_column("trained on", ratio=1)
+    t.add_column("seeds" if intervals else "n", justify="right", style="dim", no_wrap=True)
     for i, name in enumerate(names):
         first = i == 0 or group_of(names[i - 1]) != group_of(name)
         header = f"{group_of(name)}\n{FAMILIES[name].short}" if first else f"\n{FAMILIES[name].short}"
-        t.add_column(header, justify="right")
+        t.add_column(header, justify="right", no_wrap=not intervals)
     for row in rows:
         cells = []
         for name in names:
@@ -241,12 +323,8 @@ def matrix_table(rows: list[MatrixRow], title: str) -> Table:
                 cells.append(Text("-", style="dim"))
                 continue
             mark = "*" if name in row.trained else ""
-            cells.append(
-                Text.assemble(
-                    (f"{mark}{100 * f.mean:.0f}", "bold" if mark else ""),
-                    (f"\n{100 * f.low:.0f}-{100 * f.high:.0f}", "dim"),
-                )
-            )
+            interval = (f"\n{100 * f.low:.0f}-{100 * f.high:.0f}", "dim") if intervals else ("", "")
+            cells.append(Text.assemble((f"{mark}{100 * f.mean:.0f}", "bold" if mark else ""), interval))
         t.add_row(shown_text(row.label), str(len(row.seeds)), *cells)
     return t
 
