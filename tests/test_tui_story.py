@@ -159,3 +159,17 @@ async def test_a_failure_kind_is_said_in_plain_words_the_first_time_it_ends_a_la
         app.playground.pace = 0
         await _step(pilot)
         assert "probe 1 of 1: 23+45 · PageDown next" in _message(app)
+
+
+async def test_an_act_opened_while_the_engine_loads_stays_named_once_it_is_ready():
+    """The engine's readiness clears the line under the sum box; the story's place is said again, not lost."""
+    story = Story((Act("The race", "three models", probes=(Probe("23+45"),)),))
+    app = BreadthApp(engine_factory=lambda: FakeEngine(ready=False), demo=story)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("pagedown")
+        await pilot.pause()
+        assert "act 1 of 1: The race · PageDown next" in _message(app)
+        app.post_message(m.EngineReady(p.Ready(1.0)))
+        await wait_for(pilot, lambda: app.supervisor.ready, what="the engine")
+        await pilot.pause()
+        assert "act 1 of 1: The race · PageDown next" in _message(app)

@@ -56,6 +56,7 @@ class DemoMode(Part):
         self.waiting: Step | None = None  # a probe stepped to before the engine was ready
         self.caption: Caption | None = None  # the main screen's caption line
         self.explained: set[str] = set()  # failure kinds already said in plain words in this talk
+        self.said = ""  # the line under the sum box for the step shown last (said again if something cleared it)
 
     def start(self) -> None:
         """The shipped models race at the audience pace; the story waits for PageDown; skipped lines are named."""
@@ -87,6 +88,8 @@ class DemoMode(Part):
             self._play(step)
         elif self.at < 0:
             self._say()  # the demo's keys stay in view until the first step
+        else:
+            self._note(self.said)  # the engine's readiness cleared the line: the story's place stays in view
 
     @hears(m.ProbeFinished)
     @guarded
@@ -112,7 +115,7 @@ class DemoMode(Part):
             self._end()
             return
         if at < 0:
-            self.app.playground.say(f"the start of the story · {KEYS}")
+            self._note(f"the start of the story · {KEYS}")
             return
         before = self.steps[self.at].act if 0 <= self.at < len(self.steps) else None
         self.at = at
@@ -139,7 +142,7 @@ class DemoMode(Part):
             view.open(self.app)
             self.app.call_after_refresh(self._caption_on_view, view.screen, self._where(step.act), act.say)
         self._caption(self._where(step.act), act.say)
-        self.app.playground.say(f"{self._where(step.act)} · {KEYS}")
+        self._note(f"{self._where(step.act)} · {KEYS}")
 
     def _play(self, step: Step) -> None:
         """Race the step's probe, as if typed and entered in the sum box (or name it and wait for the engine)."""
@@ -149,18 +152,23 @@ class DemoMode(Part):
         where = f"{self._where(step.act, title=False)}probe {step.probe + 1} of {len(act.probes)}: {probe.text}"
         if not supervisor.ready and not supervisor.gave_up:
             self.waiting = step
-            playground.say(f"{where} · waits for the engine (loading torch)")
+            self._note(f"{where} · waits for the engine (loading torch)")
             return
         playground.focus_sum()
         playground.query_one("#sum", SumBox).remember(probe.text)  # Up recalls it, as if typed
-        playground.say(f"{where} · {KEYS}")
+        self._note(f"{where} · {KEYS}")
         playground.post_message(Playground.PlayRequested(parse_sum(probe.text), probe.text))  # checked when read
+
+    def _note(self, line: str) -> None:
+        """Say where the story is under the sum box (kept, to be said again once the engine is ready)."""
+        self.said = line
+        self.app.playground.say(line)
 
     def _end(self) -> None:
         self.waiting = None
         self._main_screen()
         self._caption(END, "")
-        self.app.playground.say(f"{END} · PageUp goes back")
+        self._note(f"{END} · PageUp goes back")
 
     def _where(self, index: int, title: bool = True) -> str:
         """`act 2 of 5: The lie` (or `act 2 of 5 · ` before a probe); '' for a story of one untitled act."""
