@@ -218,6 +218,7 @@ async def test_the_stage_layout_shows_every_lane_and_its_prompt_at_80x24():
             assert view.region.height >= 3 and view.region.bottom <= race.bottom and view.region.bottom <= 23
             assert "3+4+5=" in str(view.render())
         assert app.query_one("#sum").region.bottom <= 23
+        assert app.playground.region.bottom == 23  # the whole screen but the footer (and two rows kept for notes)
         await pilot.press("f5")
         await pilot.pause()
         assert not app.stage and app.query_one("#top").region.height > 0
