@@ -61,7 +61,7 @@ def report(data: dict, console) -> None:
         "app (the driver's route: priority bindings, then the focused widget) and spin on asyncio.sleep(0) until "
         "the focused #sum Input's value has changed (handled, not yet painted); one key every "
         f"{data['interval_s'] * 1000:.0f} ms, the Input cleared every 30 keys. 'Training' starts once the loss "
-        f"plot has 5 points of a {tr['steps']}-step run (ctrl+t)."
+        f"plot has 5 points of a {tr['steps']}-step run (F2)."
     )
 
     rd, rc = ia["redraw"], ia["render"]
@@ -94,7 +94,7 @@ def report_stop(data: dict, console) -> None:
     t.add_row(str(len(stops)), ms(min(stops)), ms(statistics.median(stops)), ms(max(stops)))
     console.print(t)
     console.print(
-        "From Pilot's ctrl+x (a run of 50000 steps that has drawn 5 loss points) until the app has handled "
+        "From Pilot's F3 (a run of 50000 steps that has drawn 5 loss points) until the app has handled "
         "the engine's Stopped event and unlocked Train; includes Pilot's own waits.",
         style="dim",
         highlight=False,
