@@ -21,6 +21,10 @@ def handler(command: str) -> Callable:
         from breadth.core.cli import grids
 
         return getattr(grids, command)
+    if command == "envs":
+        from breadth.core.cli import envs
+
+        return envs.envs
     if command == "models":
         from breadth.core.cli import shipped
 
@@ -39,6 +43,7 @@ def main(argv: list[str] | None = None) -> int:
     from breadth.core.storage.header import CheckpointError
     from breadth.core.storage.store import StoreError
     from breadth.core.sweeps.sweep import ClusterError
+    from breadth.core.world.environments import EnvError
     from breadth.core.world.mix import MixError
     from breadth.core.world.probe import SumError
     from breadth.core.world.records import Diverged
@@ -57,6 +62,7 @@ def main(argv: list[str] | None = None) -> int:
         ClusterError,
         FigureError,
         MatrixError,
+        EnvError,
     )
     err = Console(stderr=True, highlight=False, emoji=False)  # `:smile:` in a path stays `:smile:`
 

@@ -159,6 +159,17 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("checkpoint", type=_checkpoint, help=CHECKPOINT_HELP)
     s.add_argument("sum", nargs="?", help="a sum such as 23+45 or 3+4+5")
 
+    s = sub.add_parser(
+        "envs",
+        help="list the environments: ids, coordinates, sizes, a demonstration each",
+        description="The environment registry, filtered by coordinates (--where operands=3 --where op=sub) or "
+        "drawn at random (--draw 64 --seed 3); as a table, and with --json as JSON.",
+    )
+    s.add_argument("--where", action="append", metavar="DIM=VALUE", help="only environments at this coordinate")
+    s.add_argument("--draw", type=_positive_int, help="a seeded draw of this many environments (after --where)")
+    s.add_argument("--seed", type=int, default=0, help="the draw's seed (default 0)")
+    s.add_argument("--json", type=_path, help="also write the environments here as JSON")
+
     sub.add_parser(
         "models",
         help="list the shipped models, by the names any command takes",

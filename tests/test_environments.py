@@ -1,0 +1,83 @@
+"""Environments by versioned id: found, refused in one line when unknown or of a removed version, filtered by
+coordinates, drawn by seed, and listed by `breadth envs` as a table and as JSON."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from breadth.core.cli.main import USAGE_ERROR, main
+from breadth.core.world.environments import EnvError, draw, env_id, environment, environments, where
+from breadth.core.world.families import FAMILIES
+
+
+def test_every_environment_has_a_versioned_id_that_finds_it():
+    """`breadth/two-digit-v1` is the plate's two-digit family; every id round-trips, with or without the namespace."""
+    assert env_id(FAMILIES["two_digit"]) == "breadth/two-digit-v1"
+    assert env_id(FAMILIES["add_3x2"]) == "breadth/add-3x2-v1"
+    for family in environments():
+        assert environment(env_id(family)) is family
+        assert environment(env_id(family).removeprefix("breadth/").upper()) is family
+    assert len({env_id(f) for f in environments()}) == len(environments())
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        (
+            "breadth/two-digit-v0",
+            "breadth/two-digit-v0 does not exist (removed or never made); use breadth/two-digit-v1",
+        ),
+        ("breadth/two-digit-v2", "use breadth/two-digit-v1"),
+        ("breadth/five-digit-v1", "no environment breadth/five-digit"),
+        ("two_digit", "is not an environment id"),
+        ("\x1b[2Jx-v1", "is not an environment id"),
+    ],
+)
+def test_an_unknown_id_or_a_removed_version_is_one_line(text, says):
+    """Each refusal names what was asked and what exists, on one line."""
+    with pytest.raises(EnvError) as e:
+        environment(text)
+    assert says in str(e.value) and "\n" not in str(e.value)
+
+
+def test_where_filters_by_coordinates_and_refuses_what_no_environment_has():
+    """Coordinates pick environments in registry order; none there, or an unknown dimension, is one line."""
+    assert [f.name for f in where(operands="2", op="add")] == ["two_digit", "add_2x1"]
+    with pytest.raises(EnvError, match="no environment at operands=5"):
+        where(operands="5")
+    with pytest.raises(EnvError, match="no dimension 'colour'"):
+        where(colour="red")
+
+
+def test_a_draw_is_seeded_distinct_and_bounded_by_the_pool():
+    """The same seed draws the same environments; another seed others; more than the pool is one line."""
+    a, b = draw(5, seed=3), draw(5, seed=3)
+    assert a == b and len(set(map(env_id, a))) == 5
+    assert any(draw(5, seed=s) != a for s in range(4, 10))
+    with pytest.raises(EnvError, match=f"cannot draw {len(environments()) + 1} environments"):
+        draw(len(environments()) + 1, seed=0)
+
+
+def test_breadth_envs_lists_filters_draws_and_writes_json(tmp_path, capsys):
+    """The table names every id; --where and --draw narrow it; --json holds each id, coordinates and an example."""
+    assert main(["envs"]) == 0
+    out = capsys.readouterr().out
+    assert all(env_id(f) in out for f in environments())
+    path = tmp_path / "envs.json"
+    assert main(["envs", "--where", "op=sub", "--draw", "2", "--seed", "1", "--json", str(path)]) == 0
+    rows = json.loads(path.read_text())
+    assert len(rows) == 2 and all(r["coordinates"]["op"] == "sub" for r in rows)
+    assert all(environment(r["id"]).name == r["name"] and "|" in r["example"] for r in rows)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["envs", "--where", "operands=5"], ["envs", "--where", "operands"], ["envs", "--draw", "999"]],
+)
+def test_breadth_envs_bad_input_is_one_line(argv, capsys):
+    """Coordinates with no environment, a malformed condition, a draw larger than the pool: one line, exit 2."""
+    assert main(argv) == USAGE_ERROR
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error:") and "\n" not in err
