@@ -181,9 +181,10 @@ class Training(Part):
             self.app.screen.refresh_run()
 
     def watch_procedure(self) -> None:
-        """Open the snapshot scrubber on the current model's run (trained here, or saved with its checkpoint, as the
-        shipped models' are), else the latest run trained here."""
-        current = self.progress.get(self.app.current or "") or self._saved_run()
+        """Open the snapshot scrubber on the current model's run trained here, else the run training now, else the
+        current model's snapshots saved with its checkpoint (as the shipped models' are), else the latest run."""
+        training = self.progress.get(f"run:{self.app.training}") if self.app.training is not None else None
+        current = self.progress.get(self.app.current or "") or training or self._saved_run()
         run = current or next(reversed(self.progress.values()), None)
         if run is None and not any(isinstance(screen, ProcedureView) for screen in self.app.screen_stack):
             self.app.notify("train a model (F2) to watch its procedure form: snapshots are kept every 25 steps")

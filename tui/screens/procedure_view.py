@@ -1,11 +1,14 @@
-"""Watching the procedure form: a fine-tune's kept snapshots, replayed one step at a time (Ctrl+W).
+"""Watching the procedure form: a fine-tune's kept snapshots, replayed one step at a time (F9).
 
 While the app fine-tunes, the engine keeps a copy of the weights at step 0, every 25 steps and at the
-end. This view replays one fixed probe per family with the snapshot at the chosen step (Left/Right,
-Home/End), each through the engine protocol (`Play` with `step`), and shows each family's held-out
-score at that step once the engine has scored the snapshot (20 sums per family, in the background
-after training). Under the run's loss curve, the score against step: the step where a family's
-procedure forms is where its curve leaves zero.
+end; a model whose checkpoint was saved with its snapshots (the shipped ones, runs saved by the app or
+`breadth train`) brings its own, already scored, so the view opens on them at once. This view replays
+one fixed probe per family with the snapshot at the chosen step (Left/Right, Home/End), each through the
+engine protocol (`Play` with `step`), and shows each family's held-out score at that step (20 sums per
+family: read from the saved snapshots, or scored by the engine in the background after training). By
+default it shows the run's own families and one it never trained on; `a` shows every family. Under the
+run's loss curve, the score against step: the step where a family's procedure forms is where its curve
+leaves zero.
 """
 
 from __future__ import annotations
@@ -22,8 +25,10 @@ from textual.widgets import Footer, Static
 from textual_plotext import PlotextPlot
 
 from breadth.core.engine import protocol as p
+from breadth.core.storage.snapshot_file import saved_snapshots
 from breadth.core.world.families import FAMILIES, Problem
-from breadth.core.world.records import HeldOutScore
+from breadth.core.world.mix import Mix
+from breadth.core.world.records import HeldOutScore, RunMeta
 from breadth.core.world.transcript import visible
 from breadth.tui.guard import guarded
 from breadth.tui.widgets.loss_plot import LossPlot
@@ -47,6 +52,36 @@ class RunProgress:
     scores: dict[int, dict[str, HeldOutScore]] = field(default_factory=dict)  # step -> family -> score
     losses: list[float] = field(default_factory=list)
     finished: bool = False
+    saved: bool = False  # its snapshots were saved with the model's checkpoint (not trained in this session)
+
+    @property
+    def families(self) -> tuple[str, ...]:
+        """The families shown by default: the run's own, then the first it never trained on (the held-out one)."""
+        own = tuple(name for name in FAMILIES if name in self.trained)
+        other = next((name for name in FAMILIES if name not in self.trained), None)
+        return own + ((other,) if other else ())
+
+
+def saved_run(key: str, title: str, path: str, run: RunMeta) -> RunProgress | None:
+    """The snapshots saved beside the checkpoint at `path` (the model loaded as `key`) as a finished run, with their
+    scores; None if none were saved. SnapshotError (one line) for a sidecar that is malformed or not this model's."""
+    saved = saved_snapshots(path, run) if path and run.mix else None
+    if saved is None or not saved.steps:
+        return None
+    trained = tuple(name for name, _ in Mix.parse(run.mix).counts)
+    steps = getattr(run.settings, "steps", saved.steps[-1].step)
+    return RunProgress(
+        key,
+        title,
+        saved.header.seed,
+        steps,
+        trained,
+        [s.step for s in saved.steps],
+        {s.step: s.scores for s in saved.steps},
+        list(run.losses),
+        finished=True,
+        saved=True,
+    )
 
 
 def probes(seed: int) -> list[Problem]:
@@ -62,6 +97,7 @@ class Line:
     probe: int = 0  # the Play id in flight or done (0: none yet, ASKED: asked for)
     chars: list[p.Char] = field(default_factory=list)  # as the engine streamed them
     verdict: Text | None = None
+    step: int | None = None  # the step it was last replayed at
 
 
 class ProcedureView(Screen):
@@ -73,6 +109,7 @@ class ProcedureView(Screen):
         Binding("right", "step(1)", "Later"),
         Binding("home", "step(-1000)", "First", show=False),
         Binding("end", "step(1000)", "Last", show=False),
+        Binding("a", "all_families", "All families"),
     ]
 
     @dataclass
@@ -90,12 +127,15 @@ class ProcedureView(Screen):
         self.run = run
         self.at = len(run.kept) - 1  # index into run.kept: start at the latest snapshot
         self.lines = [Line(problem) for problem in probes(run.seed)]
+        self.all_families = False  # every family's line, or (False) the run's own and one held out
 
     def compose(self) -> ComposeResult:
         yield Static("", id="procedure-status")
         with Vertical(id="procedure-lines"):
-            for i, _ in enumerate(self.lines):
-                yield Static("", id=f"procedure-line-{i}", classes="procedure-line")
+            for i, line in enumerate(self.lines):
+                widget = Static("", id=f"procedure-line-{i}", classes="procedure-line")
+                widget.display = self._shown(line)
+                yield widget
         self.plots = (LossPlot(id="procedure-loss"), PlotextPlot(id="procedure-scores"))
         yield self.plots[0]
         yield Static("", id="procedure-legend")
@@ -129,6 +169,20 @@ class ProcedureView(Screen):
             self.at = at
             self.replay()
 
+    @guarded
+    def action_all_families(self) -> None:
+        """Show every family's line, or only the run's own and one held out; lines shown anew are replayed."""
+        self.all_families = not self.all_families
+        for i, line in enumerate(self.lines):
+            self.query_one(f"#procedure-line-{i}", Static).display = self._shown(line)
+        if self.step is not None:
+            self.replay(only_stale=True)
+        self.show_lines()
+        self.draw_scores()
+
+    def _shown(self, line: Line) -> bool:
+        return self.all_families or line.problem.family in self.run.families
+
     def refresh_run(self) -> None:
         """The run changed (a snapshot kept or scored, a loss step): redraw; replay if nothing is shown yet."""
         if self.at < 0 and self.run.kept:
@@ -141,10 +195,13 @@ class ProcedureView(Screen):
     def add_loss(self, loss: float) -> None:
         self.query_one("#procedure-loss", LossPlot).add(loss)
 
-    def replay(self) -> None:
-        """Ask for every family's probe on the snapshot at the chosen step (one Play each, through the engine)."""
+    def replay(self, only_stale: bool = False) -> None:
+        """Ask for each shown family's probe on the snapshot at the chosen step (one Play each, through the engine);
+        `only_stale`: only those not already played at that step."""
         for i, line in enumerate(self.lines):
-            line.chars, line.verdict, line.probe = [], None, ASKED
+            if not self._shown(line) or (only_stale and line.step == self.step):
+                continue
+            line.chars, line.verdict, line.probe, line.step = [], None, ASKED, self.step
             self.post_message(
                 self.ReplayRequested(self, i, self.run.key, line.problem.prompt.removesuffix("="), self.step)
             )
@@ -192,8 +249,9 @@ class ProcedureView(Screen):
             else f"step {step} of {self.run.steps} (snapshot {self.at + 1} of {len(self.run.kept)})"
         )
         scored = "" if step in self.run.scores else " · scores come when the engine has scored this snapshot"
+        families = "a: fewer families" if self.all_families else "a: all families"
         self.query_one("#procedure-status", Static).update(
-            Text.assemble((self.run.title, "bold"), f" · {where} · ←/→ step{scored}")
+            Text.assemble((self.run.title, "bold"), f" · {where} · ←/→ step · {families}{scored}")
         )
         for line in self.lines:
             self._show(line)
@@ -221,7 +279,9 @@ class ProcedureView(Screen):
         plt.clear_data()
         plt.clear_figure()
         steps = sorted(self.run.scores)
-        lines = (*self.run.trained[:4], OTHERS)
+        own = tuple(name for name in self.run.families if name in self.run.trained)[:4]
+        held_out = tuple(name for name in self.run.families if name not in self.run.trained)
+        lines = (*own, OTHERS) if self.all_families or not held_out else (*own, *held_out)
         legend = Text("held-out % by step" + ("" if steps else ": scored after training") + "  ", style="dim")
         for n, name in enumerate(lines):
             label = OTHERS if name == OTHERS else FAMILIES[name].short
