@@ -8,13 +8,17 @@ import sys
 from pathlib import Path
 
 from rich.style import Style
+from textual.binding import Binding
+from textual.screen import Screen
 from textual.widgets import Input
 from textual.widgets._footer import FooterKey
 from textual.widgets._toast import Toast
 
 sys.path.insert(0, str(Path(__file__).parent))
+from fake_engine import FakeEngine  # noqa: E402
 from tui_helpers import fake_app, type_text, wait_for  # noqa: E402
 
+from breadth.core.world.story import default_story  # noqa: E402
 from breadth.tui.app import BreadthApp  # noqa: E402
 from breadth.tui.screens.help import app_bindings  # noqa: E402
 from breadth.tui.widgets.race import SHADES, LaneView  # noqa: E402
@@ -234,3 +238,35 @@ async def test_the_normal_layout_keeps_all_four_lanes_in_view_at_80x24():
         views = list(app.query(LaneView))
         assert len(views) == 4
         assert all(v.region.height >= 1 and v.region.bottom <= lanes.bottom for v in views)
+
+
+async def test_demo_mode_starts_in_the_stage_layout():
+    """`breadth-tui --demo` opens on the stage layout (panels hidden); F5 brings the panels back."""
+    app = BreadthApp(engine_factory=FakeEngine, demo=default_story())
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        assert app.stage and app.query_one("#top").region.height == 0
+        await pilot.press("f5")
+        await pilot.pause()
+        assert not app.stage and app.query_one("#top").region.height > 0
+
+
+class _OwnFigures(Screen):
+    """A view with figures of its own on F12."""
+
+    BINDINGS = [Binding("f12", "own_figures", "Figures")]
+    pressed = 0
+
+    def action_own_figures(self) -> None:
+        type(self).pressed += 1
+
+
+async def test_a_view_with_its_own_figures_key_gets_f12():
+    """F12 over a view that binds it runs the view's figures, not the app's (the matrix's F12 once wrote the
+    current model's chart)."""
+    app = fake_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await app.push_screen(_OwnFigures())
+        await pilot.press("f12")
+        await pilot.pause()
+        assert _OwnFigures.pressed == 1 and not app.figures.saving

@@ -21,7 +21,7 @@ APP_KEYS = [
     Binding("f8", "pace", "Pace", priority=True, show=False),
     Binding("f9", "procedure", "Watch", priority=True),
     Binding("f10,ctrl+g", "matrix", "Matrix", priority=True),
-    Binding("f12", "figures", "Figures", priority=True, show=False),
+    Binding("f12", "figures", "Figures", show=False),  # not priority: a view with figures of its own binds F12
     Binding("f14", "demos", "Demos", priority=True, show=False),
     Binding("f21", "next_model", "Next model", priority=True, show=False),
     Binding("ctrl+s", "save", "Save", priority=True, show=False),
