@@ -11,7 +11,9 @@ from breadth.core.engine import protocol as p
 from breadth.core.world.story import Act, Probe, Story, default_story
 from breadth.tui import messages as m
 from breadth.tui.app import BreadthApp
+from breadth.tui.parts import demo
 from breadth.tui.screens.matrix_view import MatrixView
+from breadth.tui.screens.procedure_view import ProcedureView
 from breadth.tui.widgets.caption import Caption
 
 LONG = "a caption long enough to take both of the caption's lines at eighty columns, " * 2
@@ -38,8 +40,8 @@ async def _step(pilot, key: str = "pagedown") -> None:
 
 async def test_pagedown_walks_the_default_story_act_by_act_with_captions_lies_and_views():
     """Each act opens with its title and caption; its probes race with theirs; the lie act sets the calculator and
-    the next act makes it honest again; the matrix act opens the matrix with the caption on it, and PageDown goes
-    on from inside it; an act that cannot run (the procedure with no run, the curve not built) is never shown."""
+    the next act makes it honest again; the procedure and matrix acts open their views with the caption on them,
+    and PageDown goes on from inside them; the curve's act (not built yet) is never shown."""
     app = BreadthApp(engine_factory=FakeEngine, demo=default_story())
     async with app.run_test(size=(80, 24)) as pilot:
         await wait_for(pilot, lambda: app.supervisor.ready, what="the engine")
@@ -60,8 +62,12 @@ async def test_pagedown_walks_the_default_story_act_by_act_with_captions_lies_an
         await _step(pilot)
         assert "race 23+45" in _head(app) and "69" in _caption(app)
         await _step(pilot)
-        await _step(pilot)  # no run to watch: the procedure act is stepped over, to the matrix
-        assert isinstance(app.screen, MatrixView) and app.playground.lie_spec() == ""
+        await _step(pilot)  # the shipped model's snapshots: the procedure opens, the calculator honest again
+        assert isinstance(app.screen, ProcedureView) and app.playground.lie_spec() == ""
+        await wait_for(pilot, lambda: app.screen.query(Caption), what="the caption on the procedure view")
+        assert _caption(app).startswith("act 4 of 5: The procedure forming  The same training")
+        await _step(pilot)  # from inside the procedure view
+        assert isinstance(app.screen, MatrixView)
         await wait_for(pilot, lambda: app.screen.query(Caption), what="the caption on the matrix")
         assert _caption(app).startswith("act 5 of 5: The matrix") and app.screen.query_one(Caption).display
         await _step(pilot)  # from inside the matrix view: the story's end, back on the main screen
@@ -173,3 +179,18 @@ async def test_an_act_opened_while_the_engine_loads_stays_named_once_it_is_ready
         await wait_for(pilot, lambda: app.supervisor.ready, what="the engine")
         await pilot.pause()
         assert "act 1 of 1: The race · PageDown next" in _message(app)
+
+
+async def test_an_act_whose_view_does_not_open_is_stepped_over_both_ways(monkeypatch):
+    """A view with nothing to show (it does not open) is skipped going forward and back; its act is never shown."""
+    monkeypatch.setitem(demo.VIEWS, "procedure", demo.View(ProcedureView, lambda app: None))
+    story = Story((Act("one", probes=(Probe("23+45"),)), Act("watch", view="procedure"), Act("two", "the end")))
+    app = BreadthApp(engine_factory=FakeEngine, demo=story)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for(pilot, lambda: app.supervisor.ready, what="the engine")
+        app.playground.pace = 0
+        for _ in range(3):
+            await _step(pilot)
+        assert _caption(app).startswith("act 3 of 3: two") and app.screen is app.screen_stack[0]
+        await _step(pilot, "pageup")
+        assert "act 1 of 3 · probe 1 of 1: 23+45" in _message(app)

@@ -7,7 +7,8 @@ says what the presenter says; the line under the sum box says where the story is
 and the first time a verdict's failure kind shows (`malformed call`), what it means in plain words.
 A probe stepped to before the engine is ready waits, named, and plays once it is; past the last step the
 story says it has ended rather than playing the last probe again. An act whose view this app cannot show
-(the breadth curve, until it is built) is left out; an act whose view has nothing to show yet is stepped over.
+(the breadth curve, until it is built) is left out; an act whose view does not open (the procedure with no
+snapshots to show) is stepped over.
 """
 
 from __future__ import annotations
@@ -31,17 +32,21 @@ END = "end of the story"
 
 
 class View:
-    """A view an act can open: whether it has something to show now, how to open it, the screen it opens."""
+    """A view an act can open: the screen it is, and how to open it (the app's own action, as its key would)."""
 
-    def __init__(self, screen: type, ready: Callable[[object], bool], open_it: Callable[[object], None]) -> None:
+    def __init__(self, screen: type, open_it: Callable[[object], None]) -> None:
         self.screen = screen
-        self.ready = ready  # app -> True if the view has something to show
-        self.open = open_it  # app -> None: opens it (the app's own action, as its key would)
+        self.open = open_it  # app -> None; the view is open if the app's screen is then a `screen`
+
+    def opened(self, app) -> bool:
+        """Open the view; False if it did not open (it has nothing to show yet, and the app said why)."""
+        self.open(app)
+        return isinstance(app.screen, self.screen)
 
 
 VIEWS = {  # the story's views this app can open; the breadth curve (issue 18) is one entry here once it is built
-    "procedure": View(ProcedureView, lambda app: bool(app.jobs.progress), lambda app: app.action_procedure()),
-    "matrix": View(MatrixView, lambda app: True, lambda app: app.action_matrix()),
+    "procedure": View(ProcedureView, lambda app: app.action_procedure()),
+    "matrix": View(MatrixView, lambda app: app.action_matrix()),
 }
 
 
@@ -104,45 +109,44 @@ class DemoMode(Part):
             self.app.playground.say(f'"{kind}": {IN_PLAIN_WORDS[kind]}')
 
     def step(self, by: int) -> None:
-        """Take the next (or previous) step of the story: an act's opening or one of its probes."""
+        """Take the next (or previous) step of the story: an act's opening or one of its probes. An act whose view
+        does not open (nothing to show yet) is stepped over, in the same direction."""
         if self.demo is None:
             return
+        before = self.steps[self.at].act if 0 <= self.at < len(self.steps) else None
         at = self.at + by
-        while 0 <= at < len(self.steps) and not self._can_show(self.steps[at]):
-            at += by  # an act whose view has nothing to show yet is stepped over
-        if at >= len(self.steps):
+        while 0 <= at < len(self.steps):
+            self.at = at
+            if self._show(self.steps[at], entering=self.steps[at].act != before):
+                return
+            at += by
+        if at < 0:
+            self.at = -1
+            self._note(f"the start of the story · {KEYS}")
+        else:
             self.at = len(self.steps)
             self._end()
-            return
-        if at < 0:
-            self._note(f"the start of the story · {KEYS}")
-            return
-        before = self.steps[self.at].act if 0 <= self.at < len(self.steps) else None
-        self.at = at
-        self._show(self.steps[at], entering=self.steps[at].act != before)
 
-    def _can_show(self, step: Step) -> bool:
-        view = VIEWS.get(self.demo.acts[step.act].view)
-        return step.probe is not None or view is None or view.ready(self.app)
-
-    def _show(self, step: Step, entering: bool) -> None:
-        """Set the act's calculator if the act is new, then show its opening or play the probe."""
+    def _show(self, step: Step, entering: bool) -> bool:
+        """Set the act's calculator if the act is new, then show its opening or play the probe; False if the act's
+        view did not open."""
         act = self.demo.acts[step.act]
+        view = VIEWS.get(act.view) if step.probe is None else None
+        if view is None:
+            self._main_screen()
+        elif not view.opened(self.app):
+            return False
         if entering:
             self._set_lie(act.lie)
         self.waiting = None
         if step.probe is not None:
-            self._main_screen()
             self._play(step)
-            return
-        view = VIEWS.get(act.view)
-        if view is None:
-            self._main_screen()
-        else:
-            view.open(self.app)
+            return True
+        if view is not None:
             self.app.call_after_refresh(self._caption_on_view, view.screen, self._where(step.act), act.say)
         self._caption(self._where(step.act), act.say)
         self._note(f"{self._where(step.act)} · {KEYS}")
+        return True
 
     def _play(self, step: Step) -> None:
         """Race the step's probe, as if typed and entered in the sum box (or name it and wait for the engine)."""
