@@ -249,9 +249,9 @@ class ProcedureView(Screen):
             else f"step {step} of {self.run.steps} (snapshot {self.at + 1} of {len(self.run.kept)})"
         )
         scored = "" if step in self.run.scores else " · scores come when the engine has scored this snapshot"
-        families = "a: fewer families" if self.all_families else "a: all families"
+        families = f"{sum(map(self._shown, self.lines))} of {len(self.lines)} families"  # `a` for all
         self.query_one("#procedure-status", Static).update(
-            Text.assemble((self.run.title, "bold"), f" · {where} · ←/→ step · {families}{scored}")
+            Text.assemble((self.run.title, "bold"), f" · {where} · {families}{scored}")
         )
         for line in self.lines:
             self._show(line)
