@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from textual.widgets import Static
+from textual.widgets import Input, Static
 from tui_helpers import fake_app, wait_for
 
 from breadth.core.storage.header import read_metadata
@@ -10,7 +10,7 @@ from breadth.core.storage.presets import PRESETS
 from breadth.core.storage.snapshot_file import sidecar_of
 from breadth.core.world.families import FAMILIES
 from breadth.tui.catalog import ModelEntry
-from breadth.tui.screens.procedure_view import ProcedureView
+from breadth.tui.screens.procedure_view import ProcedureView, saved_run
 
 SHIPPED_STEPS = [0, 80, 160, 240, 320, 400]
 
@@ -88,3 +88,19 @@ async def test_a_bad_snapshot_file_is_one_line_and_no_view(tmp_path):
         assert not isinstance(app.screen, ProcedureView)
         (note,) = [str(n.message) for n in app._notifications if "snapshots not shown" in str(n.message)]
         assert "truncated" in note and "\n" not in note
+
+
+async def test_saving_a_copy_of_a_model_copies_its_snapshots_too(tmp_path):
+    """Ctrl+S on the shipped mix model writes the checkpoint and, beside it, its snapshots: the copy opens in the
+    scrubber with the same steps and scores."""
+    target = tmp_path / "mine.safetensors"
+    app = fake_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        app.screen.query_one("#path", Input).value = str(target)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: target.exists() and sidecar_of(target).exists(), timeout=5, what="the copy")
+    assert sidecar_of(target).read_bytes() == sidecar_of(PRESETS["mix_35_35"].shipped).read_bytes()
+    copy = saved_run("file:mine", "mine", str(target), read_metadata(target))
+    assert copy is not None and copy.kept == SHIPPED_STEPS and copy.scores[240]["two_digit"].solved == 17

@@ -1,8 +1,8 @@
 """The Save and Load prompts: a checkpoint path, checked (and, to save a file, copied) in a thread worker.
 
 Nothing here opens a user's file on the UI thread: the path is expanded (`user_path`), the output
-checked (`check_output`), the checkpoint's header read and validated, and its bytes copied, all in
-the prompt's worker (`PathPrompt`). A model that has no file yet (trained, kept only in the engine's
+checked (`check_output`), the checkpoint's header read and validated, and its bytes copied (with the
+snapshots saved beside it, if any), all in the prompt's worker (`PathPrompt`). A model that has no file yet (trained, kept only in the engine's
 memory) is written by the engine: the prompt answers where, and the app sends the engine a Save.
 """
 
@@ -14,9 +14,10 @@ from pathlib import Path
 
 from textual.worker import get_current_worker
 
-from breadth.core.storage.files import UserFileError, check_output, user_path, write_atomic
-from breadth.core.storage.header import read_checkpoint_bytes, read_header
+from breadth.core.storage.files import UserFileError, check_output, read_regular, user_path, write_atomic
+from breadth.core.storage.header import CheckpointError, read_checkpoint_bytes, read_header
 from breadth.core.storage.presets import checkpoint_path
+from breadth.core.storage.snapshot_file import read_snapshot_header, sidecar_of
 from breadth.core.world.mix import slug
 from breadth.tui.catalog import ModelEntry
 from breadth.tui.screens.path_prompt import PathPrompt
@@ -56,7 +57,21 @@ class SavePrompt(PathPrompt):
             write_atomic(target, data, exclusive=True)
         except FileExistsError:
             raise UserFileError(errno.EEXIST, f"{target} exists; choose another name") from None
+        _copy_snapshots(source, target)
         return SaveTarget(str(target), copied=True)
+
+
+def _copy_snapshots(source: Path, target: Path) -> None:
+    """Copy the snapshots saved beside `source` to beside its copy `target` (none, or a bad file: nothing copied;
+    the checkpoint is saved either way)."""
+    sidecar = sidecar_of(source)
+    if not sidecar.is_file():
+        return
+    try:
+        data = read_regular(sidecar, read_snapshot_header(sidecar).size)
+        write_atomic(sidecar_of(target), data)
+    except (CheckpointError, OSError):
+        return
 
 
 class LoadPrompt(PathPrompt):
