@@ -1,9 +1,14 @@
-"""The calculator tool and how a call to it is written: binary `a+b` and `a-b`, parsed, never eval'd.
+"""The calculator tool and how a call to it is written: binary calls such as `a+b`, parsed, never eval'd.
 
-`CallSyntax` is the one record of how a call looks (`B23+45|`), how the calculator parses it and writes
-its result (`68|`, or `?|` for a call it cannot parse), and how a demonstration or a verdict reads it;
-every writer and reader of calls goes through it. The operators it accepts are the records of
+`CallSyntax` is the one record of a call's form: how a call looks (`B23+45|`), how the calculator parses
+it and writes its result (`68|`, or `?|` for a call it cannot parse), how the task is posed so that the
+prompt says which form this environment wants, and how a demonstration or a verdict reads it; every
+writer and reader of calls goes through it. The operators it accepts are the records of
 `core.world.operations`, so an operator without one (`*`) is a malformed call, never another operation.
+
+`FORMS` names the forms a model can be asked for, the plate's first (`form_named` refuses any other name
+in one line). Each was kept after measuring that a model fine-tuned on all of them uses each one
+correctly (`python -m bench.forms_trial`; numbers in the README).
 
 It is binary on purpose: a calculator that accepted `3+4+5` in one call would let a model trained
 on one call per sum solve three-operand sums and erase the plate's lesson. It never raises.
@@ -12,13 +17,15 @@ on one call per sum solve three-operand sums and erase the plate's lesson. It ne
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 
 from breadth.core.world.operations import OPERATIONS, Operation
-from breadth.core.world.vocab import CALL_OPEN, CLOSE, ERROR
+from breadth.core.world.vocab import CALL_OPEN, CHARS, CLOSE, ERROR
 
 MAX_OPERAND_DIGITS = 3  # operands of at most this many digits; longer calls are malformed
-_BINARY = re.compile(rf"([0-9]{{1,{MAX_OPERAND_DIGITS}}})([^0-9])([0-9]{{1,{MAX_OPERAND_DIGITS}}})")
+OP = "{op}"  # where a form's layout writes the operator
+_OPERAND = f"[0-9]{{1,{MAX_OPERAND_DIGITS}}}"  # an operand in a call: 1-3 ASCII digits
 
 
 @dataclass(frozen=True)
@@ -40,30 +47,72 @@ class Call:
         return self.operation.apply(self.left, self.right)
 
 
+class FormError(ValueError):
+    """A call form that is unknown or cannot work; the message is one line for people."""
+
+
 @dataclass(frozen=True)
 class CallSyntax:
-    """How a call to the calculator is written, parsed and answered: `B` body `|`, then the result and `|`."""
+    """A form of calling the calculator: `open` body `call_close`, then the result and `close`.
 
+    The body lays out the arguments and the operator: `lead`, the arguments joined by `sep`, then `tail`,
+    with `{op}` standing for the operator (exactly once): `23+45`, `+(23,45)`, `23,45+`. The prompt lays out
+    the whole sum the same way inside `frame` and ends with `=`, so it shows the form it wants.
+    """
+
+    name: str = "infix"  # the form's name in FORMS
     open: str = CALL_OPEN  # the model opens a call
-    close: str = CLOSE  # closes a call, the tool's result and the final answer
+    call_close: str = CLOSE  # the model closes a call
+    close: str = CLOSE  # closes the tool's result and the final answer
     error: str = ERROR  # the tool's result for a call it cannot parse
+    lead: str = ""  # written before the arguments
+    sep: str = OP  # written between the arguments
+    tail: str = ""  # written after the arguments
+    frame: tuple[str, str] = ("", "")  # written around the sum in the prompt, before its `=`
+    about: str = field(default="the operator between the numbers", compare=False)  # the form in words
+
+    def __post_init__(self) -> None:
+        layout = self.lead + self.sep + self.tail
+        if layout.count(OP) != 1:
+            raise FormError(f"form {self.name!r}: the operator is written once in a call, not {layout.count(OP)}")
+        written = layout.replace(OP, "") + self.open + self.call_close + self.close + self.error + "".join(self.frame)
+        outside = next((c for c in written if c not in CHARS[1:] or c.isdigit()), None)
+        if outside is not None:
+            raise FormError(f"form {self.name!r}: {outside!r} is a digit or outside the vocabulary")
+        if not all(len(c) == 1 for c in (self.open, self.call_close, self.close)) or self.open == self.close:
+            raise FormError(f"form {self.name!r}: a call opens and closes on one character each, apart from answers")
+
+    def lay_out(self, operands: tuple[int, ...], operation: Operation) -> str:
+        """Numbers and their operator as this form writes them, in a call or a prompt: `3+4+5`, `+(3,4,5)`."""
+        text = self.lead + self.sep.join(map(str, operands)) + self.tail
+        return text.replace(OP, operation.symbol)
+
+    def prompt(self, operands: tuple[int, ...], operation: Operation) -> str:
+        """The task as posed in this form: `23+45=`, `+(23,45)=`, `(3+4+5)=`."""
+        return f"{self.frame[0]}{self.lay_out(operands, operation)}{self.frame[1]}="
 
     def body(self, left: int, operation: Operation, right: int) -> str:
-        """What the model writes between the call's delimiters: `23+45`."""
-        return f"{left}{operation.symbol}{right}"
+        """What the model writes between the call's delimiters: `23+45`, `+(23,45)`."""
+        return self.lay_out((left, right), operation)
 
     def write(self, body: str) -> str:
         """A call as the model writes it: `B23+45|`."""
-        return f"{self.open}{body}{self.close}"
+        return f"{self.open}{body}{self.call_close}"
+
+    @cached_property
+    def _pattern(self) -> re.Pattern:
+        """A binary body: the layout with two operands and the operator as groups `a`, `op`, `b`."""
+        text = f"{re.escape(self.lead)}(?P<a>{_OPERAND}){re.escape(self.sep)}(?P<b>{_OPERAND}){re.escape(self.tail)}"
+        return re.compile(text.replace(re.escape(OP), "(?P<op>[^0-9])"))
 
     def parse(self, body: object) -> Call | None:
-        """The call written between the delimiters, or None if it is not exactly `a+b` or `a-b`."""
+        """The call written between the delimiters, or None if it is not exactly this form's `a+b` or `a-b`."""
         if not isinstance(body, str):
             return None
-        m = _BINARY.fullmatch(body)
-        if m is None or m.group(2) not in OPERATIONS:  # `3*4` with no `*` operation is malformed, not another one
+        m = self._pattern.fullmatch(body)
+        if m is None or m.group("op") not in OPERATIONS:  # `3*4` with no `*` operation is malformed, not another one
             return None
-        return Call(int(m.group(1)), OPERATIONS[m.group(2)], int(m.group(3)))
+        return Call(int(m.group("a")), OPERATIONS[m.group("op")], int(m.group("b")))
 
     def result(self, value: int) -> str:
         """What the environment appends for a result (and the model writes for an answer): `68|`."""
@@ -80,8 +129,49 @@ class CallSyntax:
         return self.malformed if call is None else self.result(call.value)
 
 
-SYNTAX = CallSyntax()  # the plate's: B23+45| 68| 68|
+SYNTAX = CallSyntax()  # the plate's: 23+45= B23+45| 68| 68|
 MALFORMED = SYNTAX.malformed
+
+FORMS: dict[str, CallSyntax] = {}  # name -> form, the plate's first
+
+
+def register_form(form: CallSyntax) -> CallSyntax:
+    """Add a form; one whose name is taken, or whose prompts or calls read as another's, is refused."""
+    if form.name in FORMS:
+        raise FormError(f"a call form named {form.name!r} is already registered")
+    add = OPERATIONS["+"]
+    same = next(
+        (
+            f.name
+            for f in FORMS.values()
+            if f.prompt((23, 45), add) == form.prompt((23, 45), add)
+            or f.write(f.body(23, add, 45)) == form.write(form.body(23, add, 45))
+        ),
+        None,
+    )
+    if same is not None:
+        raise FormError(f"form {form.name!r} writes its prompts or calls as {same!r} does")
+    FORMS[form.name] = form
+    return form
+
+
+def form_named(name: str) -> CallSyntax:
+    """The registered form called `name`; FormError (one line) naming the forms for any other."""
+    form = FORMS.get(name.strip().lower() if isinstance(name, str) else name)
+    if form is None:
+        raise FormError(f"no call form {str(name)[:20]!r}; the forms are {', '.join(FORMS)}")
+    return form
+
+
+register_form(SYNTAX)
+for _form in (  # each kept after measuring that a model trained on every form uses it (bench/forms_trial.py)
+    CallSyntax(
+        "call", lead=OP + "(", sep=",", tail=")", about="the operator as the tool's name, the numbers in parentheses"
+    ),
+    CallSyntax("postfix", sep=",", tail=OP, about="the numbers first, then the operator"),
+    CallSyntax("paren", open="(", call_close=")", frame=("(", ")"), about="calls in parentheses instead of B and |"),
+):
+    register_form(_form)
 
 
 def parse_call(body: object) -> Call | None:

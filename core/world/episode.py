@@ -1,8 +1,9 @@
 """The calculator environment for one episode: it takes the model's characters one at a time.
 
-When the model closes a call (`B...|`) the environment queues the calculator's result as forced
-characters; the first `|` outside a call ends the answer. Hard limits end an episode that runs on:
-the context length and the number of calls. Any character sequence is accepted without raising.
+When the model closes a call (`B...|`, or as its call syntax writes one) the environment queues the
+calculator's result as forced characters; the first `|` outside a call ends the answer. Hard limits end
+an episode that runs on: the context length and the number of calls. Any character sequence is accepted
+without raising.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ class End(str, Enum):
 
 @dataclass
 class ToolCall:
-    """A call the model wrote (the text between `B` and `|`) and what the calculator appended."""
+    """A call the model wrote (the text between its delimiters, `B` and `|`) and what the calculator appended."""
 
     body: str
     result: str
@@ -80,7 +81,7 @@ class Episode:
             return
         self._write(Role.ACTION, char)
         if self._call is not None:
-            if char == self.syntax.close:  # the call closes: the calculator answers
+            if char == self.syntax.call_close:  # the call closes: the calculator answers
                 body, self._call = "".join(self._call), None
                 true = self.syntax.calculate(body)
                 result = true if self.lie is None else self.lie.tell(body, self.syntax)
