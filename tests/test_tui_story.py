@@ -4,7 +4,7 @@ engine's start, the story's end and its start are said, never lost or replayed."
 from __future__ import annotations
 
 from fake_engine import FakeEngine
-from textual.widgets import Static
+from textual.widgets import Input, Static
 from tui_helpers import wait_for
 
 from breadth.core.engine import protocol as p
@@ -15,6 +15,7 @@ from breadth.tui.parts import demo
 from breadth.tui.screens.matrix_view import MatrixView
 from breadth.tui.screens.procedure_view import ProcedureView
 from breadth.tui.widgets.caption import Caption
+from breadth.tui.widgets.playground import AUDIENCE
 
 LONG = "a caption long enough to take both of the caption's lines at eighty columns, " * 2
 
@@ -194,3 +195,21 @@ async def test_an_act_whose_view_does_not_open_is_stepped_over_both_ways(monkeyp
         assert _caption(app).startswith("act 3 of 3: two") and app.screen is app.screen_stack[0]
         await _step(pilot, "pageup")
         assert "act 1 of 3 · probe 1 of 1: 23+45" in _message(app)
+
+
+def test_snapshot_story_caption_at_80x24(snap_compare):
+    """The default story's first probe at 80x24: the race, the line under the sum box, the two-line caption."""
+
+    async def run_before(pilot) -> None:
+        app = pilot.app
+        for box in app.query(Input):
+            box.cursor_blink = False
+        await wait_for(pilot, lambda: app.supervisor.ready, what="the engine")
+        app.playground.pace = 0
+        await _step(pilot)
+        await _step(pilot)
+        app.playground.pace = AUDIENCE
+        await pilot.pause()
+
+    app = BreadthApp(engine_factory=FakeEngine, demo=default_story())
+    assert snap_compare(app, terminal_size=(80, 24), run_before=run_before)
