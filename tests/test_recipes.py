@@ -64,7 +64,7 @@ def _stored(settings, solved: int, kind: str) -> StoredRun:
 
 def test_an_unknown_recipe_is_one_line_everywhere_it_can_be_named(toy):
     """A record, a recipe lookup and the engine's Train command all refuse an unknown recipe in one line."""
-    with pytest.raises(RecipeError, match="no recipe 'nope'; recipes: finetune, pretrain, toy"):
+    with pytest.raises(RecipeError, match="no recipe 'nope'; recipes: finetune, pretrain, reward, toy"):
         recipe("nope")
     with pytest.raises(MetadataError, match="kind: no recipe 'nope'"):
         RunMeta.from_dict({"kind": "nope"})
@@ -178,12 +178,30 @@ async def test_the_train_form_offers_the_recipes_and_reads_the_chosen_ones_setti
         assert settings == ToySettings(temperature=0.25)
 
 
-async def test_with_only_the_plates_recipe_the_form_asks_nothing_more():
-    """The shipped registry has one recipe that trains on a mix: no recipe choice takes a row of the form."""
+async def test_with_only_the_plates_recipe_the_form_asks_nothing_more(monkeypatch):
+    """With one recipe that trains on a mix registered, no recipe choice takes a row of the form."""
+    monkeypatch.delitem(RECIPES, "reward")
     app = fake_app()
     async with app.run_test(size=(100, 32)) as pilot:
         await pilot.pause()
         assert not app.train_panel.query("#recipe")
+
+
+async def test_the_shipped_form_offers_demonstrations_and_reward():
+    """The shipped registry has two recipes that train on a mix: the form asks which, the plate's first, and
+    reward's request carries RewardSettings with its own defaults."""
+    from breadth.core.world.settings import RewardSettings
+
+    app = fake_app()
+    async with app.run_test(size=(100, 32)) as pilot:
+        await pilot.pause()
+        panel = app.train_panel
+        assert panel.chosen_recipe().name == "finetune"
+        panel.query_one("#recipe", Select).value = "reward"
+        await pilot.pause()
+        assert panel.query_one("#steps", Input).value == str(RewardSettings().steps)
+        _, settings, _ = panel.request()
+        assert settings == RewardSettings()
 
 
 def _text(table) -> str:

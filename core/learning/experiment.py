@@ -12,6 +12,7 @@ import importlib.metadata
 import os
 import tempfile
 import time
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import torch
@@ -21,7 +22,7 @@ from breadth.core.learning.evaluate import evaluate
 from breadth.core.learning.model import GPT
 from breadth.core.learning.models import Models, OnSnapshot
 from breadth.core.learning.policy import GreedyPolicy
-from breadth.core.learning.recipes import trainer
+from breadth.core.learning.recipes import BEFORE, trainer
 from breadth.core.learning.snapshots import Snapshot, restore, snapshot
 from breadth.core.learning.train import use_one_thread
 from breadth.core.storage.files import user_path, write_atomic
@@ -42,25 +43,37 @@ def train_run(
     on_step: OnStep | None = None,
     on_snapshot: OnSnapshot | None = None,
     snapshot_every: int = 0,
+    on_before: Callable[[dict[str, float]], None] | None = None,
 ) -> tuple[GPT, RunMeta]:
     """Train the base on `mix` by the recipe whose settings `settings` are, and evaluate: the model and its record.
 
-    With `on_snapshot` and `snapshot_every`, a copy of the weights is handed over before the first step,
-    every `snapshot_every` steps and after the last (copies only: the run itself is unchanged).
+    A recipe that measures the model before training (`BEFORE`: pass@G for learning from reward) does so
+    first and hands the numbers to `on_before`; they and whatever each step measured besides its loss
+    (`StepStats.metrics`) are kept in the record. With `on_snapshot` and `snapshot_every`, a copy of the
+    weights is handed over before the first step, every `snapshot_every` steps and after the last (copies
+    only: the run itself is unchanged).
     """
     made_by = recipe_of(settings)
     trains = trainer(made_by.name)
     use_one_thread()
     model, _ = checkpoint.load(base)
+    before = BEFORE[made_by.name](model, mix, settings) if made_by.name in BEFORE else {}
+    if before and on_before is not None:
+        on_before(before)
     start = time.perf_counter()
-    hook = on_step
+    measured: list[Mapping[str, float]] = []  # each step's metrics
     if on_snapshot is not None and snapshot_every > 0:
         on_snapshot(0, snapshot(model))
 
-        def hook(stats: StepStats) -> bool:
-            if stats.step % snapshot_every == 0 or stats.step == stats.steps:
-                on_snapshot(stats.step, snapshot(model))
-            return True if on_step is None else on_step(stats)
+    def hook(stats: StepStats) -> bool:
+        measured.append(stats.metrics)
+        if (
+            on_snapshot is not None
+            and snapshot_every > 0
+            and (stats.step % snapshot_every == 0 or stats.step == stats.steps)
+        ):
+            on_snapshot(stats.step, snapshot(model))
+        return True if on_step is None else on_step(stats)
 
     losses = trains(model, mix, settings, hook)
     trained = time.perf_counter()
@@ -77,8 +90,17 @@ def train_run(
         time.perf_counter() - trained,
         len(losses) == settings.steps,
         str(base),
+        metrics=_columns(measured),
+        before=before,
     )
     return model, record
+
+
+def _columns(measured: list[Mapping[str, float]]) -> dict[str, tuple[float, ...]]:
+    """Each step's metrics as one column per metric measured at every step (a family's reward, measured only at
+    steps that drew its sums, streams live but is not kept)."""
+    keys = [k for k in (measured[0] if measured else {}) if all(k in m for m in measured)]
+    return {k: tuple(m[k] for m in measured) for k in keys}
 
 
 class TorchModels(Models):

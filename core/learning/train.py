@@ -1,7 +1,8 @@
 """The training loop: one loop for every way of learning, which differ only in their batches and their loss.
 
 `run` knows nothing of any UI or data: it asks `batches(step)` for a batch, `loss(model, batch)` for the
-loss to minimise (by default cross-entropy on the batch's targets), sets the learning rate from
+loss to minimise (by default cross-entropy on the batch's targets; a loss may also return what else it
+measured, which the step's report carries), sets the learning rate from
 `schedule(step)`, and reports each step to `on_step(StepStats) -> bool`, which returns False to stop.
 Fine-tuning draws demonstrations (loss on the model's own actions only); pre-training draws windows
 of a worksheet stream. One torch thread, a seeded generator for batches
@@ -24,7 +25,8 @@ from breadth.core.world.vocab import BOS, encode
 from breadth.core.world.worksheets import worksheet_stream
 
 Batch = tuple[torch.Tensor, torch.Tensor]  # inputs (B, T), targets (B, T) with -1 where no loss
-Loss = Callable[[GPT, object], torch.Tensor]  # (model, a batch) -> the scalar loss to minimise
+# (model, a batch) -> the scalar loss to minimise, or the loss and what else the step measured (reward, ...)
+Loss = Callable[[GPT, object], torch.Tensor | tuple[torch.Tensor, dict[str, float]]]
 
 
 def cross_entropy(model: GPT, batch: Batch) -> torch.Tensor:
@@ -58,13 +60,14 @@ def run(
                 for group in opt.param_groups:
                     group["lr"] = schedule(step)
             value = loss(model, batches(step))
+            value, measured = value if isinstance(value, tuple) else (value, {})
             opt.zero_grad(set_to_none=True)
             value.backward()
             opt.step()
             losses.append(value.item())
             if not math.isfinite(losses[-1]):
                 raise Diverged(f"the loss became {losses[-1]} at step {step}; try a lower learning rate")
-            stats = StepStats(step, steps, losses[-1], time.perf_counter() - start)
+            stats = StepStats(step, steps, losses[-1], time.perf_counter() - start, measured)
             if on_step is not None and on_step(stats) is False:
                 break
     finally:

@@ -2,7 +2,8 @@
 
 A run's record names its recipe (`RunMeta.kind`, a recipe's `name`), and its settings are an instance of
 that recipe's settings class. `finetune` learns from demonstrations of a mix of families (the plate's
-recipe); `pretrain` makes a base from single-digit worksheets. Everything that handles runs (records,
+recipe); `reward` learns from the reward of its own sampled episodes on the mix's training sums;
+`pretrain` makes a base from single-digit worksheets. Everything that handles runs (records,
 the results store, the engine's Train command, the command line's flags, the app's form) asks the
 registry, so a new way of learning (learning from reward, say) is one `Recipe` here plus its trainer
 in `breadth.core.learning.recipes`, with its settings declared once on its settings class.
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from breadth.core.world.settings import FinetuneSettings, PretrainSettings, Setting, swept
+from breadth.core.world.settings import FinetuneSettings, PretrainSettings, RewardSettings, Setting, swept
 
 
 class RecipeError(ValueError):
@@ -35,6 +36,7 @@ class Recipe:
 
 RECIPES: dict[str, Recipe] = {}  # name -> recipe, in registration order
 FINETUNE = "finetune"  # the plate's recipe, and every run's kind when its record names none
+REWARD = "reward"  # learning from reward: sampled episodes, reward 1 when correct (nanochat's RL recipe)
 
 
 def register(recipe: Recipe) -> Recipe:
@@ -79,3 +81,4 @@ def swept_by_any() -> tuple[Setting, ...]:
 
 register(Recipe(FINETUNE, "demonstrations", FinetuneSettings))
 register(Recipe("pretrain", "worksheets", PretrainSettings, on_mix=False))
+register(Recipe(REWARD, "reward", RewardSettings))  # learning from reward with the calculator in the loop

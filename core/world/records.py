@@ -8,7 +8,7 @@ Checkpoint metadata and the engine's events carry these as JSON; `HeldOutScore.f
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from breadth.core.world.mix import short_spec
@@ -28,6 +28,7 @@ class StepStats:
     steps: int  # steps planned
     loss: float  # training loss of this step's batch
     elapsed: float  # seconds since training started
+    metrics: Mapping[str, float] = field(default_factory=dict)  # what else a recipe measures: reward, pass@G...
 
 
 OnStep = Callable[[StepStats], bool]  # return False to stop
@@ -138,6 +139,8 @@ class RunMeta:
     completed: bool = True  # False if stopped before the planned steps
     base: str | None = None  # the checkpoint a fine-tune started from
     worksheet_accuracy: float | None = None  # a pre-trained model's share of worksheet sums right
+    metrics: dict[str, tuple[float, ...]] = field(default_factory=dict)  # per metric, its value at every step
+    before: dict[str, float] = field(default_factory=dict)  # measured before the first step (pass@G...)
 
     @property
     def mix_label(self) -> str:
@@ -179,6 +182,10 @@ class RunMeta:
             }
         if self.worksheet_accuracy is not None:
             out["worksheet_accuracy"] = self.worksheet_accuracy
+        if self.metrics:  # only recipes that measure more than the loss: other records keep their old form
+            out["metrics"] = {name: [round(x, 5) for x in values] for name, values in self.metrics.items()}
+        if self.before:
+            out["before"] = {name: round(x, 5) for name, x in self.before.items()}
         out |= {"train_seconds": round(self.train_seconds, 3), "losses": [round(x, 5) for x in self.losses]}
         return out
 
@@ -222,6 +229,14 @@ class RunMeta:
         completed = data.get("completed", True)
         if not isinstance(completed, bool):
             raise MetadataError(f"completed must be true or false, not {completed!r}")
+        metrics = data.get("metrics") or {}
+        if not isinstance(metrics, dict) or not all(
+            isinstance(v, list) and len(v) <= len(losses) and all(_is_number(x) for x in v) for v in metrics.values()
+        ):
+            raise MetadataError("metrics must map each name to a list of numbers, one per step")
+        before = data.get("before") or {}
+        if not isinstance(before, dict) or not all(_is_number(x) for x in before.values()):
+            raise MetadataError("before must map each name to a number")
         return cls(
             kind,
             settings,
@@ -235,6 +250,8 @@ class RunMeta:
             completed,
             base,
             accuracy,
+            {str(name): tuple(float(x) for x in values) for name, values in metrics.items()},
+            {str(name): float(x) for name, x in before.items()},
         )
 
 

@@ -169,6 +169,29 @@ class FinetuneSettings(_Checked):
 
 
 @dataclass(frozen=True)
+class RewardSettings(_Checked):
+    """Learning from reward (nanochat's RL recipe): groups of sampled episodes per prompt, reward 1 when correct."""
+
+    steps: int = setting(200, 1, 2000, help="optimiser steps", sweep=True, form="main")
+    lr: float = setting(
+        1e-4, 0.0, 1.0, open_low=True, help="AdamW learning rate at the first step, decaying linearly to 0", sweep=True
+    )
+    prompts: int = setting(16, 1, 256, help="training prompts per step (a group of episodes each)", sweep=True)
+    group: int = setting(
+        8, 2, 64, flag="group-size", short="group", help="episodes sampled per prompt (the G of pass@G)", sweep=True
+    )
+    temperature: float = setting(1.0, 0.0, 5.0, open_low=True, short="temp", help="sampling temperature", sweep=True)
+    seed: int = setting(0, 0, MAX_SEED, help="seeds the prompts, the sampling and the held-out sets", form="main")
+
+    def __post_init__(self) -> None:
+        if type(self.group) is int and self.group == 1:  # the generic limit message would not say why
+            raise SettingsError("group size must be at least 2: a lone episode has no group mean to be compared with")
+        super().__post_init__()
+        if self.prompts * self.group > 4096:
+            raise SettingsError(f"{self.prompts} prompts x {self.group} episodes is more than 4096 episodes a step")
+
+
+@dataclass(frozen=True)
 class PretrainSettings(_Checked):
     """Pre-training hyper-parameters."""
 
