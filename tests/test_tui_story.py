@@ -49,7 +49,9 @@ async def test_pagedown_walks_the_default_story_act_by_act_with_captions_lies_an
         app.playground.pace = 0
         assert not app.query_one(Caption).display and "5 acts, 8 probes" in _message(app)
         await _step(pilot)
-        assert _caption(app).startswith("act 1 of 5: Three models, one sum  One tiny model")
+        assert _caption(app).startswith("act 1 of 5: Three models, one sum  One model, fine-tuned")
+        titles = [lane.state.title for lane in app.playground.race.views()]
+        assert all(f"({title})" in _caption(app) for title in titles[:2]), titles  # the specialists, by name
         assert not app.playground.race.by_probe  # an act's opening plays nothing
         await _step(pilot)
         assert "race 23+45" in _head(app) and "B23+45| is a model's call to the calculator" in _caption(app)
