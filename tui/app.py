@@ -71,7 +71,7 @@ class BreadthApp(App):
         self.jobs = Training(self)  # the training job and every run's snapshots
         self.play = PlayRouter(self)  # single play, races and the procedure view's replays
         self.demo_mode = DemoMode(self, demo)  # `breadth-tui --demo`
-        self.figures = Figures(self)  # Ctrl+F
+        self.figures = Figures(self)  # F12
         self.supervisor = Supervisor(self, factory, on_start=self.engine_watch.started)
         self.hearers: dict[type[Message], list[Callable]] = {}  # message type -> its parts' handlers, in order
         for part in (self.models, self.engine_watch, self.jobs, self.play, self.demo_mode, self.figures):
