@@ -45,7 +45,7 @@ def test_the_breadth_curve_gives_each_row_its_environments_and_held_out_success_
 def test_curve_families_are_named_by_name_or_short_label():
     """`a3x2,sub_3x2` names two families; an unknown one is one line listing the short labels."""
     assert parse_families("a3x2, sub_3x2,a3x2") == ["add_3x2", "sub_3x2"]
-    with pytest.raises(MatrixError, match="no family 'zz'; name one of 2d, 3d"):
+    with pytest.raises(MatrixError, match="no family 'zz'; name one of a2x2, a3x1"):
         parse_families("a3x2,zz")
 
 

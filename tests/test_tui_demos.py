@@ -62,7 +62,7 @@ async def test_ctrl_d_lists_the_forms_mix_and_seed_with_the_model_s_characters_m
         mix = Mix.of(two_digit=5, three_digit=4)
         problems = mix.demonstrations(7)
         labels, episodes, marked = _shown(app)
-        assert labels == ["2d"] * 5 + ["3d"] * 4
+        assert labels == ["a2x2"] * 5 + ["a3x1"] * 4
         assert episodes == [p.demonstration().text for p in problems]
         chars, with_loss, counted = _counted(mix, 7)
         assert marked == counted  # the model's calls and answers, never the prompt or the calculator's results
@@ -72,9 +72,9 @@ async def test_ctrl_d_lists_the_forms_mix_and_seed_with_the_model_s_characters_m
         status = _content(app, "#demos-status").plain
         assert f"seed 7: 9 demonstrations, {chars:,} characters" in status
         assert f"with loss: {with_loss:,} ({100 * with_loss / chars:.0f}%)" in status
-        assert "per family: 2d" in status and "· 3d" in status
+        assert "per family: a2x2" in status and "· a3x1" in status
         lines = _content(app, "#demos-lines").plain
-        assert "3d three-digit: 4 demonstrations" in lines
+        assert "a3x1: 4 demonstrations" in lines  # at 80 columns the long label does not fit beside the counts
         assert (
             "with loss" in _content(app, "#demos-legend").plain and "calculator" in _content(app, "#demos-legend").plain
         )
@@ -90,7 +90,7 @@ async def test_counts_the_form_refuses_show_one_inline_line():
         _set(app, **{"count-two_digit": "500"})
         await _open(pilot)
         status = _content(app, "#demos-status").plain
-        assert status == "no demonstrations to show: 2d: a count from 0 to 200, not 500"
+        assert status == "no demonstrations to show: a2x2: a count from 0 to 200, not 500"
         assert not app.screen.lines and not _content(app, "#demos-lines").plain
         await pilot.press("escape")
         assert not isinstance(app.screen, DemosView) and app.return_code is None
@@ -105,7 +105,7 @@ async def test_a_long_mix_scrolls_and_a_wider_terminal_holds_more_columns():
             _set(app, **{"count-two_digit": "140", "count-three_digit": "140"})
             await _open(pilot)
             labels, episodes, _ = _shown(app)
-            assert len(episodes) == 280 and labels.count("3d") == 140
+            assert len(episodes) == 280 and labels.count("a3x1") == 140
             rows[size] = len(_content(app, "#demos-lines").plain.splitlines())
             box = app.screen.query_one("#demos-list")
             assert box.max_scroll_y > 0

@@ -40,6 +40,15 @@ def digits_word(digits: int) -> str:
     return {1: "single-digit", 2: "two-digit"}.get(digits, f"{digits}-digit")
 
 
+COUNT_WORDS = {2: "two", 3: "three", 4: "four"}  # how many numbers, said as people say it
+
+
+def numbers_words(operands: int, digits: int) -> str:
+    """The numbers of a sum in plain words: `three single digits`, `two two-digit numbers`."""
+    count = COUNT_WORDS.get(operands, str(operands))
+    return f"{count} single digits" if digits == 1 else f"{count} {digits_word(digits)} numbers"
+
+
 @dataclass(frozen=True)
 class Problem:
     """A task: its operands, the operation joining them and the family it was drawn from ('' for a free probe)."""
@@ -112,6 +121,22 @@ class Coordinates:
         """This family's value on a dimension as text: `2`, `1`, `add`."""
         return self.operation.name if dimension == "op" else str(getattr(self, dimension))
 
+    def example(self) -> tuple[int, ...]:
+        """A sum at these coordinates an audience reads at a glance, made from them (never typed by hand).
+
+        `+`: numbers of consecutive digits, `3+4+5`, `23+45+67`; `-`: the largest number first, then numbers whose
+        digits count down, `9-3-2`, `99-32-21`, small enough that the running result never goes below zero.
+        """
+        if self.op == "+":
+            first = 3 if self.digits == 1 else 2  # 3+4+5 and 23+45, the sums the plate and its probes use
+            digits = (1 + (first - 1 + i) % 9 for i in itertools.count())  # 1..9, then 1 again
+            return tuple(int("".join(str(next(digits)) for _ in range(self.digits))) for _ in range(self.operands))
+        low = 2 if self.digits == 1 else 1  # the last number's last digit: 9-3-2, 99-32-21
+        rest = [
+            int("".join(str(low + k + j) for j in range(self.digits - 1, -1, -1))) for k in range(self.operands - 1)
+        ]
+        return (self.high, *sorted(rest, reverse=True))
+
 
 class Family:
     """A task family: its coordinates, labels, its space of sums and its seeded orders.
@@ -119,16 +144,33 @@ class Family:
     The family owns its data and never looks itself up by name, so it works registered or not.
     """
 
-    def __init__(self, name: str, short: str, label: str, description: str, at: Coordinates) -> None:
-        self.name = name  # registry key and the name in mixes, e.g. `two_digit`
-        self.short = short  # a column header, e.g. `2d`
-        self.label = label  # for people, e.g. `two-digit`
+    def __init__(
+        self, name: str, short: str, words: str, description: str, at: Coordinates, aliases: tuple[str, ...] = ()
+    ) -> None:
+        self.name = name  # registry key and the name in mixes, stores and checkpoints, e.g. `two_digit`
+        self.short = short  # a column header, its coordinates: `a2x2` is two two-digit numbers added
+        self.words = words  # what its sums are, in plain words, e.g. `two-digit sums`
         self.description = description
         self.at = at
+        self.aliases = aliases  # other short names a person may type (the plate's old `2d`, `3d`)
         self._orders: dict[int, _Order] = {}  # seed -> seeded order (the last few seeds)
 
     def __repr__(self) -> str:
         return f"Family({self.name!r})"
+
+    def names(self) -> tuple[str, ...]:
+        """Every name a person may call it by, lower case: its name, its short label, its aliases."""
+        return tuple(dict.fromkeys(n.lower() for n in (self.name, self.short, *self.aliases)))
+
+    @property
+    def example(self) -> Problem:
+        """A sum of this family an audience reads at a glance, made from its coordinates: `23+45`, `3+4+5`."""
+        return Problem(self.at.example(), self.name, self.op)
+
+    @property
+    def label(self) -> str:
+        """For people, read without the README: its words and an example, `three single digits 3+4+5`."""
+        return f"{self.words} {self.example.prompt.removesuffix('=')}"
 
     @property
     def op(self) -> str:
@@ -272,9 +314,12 @@ FAMILIES: dict[str, Family] = {}
 
 
 def register(family: Family) -> Family:
-    """Add a family to the registry; a second family of the same name or the same coordinates is refused."""
+    """Add a family to the registry; a second family of the same name, short label, alias or coordinates is refused."""
     if family.name in FAMILIES:
         raise ValueError(f"a family named {family.name!r} is already registered")
+    taken = next((f for f in FAMILIES.values() for n in family.names() if n in f.names()), None)
+    if taken is not None:
+        raise ValueError(f"{family.name!r} would share a name with {taken.name!r}: {', '.join(taken.names())}")
     same = next((f.name for f in FAMILIES.values() if f.at == family.at), None)
     if same is not None:
         raise ValueError(f"{family.name!r} sits at the same coordinates as {same!r}")
@@ -288,9 +333,9 @@ def family_of(operands: tuple[int, ...], op: str = "+") -> str:
 
 
 def family_named(text: str) -> Family | None:
-    """The registered family called `text` by name or short label (`add_3x2`, `a3x2`, `2d`), any case."""
+    """The registered family called `text` by name, short label or alias (`add_3x2`, `a3x2`, `2d`), any case."""
     key = text.strip().lower()
-    return next((f for f in FAMILIES.values() if key in (f.name.lower(), f.short.lower())), None)
+    return next((f for f in FAMILIES.values() if key in f.names()), None)
 
 
 def short_label(name: str) -> str:
@@ -299,21 +344,45 @@ def short_label(name: str) -> str:
     return family.short if family else name
 
 
+def grid_short(operands: int, digits: int, op: str) -> str:
+    """The short label of the family at these coordinates: `a3x2` is three two-digit numbers added."""
+    return f"{operation(op).name[0]}{operands}x{digits}"  # no sign in it: mixes join shorts with `+`
+
+
 def grid_family(operands: int, digits: int, op: str) -> Family:
     """A family named by its coordinates: `add_3x2` (short `a3x2`) is three two-digit operands added (two calls)."""
     name, numbers, calls = operation(op).name, digits_word(digits), operands - 1
     return Family(
         f"{name}_{operands}x{digits}",
-        f"{name[0]}{operands}x{digits}",  # no sign in it: mixes join shorts with `+`
-        f"{operands} {numbers} {name}",
+        grid_short(operands, digits, op),
+        numbers_words(operands, digits),
         f"{operands} {numbers} numbers {operation(op).done}: {calls} call{'s' if calls > 1 else ''}",
         Coordinates(operands, digits, op),
     )
 
 
-# The plate's two families, by their plate names.
-register(Family("two_digit", "2d", "two-digit", "a+b with a, b in 10..99: one call", Coordinates(2, 2, "+")))
-register(Family("three_digit", "3d", "three-digit", "a+b+c with single digits: two calls", Coordinates(3, 1, "+")))
+# The plate's two families keep their plate names (stores and checkpoints hold them); their short labels are
+# their coordinates like every other family's, and the plate's old `2d` and `3d` are still read wherever typed.
+register(
+    Family(
+        "two_digit",
+        grid_short(2, 2, "+"),
+        "two-digit sums",
+        "a+b with a, b in 10..99: one call",
+        Coordinates(2, 2, "+"),
+        aliases=("2d",),
+    )
+)
+register(
+    Family(
+        "three_digit",
+        grid_short(3, 1, "+"),
+        "three single digits",
+        "a+b+c with single digits: two calls",
+        Coordinates(3, 1, "+"),
+        aliases=("3d",),
+    )
+)
 # The rest of the grid: operands x digits x operation.
 for _operands, _digits, _op in (
     (2, 1, "+"),

@@ -4,14 +4,15 @@ Families can also be named by their coordinates on the grid's dimensions: `@oper
 demonstrations to every family with two operands, `@all=10` to every family, and
 `@all!operands:3&digits:2=10` to every family but those with three two-digit operands (`&` joins
 conditions, `!` excludes what follows it). Later parts override earlier ones for the families they
-name; a family named twice by its own name is refused.
+name; a family named twice by its own name is refused. A family may be named by its short label (`a3x2`) or an
+old one (`2d`) too.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from breadth.core.world.families import DIMENSIONS, FAMILIES, Problem, families_where, short_label
+from breadth.core.world.families import DIMENSIONS, FAMILIES, Problem, families_where, family_named, short_label
 
 
 class MixError(ValueError):
@@ -26,10 +27,17 @@ class Mix:
 
     @classmethod
     def of(cls, **counts: int) -> Mix:
-        """A mix from keyword counts, e.g. Mix.of(two_digit=35, three_digit=35)."""
+        """A mix from keyword counts, e.g. Mix.of(two_digit=35, three_digit=35) (or by short label, a2x2=35)."""
+        named: dict[str, int] = {}
         for name, n in counts.items():
-            if name not in FAMILIES:
+            family = family_named(name)
+            if family is None:
                 raise MixError(f"unknown family {name!r}; known: {', '.join(FAMILIES)}")
+            if family.name in named:
+                raise MixError(f"family {family.name!r} appears twice in the mix")
+            named[family.name] = n
+        counts = named
+        for name, n in counts.items():
             pool = FAMILIES[name].demo_pool
             if not isinstance(n, int) or isinstance(n, bool) or not 0 <= n <= pool:
                 raise MixError(f"{name}: a count from 0 to {pool}, not {n!r}")
@@ -53,6 +61,8 @@ class Mix:
                 for family in select(name[1:]):
                     counts[family] = int(value)
                 continue
+            family = family_named(name)  # a short label or an old one (`2d`) names the family too
+            name = family.name if family else name
             if name in named:
                 raise MixError(f"family {name!r} appears twice in the mix")
             named.add(name)
@@ -75,7 +85,7 @@ class Mix:
         return ",".join(f"{name}={n}" for name, n in self.counts)
 
     def short(self) -> str:
-        """A label that fits a narrow column, e.g. `2d 35+3d 35`; past three families, `10 families 100`."""
+        """A label that fits a narrow column, e.g. `a2x2 35+a3x1 35`; past three families, `10 families 100`."""
         if len(self.counts) > 3:
             return f"{len(self.counts)} families {self.total}"
         return "+".join(f"{short_label(name)} {n}" for name, n in self.counts)

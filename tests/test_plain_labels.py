@@ -1,0 +1,76 @@
+"""Plain words on stage: every family's label reads without the README, its short label is its coordinates, and
+the plate's old short labels (`2d`, `3d`) are still read wherever a person types a family."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from breadth.core.results.grid import parse_budget, parse_share
+from breadth.core.results.matrix import parse_families
+from breadth.core.world.families import FAMILIES, Coordinates, Family, family_named, register
+from breadth.core.world.mix import Mix, MixError
+from breadth.core.world.probe import SumError, parse_sum
+
+
+def test_the_plate_families_say_what_their_sums_are():
+    """`three_digit` is three single digits (3+4+5), never `three-digit`, which an audience reads as 123+456."""
+    assert FAMILIES["two_digit"].label == "two-digit sums 23+45"
+    assert FAMILIES["three_digit"].label == "three single digits 3+4+5"
+    assert FAMILIES["add_3x2"].label == "three two-digit numbers 23+45+67"
+    assert not any("three-digit" in f.label for f in FAMILIES.values())
+
+
+def test_every_label_ends_with_an_example_made_from_the_family_coordinates():
+    """The example in a label is a sum of that family (checked, not typed), and no two families share a label."""
+    for family in FAMILIES.values():
+        example = family.example
+        assert family.contains(example.operands) and example.op == family.op
+        assert family.label.endswith(" " + example.prompt.removesuffix("="))
+        assert len(example.operands) == family.at.operands
+    assert len({f.label for f in FAMILIES.values()}) == len(FAMILIES)
+    made = Family("probe_5x2", "p5x2", "five two-digit numbers", "", Coordinates(4, 2, "-"))
+    assert made.contains(made.example.operands)  # a family not registered gets a valid example too
+
+
+def test_short_labels_are_coordinates_for_every_family():
+    """`a2x2` is two two-digit numbers added, `a3x1` three single digits: the plate's columns read like the grid's."""
+    assert FAMILIES["two_digit"].short == "a2x2" and FAMILIES["three_digit"].short == "a3x1"
+    for family in FAMILIES.values():
+        at = family.at
+        assert family.short == f"{at.operation.name[0]}{at.operands}x{at.digits}"
+        assert re.fullmatch(r"[as][234]x[12]", family.short)
+
+
+@pytest.mark.parametrize("old,name", [("2d", "two_digit"), ("3D", "three_digit"), ("a2x2", "two_digit")])
+def test_old_short_labels_still_name_the_plate_families(old, name):
+    """A probe, a mix, a share, a budget and a curve written with `2d`/`3d` before still mean the same families."""
+    family = family_named(old)
+    assert family is not None and family.name == name
+    assert parse_families(f"{old},add_3x2") == [name, "add_3x2"]
+    assert Mix.parse(f"{old}=35") == Mix.of(**{name: 35}) == Mix.of(**{old: 35})
+
+
+def test_old_short_labels_in_probes_mixes_shares_and_budgets():
+    """`2d: 23+45` is a two-digit probe, `2d: 3+4+5` is refused naming the new short; `2d=35,3d=35` is the plate's
+    mix; a share or budget between `2d` and `3d` is the one between the plate's families."""
+    assert parse_sum("2d: 23+45").family == "two_digit"
+    with pytest.raises(SumError, match="a2x2 takes 2 numbers, not 3"):
+        parse_sum("2d: 3+4+5")
+    assert Mix.parse("2d=35,3d=35") == Mix.of(two_digit=35, three_digit=35)
+    assert parse_share("2d/3d=70:35") == parse_share("two_digit/three_digit=70:35")
+    assert parse_budget("2d/3d=10") == parse_budget("two_digit/three_digit=10")
+    with pytest.raises(MixError, match="'two_digit' appears twice"):
+        Mix.parse("2d=3,two_digit=4")
+    with pytest.raises(MixError, match="'two_digit' appears twice"):
+        Mix.of(**{"2d": 3, "two_digit": 4})
+
+
+def test_a_family_whose_short_or_alias_is_taken_is_refused():
+    """A new family cannot be called by a name, short label or alias another family answers to."""
+    with pytest.raises(ValueError, match="would share a name with 'two_digit'"):
+        register(Family("twin", "t5x5", "twins", "", Coordinates(4, 2, "+"), aliases=("2d",)))
+    with pytest.raises(ValueError, match="would share a name with 'three_digit'"):
+        register(Family("trio", "a3x1", "trio", "", Coordinates(4, 2, "+")))
+    assert "twin" not in FAMILIES and "trio" not in FAMILIES
