@@ -132,8 +132,8 @@ async def test_a_hostile_model_races_in_a_lane_that_shows_its_name_literally(tmp
 
 
 async def test_the_matrix_keeps_a_hostile_row_and_its_failed_transcripts_show_literally(tmp_path, monkeypatch):
-    """F10 with a hostile mix stored before a plain one: both rows, the hostile label written out, and its
-    cell's failure kinds and failed transcript shown as text; no escape reaches the screen."""
+    """F10 with a hostile mix stored before a plain one: both rows (the plate's first), the hostile label cut and
+    written out, and its cell's failure kinds and failed transcript shown as text; no escape reaches the screen."""
     base_hash = weights_hash(BASE)
     _store(tmp_path, monkeypatch, _stored(MIX, 0, base_hash), _stored("two_digit=70", 0, base_hash))
     app = fake_app()
@@ -142,9 +142,11 @@ async def test_the_matrix_keeps_a_hostile_row_and_its_failed_transcripts_show_li
         await wait_for(pilot, lambda: isinstance(app.screen, MatrixView), timeout=5, what="the view")
         table = app.screen.query_one(DataTable)
         await wait_for(pilot, lambda: table.row_count == 2, timeout=10, what="both rows")
-        label = shown(MIX)[: LABEL_WIDTH - 1] + "…"
-        assert [row.label.plain for row in table.rows.values()] == [label, "2d 70"]
-        table.move_cursor(row=0, column=columns().index("two_digit"))
+        width = app.screen.widths[0]
+        assert width >= LABEL_WIDTH and len(shown(MIX)) > width  # the hostile name is cut, written out
+        label = shown(MIX)[: width - 1] + "…"
+        assert [row.label.plain.strip() for row in table.rows.values()] == ["a2x2 70", label]  # the plate's first
+        table.move_cursor(row=1, column=columns().index("two_digit"))
         await pilot.pause()
         detail = _text(app.screen.query_one("#matrix-detail", Static))
         assert shown(MIX) in detail and f"{shown(KIND)} 20" in detail

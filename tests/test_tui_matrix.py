@@ -62,8 +62,9 @@ async def test_the_matrix_shows_a_row_per_mix_with_trained_cells_marked_at_80x24
         await pilot.press("f10")
         await wait_for(pilot, lambda: isinstance(app.screen, MatrixView) and _table(app).row_count == 2, what="rows")
         table = _table(app)
-        assert [str(c.label).split("\n")[-1] for c in table.columns.values()] == [FAMILIES[n].short for n in columns()]
-        assert [str(c.label).split("\n")[0] for c in table.columns.values()][:2] == ["add", ""]
+        headers = [str(c.label).split("\n") for c in table.columns.values()]
+        assert [short.strip() for _, short in headers] == [FAMILIES[n].short for n in columns()]
+        assert [group.strip() for group, _ in headers][:2] == ["add", ""]
         names = columns()
         first = [str(v) for v in table.get_row_at(0)]
         assert first[names.index("two_digit")] == "*92" and first[names.index("three_digit")] == "0"
@@ -87,7 +88,7 @@ async def test_moving_to_a_cell_shows_its_seeds_and_failure_kinds(tmp_path, monk
     async with app.run_test(size=(80, 24)) as pilot:
         await _open_cell(pilot, "two_digit")
         detail = _text(app, "#matrix-detail")
-        assert "2d 70" in detail and "two-digit" in detail and "trained on" in detail
+        assert "a2x2 70" in detail and "two-digit sums 23+45 (a2x2)" in detail and "trained on" in detail
         assert "s0 90  s1 94" in detail and "no call 16" in detail
         assert "no failed transcripts" in detail
 

@@ -11,10 +11,12 @@ from __future__ import annotations
 import os
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from textual.message import Message
+from textual.screen import Screen
 
 from breadth.core.storage.files import write_atomic
 from breadth.core.storage.paths import data_dir
@@ -40,6 +42,22 @@ _BRAILLE_STYLE = ' style="font-family: sans-serif; font-size: 16.1px"'
 def figures_dir() -> Path:
     """Where Ctrl+F writes: `figures/` in the user's breadth folder."""
     return data_dir() / "figures"
+
+
+@dataclass(frozen=True)
+class Slide:
+    """A view's own picture for F12, in place of the current model's: its files' first name and what draws it."""
+
+    kind: str  # the files are KIND-STAMP.png and .svg, e.g. `matrix`
+    draw: Callable[[Path], list[Path]]  # in the worker: draws to a path without its suffix, returns the files written
+
+
+@dataclass
+class FiguresAsked(Message):
+    """A view asks for figures of its own: the screen as it is and `slide`; the line saying where goes to `view`."""
+
+    slide: Slide
+    view: Screen  # has say(line, error=False)
 
 
 @dataclass
@@ -83,19 +101,24 @@ def free_stem(folder: Path, stamp: str) -> str:
     return f"{stamp}-{time.monotonic_ns()}"
 
 
-def save_figures(svg: str, run: RunMeta | None, name: str, folder: Path, stamp: str) -> FiguresSaved | FiguresFailed:
+def save_figures(
+    svg: str, run: RunMeta | None, name: str, folder: Path, stamp: str, slide: Slide | None = None
+) -> FiguresSaved | FiguresFailed:
     """Write screen-STAMP.svg and .png, and (with a model) scores-STAMP.png and .svg, into `folder`; never raises.
+    A view's own `slide` replaces the model's: KIND-STAMP.png and .svg.
 
     Each file is written atomically; a part that fails is named in `missing` and the rest is still written.
     """
     try:
-        return _save(svg, run, name, folder, stamp)
+        return _save(svg, run, name, folder, stamp, slide)
     except Exception as e:  # noqa: BLE001 -- in a worker: an error must become a line, not end the app
         log_error(e, "saving figures")
         return FiguresFailed(f"figures not saved: {shown(one_line(e))}")
 
 
-def _save(svg: str, run: RunMeta | None, name: str, folder: Path, stamp: str) -> FiguresSaved | FiguresFailed:
+def _save(
+    svg: str, run: RunMeta | None, name: str, folder: Path, stamp: str, slide: Slide | None = None
+) -> FiguresSaved | FiguresFailed:
     written: list[Path] = []
     missing: list[str] = []
     try:
@@ -107,7 +130,12 @@ def _save(svg: str, run: RunMeta | None, name: str, folder: Path, stamp: str) ->
         written.append(write_atomic(folder / f"screen-{stem}.png", screen_png(svg)))
     except Exception as e:  # noqa: BLE001 -- no cairo library, a full disk: the other files are still written
         missing.append(f"no PNG of the screen ({_why(e, 'converting the screenshot to PNG')})")
-    if run is None:
+    if slide is not None:
+        try:
+            written += slide.draw(folder / f"{slide.kind}-{stem}")
+        except Exception as e:  # noqa: BLE001 -- matplotlib missing or failing: the screen is still saved
+            missing.append(f"no figure of the {slide.kind} ({_why(e, f'drawing the {slide.kind}')})")
+    elif run is None:
         missing.append("no model loaded, so no slide of its scores")
     else:
         try:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
-from breadth.core.results.matrix import TRAINED, BreadthPoint, MatrixRow, columns, group_of
+from breadth.core.results.matrix import TRAINED, BreadthPoint, MatrixRow, columns, group_of, row_names
 from breadth.core.results.report import BudgetPoint, CellSummary, budget, varied
 from breadth.core.storage.files import write_atomic
 from breadth.core.world.families import FAMILIES
@@ -145,8 +145,9 @@ def sweep_figure(cells: list[CellSummary], out: Path, title: str = "") -> list[P
     return _finish(plt, fig, out)
 
 
-def matrix_figure(rows: list[MatrixRow], out: Path) -> list[Path]:
-    """The transfer matrix as a heat map: mean success per (mix, family), its interval, trained cells outlined."""
+def matrix_figure(rows: list[MatrixRow], out: Path, names_of_rows: list[str] | None = None) -> list[Path]:
+    """The transfer matrix as a heat map: mean success per (mix, family), its interval, trained cells outlined;
+    rows named `names_of_rows` (as a view shows them), else each by a name no other row has."""
     import numpy as np
 
     plt = _pyplot()
@@ -192,7 +193,7 @@ def matrix_figure(rows: list[MatrixRow], out: Path) -> list[Path]:
             ax.axvline(j - 0.5, color="black", linewidth=1)
         ax.text((j + end - 1) / 2, len(rows) - 0.5 + 0.35, group_of(names[j]), ha="center", va="top", fontsize=9)
     ax.set_xticks(range(len(names)), [f"{FAMILIES[n].short}" for n in names], fontsize=8)
-    ax.set_yticks(range(len(rows)), [figure_text(r.label) for r in rows], fontsize=8)
+    ax.set_yticks(range(len(rows)), [figure_text(n) for n in names_of_rows or row_names(rows)], fontsize=8)
     ax.xaxis.set_ticks_position("top")
     seeds = sorted({len(r.seeds) for r in rows})
     n = seeds[0] if len(seeds) == 1 else f"{seeds[0]}-{seeds[-1]}"

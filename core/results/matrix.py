@@ -8,6 +8,7 @@ then digits), so environments that differ along one dimension sit side by side.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from breadth.core.results.report import CellKey, CellSummary, FamilySummary, varied
@@ -62,9 +63,10 @@ def matrix(cells: list[CellSummary], mixes: list[str]) -> list[MatrixRow]:
     return [_row(spec, by_mix.get(spec)) for spec in mixes]
 
 
-def stored_rows(cells: list[CellSummary]) -> list[MatrixRow]:
-    """A row per mix, in the order mixes first appear, from cells of any settings (a store's runs): each mix
-    shows its cell with the default settings if it has one, else the one with the most seeds."""
+def stored_rows(cells: list[CellSummary], first: Sequence[str] = ()) -> list[MatrixRow]:
+    """A row per mix from cells of any settings (a store's runs): the mixes of `first` (the plate's) that have runs,
+    in that order, then the rest in the order mixes first appear. Each mix shows its cell with the default settings
+    if it has one, else the one with the most seeds."""
     by_mix: dict[str, list[CellSummary]] = {}
     for cell in cells:
         by_mix.setdefault(cell.key.mix, []).append(cell)
@@ -73,7 +75,53 @@ def stored_rows(cells: list[CellSummary]) -> list[MatrixRow]:
     for spec, some in by_mix.items():
         best = max(some, key=lambda c: (c.key.settings == default, len(c.seeds)))  # key settings have seed 0
         rows.append(_row(spec, best, len(some) - 1))
-    return rows
+    place = {_canonical(spec): i for i, spec in enumerate(first)}
+    return sorted(rows, key=lambda row: place.get(_canonical(row.mix), len(place)))  # stable: the rest keep order
+
+
+def _canonical(spec: str) -> str:
+    """A mix spec as `Mix.spec` writes it (`2d=70` and `two_digit=70` are one mix); the spec if it does not parse."""
+    try:
+        return Mix.parse(spec).spec()
+    except MixError:
+        return spec
+
+
+def row_names(rows: list[MatrixRow]) -> list[str]:
+    """A name per row, no two alike: the mix's short label (`a2x2 70`, `4 families 72`), and where two rows share
+    one, the families that tell them apart (`4 families 72 (a2x2,a4x1)`), then a number if nothing else does."""
+    names = [row.label for row in rows]
+    for label in {n for n in names if names.count(n) > 1}:
+        group = [i for i, n in enumerate(names) if n == label]
+        common = frozenset.intersection(*(rows[i].trained for i in group))
+        for i in group:
+            own = [FAMILIES[n].short for n in columns() if n in rows[i].trained - common]
+            names[i] = f"{label} ({','.join(own)})" if own else label
+    alike = {name: names.count(name) for name in names}
+    seen: dict[str, int] = {}
+    for i, name in enumerate(names):
+        seen[name] = seen.get(name, 0) + 1
+        if alike[name] > 1:
+            names[i] = f"{name} #{seen[name]}"
+    return names
+
+
+SCALE = ((90, "high"), (50, "middle"), (1, "low"), (0, "none"))  # each band's lowest shown %, high to low
+
+
+def band(rate: float) -> str:
+    """The colour band of a success rate as the matrix shows it (a whole percent): `high`, `middle`, `low`, `none`."""
+    shown = int(f"{100 * rate:.0f}")  # the percent as the cell writes it
+    return next(name for lowest, name in SCALE if shown >= lowest)
+
+
+def band_ranges() -> list[tuple[str, str]]:
+    """Each band and the percentages it holds, high to low: (`90-100`, `high`) ... (`0`, `none`)."""
+    out, top = [], 100
+    for lowest, name in SCALE:
+        out.append((f"{lowest}-{top}" if top > lowest else f"{lowest}", name))
+        top = lowest - 1
+    return out
 
 
 def _row(spec: str, cell: CellSummary | None, hidden: int = 0) -> MatrixRow:

@@ -1,10 +1,13 @@
 """The transfer matrix view: stored runs' held-out success, training mixes by every family, filling in live.
 
-Rows are the training mixes of the results store's runs from the shipped base; columns every family,
-grouped as `core.results.matrix` orders them; a cell is the mean held-out success over seeds, `*` and
-bold where the row trained on that family. The store is re-read in a thread worker every few seconds,
-so rows appear as `breadth matrix` or `breadth sweep` finish runs in another terminal. A mix run with
-several settings or held-out sizes shows one cell: the default settings first, then the most seeds.
+Rows are the training mixes of the results store's runs from the shipped base, the plate's three first, each
+with a name no other row has; columns every family, grouped as `core.results.matrix` orders them; a cell is the
+mean held-out success over seeds, `*` where the row trained on that family, coloured by its band (bold green
+high, red 0: the key line says so, and the numbers read the same without colour). The table takes the screen's
+width. The store is re-read in a thread worker every few seconds, so rows appear as `breadth matrix` or
+`breadth sweep` finish runs in another terminal. A mix run with several settings or held-out sizes shows one
+cell: the default settings first, then the most seeds. F12 (or Ctrl+F) saves the matrix as a figure, and says
+where on this screen.
 """
 
 from __future__ import annotations
@@ -19,41 +22,72 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
-from breadth.core.results.matrix import MatrixRow, columns, group_of, stored_rows
+from breadth.core.results.matrix import MatrixRow, band, band_ranges, columns, group_of, row_names, stored_rows
 from breadth.core.results.report import summarise
 from breadth.core.storage.header import weights_hash
 from breadth.core.storage.paths import BASE
+from breadth.core.storage.presets import PRESETS
 from breadth.core.storage.store import Store, StoredRun
 from breadth.core.world.families import FAMILIES, short_label
 from breadth.core.world.mix import Mix, MixError
 from breadth.core.world.records import settings_note
 from breadth.core.world.text import episode_text, shown
 from breadth.core.world.transcript import Transcript
+from breadth.tui.figures import FiguresAsked, Slide
 from breadth.tui.guard import guarded, log_error, one_line
 
 REFRESH_SECONDS = 3.0  # how often the store is re-read while the view is open
 EXAMPLES_SHOWN = 3  # failed transcripts under a cell, taking its seeds in turn
-LABEL_WIDTH = 14  # the row label (the mix) is cut to this many characters; the detail line has it whole
+LABEL_WIDTH = 14  # the row names' least width (a longer name is cut with `…`; the detail line has it whole)
+LABEL_MAX = 40  # and the most they take on a wide screen
+CELL_WIDTH = 5  # a column's least width: ` *100`, ` a2x2` (cells have no padding)
+CELL_MAX = 9  # and the most: wider screens give the rest to the row names
+PLATE_MIXES = tuple(preset.mix.spec() for preset in PRESETS.values())  # the plate's rows, first, in this order
+BAND_STYLES = {  # core.results.matrix.SCALE's bands: green, yellow, orange, red (as hex: a theme cannot fold them)
+    "high": "bold #2ecc40",
+    "middle": "#e6c229",
+    "low": "#ff8c1a",
+    "none": "#ff4d4d",
+}
 
 
 def rows_of(runs: list[StoredRun]) -> list[MatrixRow]:
-    """One row per stored mix, in the order mixes first appear (see core.results.matrix.stored_rows)."""
-    return stored_rows(summarise(runs))
+    """One row per stored mix, the plate's first (see core.results.matrix.stored_rows)."""
+    return stored_rows(summarise(runs), PLATE_MIXES)
 
 
-def row_label(row: MatrixRow) -> Text:
-    """The row's mix as text (a stored mix may hold markup or escapes), cut to LABEL_WIDTH (the detail has it whole)."""
-    label = shown(row.label)
-    return Text(label if len(label) <= LABEL_WIDTH else label[: LABEL_WIDTH - 1] + "…")
+def row_label(name: str, width: int = LABEL_WIDTH) -> Text:
+    """A row's name as text (a stored mix may hold markup or escapes), cut to `width` (the detail has it whole)."""
+    label = shown(name)
+    return Text(label if len(label) <= width else label[: width - 1] + "…")
 
 
 def cell_text(row: MatrixRow, family: str) -> Text:
-    """`100`, `*94` (bold: trained on), or a dim `-` when the family was not scored."""
+    """`100`, `*94` (`*`: trained on) in its band's colour (bold green high, red 0), or a dim `-` if not scored."""
     f = row.cells.get(family)
     if f is None or not f.total:
         return Text("-", style="dim", justify="right")
     mark = "*" if family in row.trained else ""
-    return Text(f"{mark}{100 * f.mean:.0f}", style="bold" if mark else "", justify="right")
+    return Text(f"{mark}{100 * f.mean:.0f}", style=BAND_STYLES[band(f.mean)], justify="right")
+
+
+def scale_key() -> Text:
+    """The key line: each band's percentages in its colour, what `*` and `-` mean, and F12."""
+    out = Text("key: ")
+    for text, name in band_ranges():
+        out.append(f" {text} ", style=BAND_STYLES[name]).append(" ")
+    return out.append("· *trained on · - not scored · F12 figure", style="")
+
+
+def widths(screen_width: int, names: list[str], columns_count: int) -> tuple[int, int]:
+    """(row name width, column width) that fill `screen_width`: columns as wide as CELL_MAX allows after the names
+    ask for what they need (up to LABEL_MAX), then the rest to the names (up to LABEL_MAX). Cells have no padding: a
+    column is one wider than its widest text, so that right-justified numbers keep a space between them."""
+    usable = screen_width - 2 - 1  # the table's vertical scrollbar; a space before the names
+    want = max(LABEL_WIDTH, min(LABEL_MAX, max((len(shown(n)) for n in names), default=0)))
+    cell = max(CELL_WIDTH, min(CELL_MAX, (usable - want) // columns_count))
+    label = max(LABEL_WIDTH, min(LABEL_MAX, usable - columns_count * cell))  # what the columns leave, within limits
+    return label, cell
 
 
 def cell_detail(row: MatrixRow, family: str) -> Text:
@@ -103,7 +137,7 @@ def _counts(mix: str) -> tuple[tuple[str, int], ...]:
 class MatrixView(Screen):
     """The transfer matrix of the results store, re-read every few seconds."""
 
-    BINDINGS = [Binding("escape", "app.pop_screen", "Close")]
+    BINDINGS = [Binding("escape", "app.pop_screen", "Close"), Binding("f12,ctrl+f", "figures", "Figure")]
 
     @dataclass
     class Read(Message):
@@ -115,19 +149,41 @@ class MatrixView(Screen):
     def __init__(self) -> None:
         super().__init__()
         self.lines: list[MatrixRow] = []
+        self.names: list[str] = []  # each row's name, no two alike (core.results.matrix.row_names)
+        self.widths = (LABEL_WIDTH, CELL_WIDTH)  # the row names' and each column's, set by the screen's width
         self.base_hash: str | None = None  # hashed once, in the first read
         self.logged = ""  # the last store error written to app.log (not every few seconds)
 
     def compose(self) -> ComposeResult:
         yield Static("transfer matrix: reading the results store…", id="matrix-status")
-        table = DataTable(id="matrix-table", cursor_type="cell", header_height=2, zebra_stripes=True)
-        names = columns()
-        for i, name in enumerate(names):
-            first = i == 0 or group_of(names[i - 1]) != group_of(name)
-            table.add_column(f"{group_of(name) if first else ''}\n{FAMILIES[name].short}", key=name, width=4)
-        yield table
+        yield Static(scale_key(), id="matrix-key")
+        yield DataTable(id="matrix-table", cursor_type="cell", header_height=2, cell_padding=0)
+        yield Static("", id="matrix-note")
         yield Static("", id="matrix-detail")
         yield Footer(compact=True, show_command_palette=False)
+
+    def on_resize(self) -> None:
+        self.lay_out()
+
+    def lay_out(self, force: bool = False) -> None:
+        """Size the row names and columns to the screen's width; rebuild the table if they changed (or `force`)."""
+        names = columns()
+        fit = widths(self.size.width, self.names, len(names))
+        if fit == self.widths and not force and self.query_one(DataTable).columns:
+            return
+        self.widths = label, cell = fit
+        table = self.query_one(DataTable)
+        where = table.cursor_coordinate
+        table.clear(columns=True)
+        for i, name in enumerate(names):
+            first = i == 0 or group_of(names[i - 1]) != group_of(name)
+            header = f"{group_of(name) if first else '':>{cell}}\n{FAMILIES[name].short:>{cell}}"
+            table.add_column(header, key=name, width=cell)
+        for line, name in zip(self.lines, self.names, strict=True):
+            row = (cell_text(line, family) for family in names)
+            table.add_row(*row, key=line.mix, label=Text(f" {row_label(name, label).plain:<{label}}"))
+        if self.lines:
+            table.move_cursor(row=min(where.row, len(self.lines) - 1), column=where.column)
 
     def on_mount(self) -> None:
         self.read_store()
@@ -160,21 +216,17 @@ class MatrixView(Screen):
         seeds = sorted({len(line.seeds) for line in message.lines}) or [0]
         over = f"{seeds[0]}" if len(seeds) == 1 else f"{seeds[0]}-{seeds[-1]}"
         status.update(
-            f"held-out % solved, mean over {over} seeds · *trained on · {len(message.lines)} mixes"
+            f"held-out % solved, mean over {over} seeds · {len(message.lines)} mixes"
             if message.lines
             else "no stored runs from the shipped base yet: `breadth matrix` or `breadth sweep` fill this"
         )
         if message.lines == self.lines:
             return  # nothing new: keep the cursor and the table as they are
         self.lines = message.lines
-        table = self.query_one(DataTable)
-        where = table.cursor_coordinate
-        table.clear()
-        names = columns()
-        for line in self.lines:
-            table.add_row(*(cell_text(line, name) for name in names), key=line.mix, label=row_label(line))
+        self.names = row_names(self.lines)
+        self.lay_out(force=True)
         if self.lines:
-            table.move_cursor(row=min(where.row, len(self.lines) - 1), column=where.column)
+            where = self.query_one(DataTable).cursor_coordinate
             self.show_cell(where.row, where.column)
 
     @on(DataTable.CellHighlighted)
@@ -187,3 +239,24 @@ class MatrixView(Screen):
         names = columns()
         if 0 <= row < len(self.lines) and 0 <= column < len(names):
             self.query_one("#matrix-detail", Static).update(cell_detail(self.lines[row], names[column]))
+
+    def action_figures(self) -> None:
+        """F12: the matrix as it stands, as a figure (and this screen), written by the app's figures worker."""
+        if not self.lines:
+            self.say("no rows yet: nothing to draw", error=True)
+            return
+        rows, names = list(self.lines), list(self.names)
+        self.post_message(FiguresAsked(Slide("matrix", lambda out: _matrix_figure(rows, names, out)), self))
+
+    def say(self, line: str, error: bool = False) -> None:
+        """A line on this screen, above the detail: where the figure went, or why not."""
+        note = self.query_one("#matrix-note", Static)
+        note.update(Text(shown(line), style="bold red" if error else "bold"))
+        note.display = True
+
+
+def _matrix_figure(rows: list[MatrixRow], names: list[str], out):
+    """In the figures worker: the matrix drawn by matplotlib (imported only then), rows named as on screen."""
+    from breadth.core.results.figures import matrix_figure
+
+    return matrix_figure(rows, out, names)
