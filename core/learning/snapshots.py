@@ -17,11 +17,10 @@ from safetensors import SafetensorError
 from safetensors.torch import load as from_bytes
 from safetensors.torch import save as to_bytes
 
-from breadth.core.learning import checkpoint
 from breadth.core.learning.model import GPT, GPTConfig
 from breadth.core.learning.policy import greedy
 from breadth.core.storage.files import UserFileError, read_regular, write_atomic
-from breadth.core.storage.header import KEY
+from breadth.core.storage.header import KEY, read_checkpoint_bytes, read_header
 from breadth.core.storage.snapshot_file import (
     HELD_OUT,
     LAST_STEP,
@@ -93,9 +92,8 @@ def load(path: str | os.PathLike, model: GPT, run: RunMeta | None = None) -> tup
     stored = [s for s in saved.steps if s.weights == STORED_STEP]
     weights: dict[str, torch.Tensor] = {}
     if stored:
-        expected = {k: tuple(v.shape) for k, v in model.state_dict().items() if k != _TIED}
         found = {name.partition("/")[2]: entry.shape for name, entry in header.tensors.items()}
-        if found != expected:
+        if found != _shapes(model):
             raise SnapshotError(f"{saved.path}: its weights do not fit the checkpoint's model")
         try:
             data = read_regular(saved.path, header.size)
@@ -115,6 +113,29 @@ def load(path: str | os.PathLike, model: GPT, run: RunMeta | None = None) -> tup
         elif step.weights == LAST_STEP:
             kept[step.step] = snapshot(model)
         else:
-            base, _ = checkpoint.load(saved.base)
-            kept[step.step] = Snapshot(model.config, snapshot(base).state)
+            state = _base_state(saved.base, step.base)
+            if {k: tuple(v.shape) for k, v in state.items()} != _shapes(model):
+                raise SnapshotError(f"{saved.path}: its base {saved.base} does not fit the checkpoint's model")
+            kept[step.step] = Snapshot(model.config, state)
     return kept, {s.step: s.scores for s in saved.steps}
+
+
+def _shapes(model: GPT) -> dict[str, tuple[int, ...]]:
+    """The shape of each of the model's tensors, the tied head left out (as snapshots store them)."""
+    return {k: tuple(v.shape) for k, v in model.state_dict().items() if k != _TIED}
+
+
+_BASES: dict[str, dict[str, torch.Tensor]] = {}  # weights hash -> a base's weights in float16 (the last one read)
+
+
+def _base_state(path: Path, wanted: str) -> dict[str, torch.Tensor]:
+    """Step 0's weights: the base's at `path` (whose weights hash is `wanted`) rounded to float16, read once for
+    every model that starts from it (no model is built: its tensors are all step 0 needs)."""
+    if wanted not in _BASES:
+        header = read_header(path)
+        tensors = from_bytes(read_checkpoint_bytes(path, header))
+        if not all(torch.isfinite(v).all() for v in tensors.values()):
+            raise SnapshotError(f"{path}: weights hold NaN or infinity")
+        _BASES.clear()
+        _BASES[wanted] = {k: v.to(torch.float16) for k, v in tensors.items() if k != _TIED}
+    return _BASES[wanted]
