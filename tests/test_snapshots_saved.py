@@ -207,3 +207,26 @@ def test_the_shipped_models_ship_scored_snapshots_that_score_what_they_say(one_t
     for step in (240, 400):
         assert _counts(snapshots.score(kept[step], 0)) == _counts(scores[step])
     assert scores[0]["two_digit"].solved == 0 and scores[400]["two_digit"].solved == 20
+
+
+def test_a_run_saved_later_with_save_gets_its_snapshots_too(tmp_path, monkeypatch):
+    """A run the engine could not save when it ended (kept in memory) gets its snapshots beside the file that Save
+    writes, once they are scored (the saving waits behind the scoring)."""
+    from fake_engine import ScriptedModels
+
+    monkeypatch.setattr("fake_engine.STEP_SECONDS", 0.0)
+    models = ScriptedModels()
+    monkeypatch.setattr(models, "save_new", lambda *a: (_ for _ in ()).throw(OSError("disk full")))
+    events: list = []
+    session = Session(events.append, models)
+    session.handle(p.Train(1, "two_digit=4", {"steps": 50}, str(BASE), str(tmp_path / "runs"), 2))
+    (trained,) = [e for e in events if isinstance(e, p.Trained)]
+    assert trained.path == "" and "disk full" in trained.note
+    target = tmp_path / "later.safetensors"
+    session.handle(p.Save(2, trained.key, str(target)))
+    assert target.exists() and not sidecar_of(target).exists()  # the snapshots are not scored yet
+    while session.background:
+        session.work()
+    steps = [(s.step, s.weights) for s in read_snapshot_header(sidecar_of(target)).steps]
+    assert steps == [(0, "base"), (25, "stored"), (50, "checkpoint")]
+    assert not [e for e in events if isinstance(e, p.Failed)]
