@@ -2,8 +2,9 @@
 
 Nothing here opens a user's file on the UI thread: the path is expanded (`user_path`), the output
 checked (`check_output`), the checkpoint's header read and validated, and its bytes copied (with the
-snapshots saved beside it, if any), all in the prompt's worker (`PathPrompt`). A model that has no file yet (trained, kept only in the engine's
-memory) is written by the engine: the prompt answers where, and the app sends the engine a Save.
+snapshots saved beside it, if any), all in the prompt's worker (`PathPrompt`). A model that has no file
+yet (trained, kept only in the engine's memory) is written by the engine: the prompt answers where, and
+the app sends the engine a Save.
 """
 
 from __future__ import annotations
