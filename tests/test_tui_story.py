@@ -17,7 +17,7 @@ from breadth.tui.screens.procedure_view import ProcedureView
 from breadth.tui.widgets.caption import Caption
 from breadth.tui.widgets.playground import AUDIENCE
 
-LONG = "a caption long enough to take both of the caption's lines at eighty columns, " * 2
+LONG = "a caption longer than both of the caption's lines hold at eighty columns, " * 4
 
 
 def _message(app) -> str:
@@ -114,7 +114,7 @@ async def test_the_story_says_where_it_starts_and_ends_and_never_replays_a_probe
 
 
 async def test_a_two_line_caption_leaves_every_lane_on_screen_at_80x24_and_120x40():
-    """With the longest caption the line holds, the three lanes and the sum box stay inside the screen."""
+    """With a caption longer than its two lines (cut with `…`), the three lanes and the sum box stay on screen."""
     story = Story((Act("A title", LONG, probes=(Probe("23+45", LONG),)),))
     for size in ((80, 24), (120, 40)):
         app = BreadthApp(engine_factory=FakeEngine, demo=story)
@@ -125,6 +125,7 @@ async def test_a_two_line_caption_leaves_every_lane_on_screen_at_80x24_and_120x4
             await _step(pilot)
             caption = app.query_one(Caption)
             assert caption.display and caption.region.height == 2, size
+            assert str(caption.render()).endswith("…"), size  # cut at two lines, and seen to be
             lanes = app.playground.query_one("#lanes")
             for lane in app.playground.race.views():
                 assert lanes.region.contains_region(lane.region), (size, lane.region, lanes.region)

@@ -37,17 +37,34 @@ class Caption(Static):
     def __init__(self, **kwargs) -> None:
         super().__init__("", **kwargs)
         self.said = ("", "")  # (where in the story, the caption) as last shown
+        self.text = Text()  # the caption as one line, wrapped to the width when shown
 
     def show(self, where: str, say: str) -> None:
         """Show `where` (the act) in bold, then `say`; nothing at all hides the line."""
         self.said = (where, say)
-        text = Text(overflow="ellipsis")
+        text = Text()
         if where:
             text.append(shown(where), "bold")
             text.append("  " if say else "")
         text.append(shown(say))
+        self.text = text
         self.set_class(bool(where or say), "said")
-        self.update(text)
+        self.fit()
+
+    def on_resize(self) -> None:
+        self.fit()
+
+    def fit(self) -> None:
+        """Wrap the caption at words into at most MAX_LINES lines; a longer one ends with `…` on the last."""
+        width = self.content_region.width or max(self.app.size.width - 2, 1)
+        lines = self.text.wrap(self.app.console, width)
+        for line in lines:
+            line.rstrip()  # the space a line was broken at
+        if len(lines) > MAX_LINES:
+            lines = lines[:MAX_LINES]
+            lines[-1].truncate(width - 1)
+            lines[-1].append("…")
+        self.update(Text("\n").join(lines))
 
     def plain(self) -> str:
         """What the line says, as text (for tests and the screen captures)."""
