@@ -82,14 +82,15 @@ def test_the_default_story_walks_the_plate_and_every_caption_fits_two_lines_at_8
 
 
 def test_the_default_story_explains_its_jargon_where_it_first_appears():
-    """The call syntax, `malformed call`, a family's short name and `own`/`other` are each said in plain words."""
+    """The call syntax, `malformed call`, a family's short name and the matrix's rows, columns and cells are each
+    said in plain words."""
     story = default_story()
     first = story.acts[0].probes[0].say
     assert "B23+45|" in first and "call to the calculator" in first and '"malformed call"' in first
     past = story.acts[1].probes[0].say
     assert "a3x2" in past and "3 numbers of 2 digits" in past
     matrix = next(act for act in story.acts if act.view == "matrix").say
-    assert '"own"' in matrix and '"other"' in matrix
+    assert "Rows:" in matrix and "Columns:" in matrix and "held-out" in matrix
 
 
 def test_read_story_reads_at_most_its_line_limit():
