@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import signal
 import socket
+import subprocess
 import sys
 import urllib.request
 
@@ -15,6 +16,7 @@ from tui_helpers import fake_app, wait_for
 
 from breadth.tui.__main__ import main
 from breadth.tui.file_access import NO_FILES_ENV
+from breadth.tui.screens.matrix_view import MatrixView
 from breadth.tui.screens.path_prompt import PathPrompt
 from breadth.tui.serve import BreadthServer, Served, listen, served_command
 
@@ -59,6 +61,18 @@ def test_a_busy_port_is_one_line_and_exit_2(capsys):
         port = busy.getsockname()[1]
         err = _refused(["--serve", "--port", str(port)], capsys)
     assert "in use" in err and "--port 0" in err
+
+
+def test_serve_without_textual_serve_names_the_extra_to_install():
+    """Without textual-serve installed, --serve is one line naming the extra to install, exit 2."""
+    code = (
+        "import sys; sys.modules['textual_serve'] = None\n"  # an import of it fails, as when not installed
+        "from breadth.tui.__main__ import main; main(['--serve', '--port', '0'])"
+    )
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=30)
+    assert run.returncode == 2 and run.stdout == ""
+    assert len(run.stderr.strip().splitlines()) == 1, run.stderr
+    assert "pip install 'breadth[serve]'" in run.stderr and "textual_serve" in run.stderr
 
 
 def test_port_0_takes_a_free_port_and_the_address_printed_serves_the_page():
@@ -127,6 +141,39 @@ async def test_an_app_told_no_files_refuses_each_path_action_in_one_line(action,
         assert not app.figures.saving
         said = str(app.playground.query_one("#sum-message").render())
         assert said.startswith(f"{action}: not in this served app") and "--allow-files" in said
+
+
+def _store_one_run(tmp_path, monkeypatch) -> None:
+    """A results store holding one run of the shipped base (a row for the matrix)."""
+    from breadth.core.storage.header import weights_hash
+    from breadth.core.storage.paths import BASE
+    from breadth.core.storage.store import Store, StoredRun, run_key
+    from breadth.core.world.families import FAMILIES
+    from breadth.core.world.records import HeldOutScore, RunMeta
+    from breadth.core.world.settings import FinetuneSettings
+
+    monkeypatch.setenv("BREADTH_STORE", str(tmp_path / "s.sqlite"))
+    settings, mix, base = FinetuneSettings(seed=0), "two_digit=70", weights_hash(BASE)
+    scores = {n: HeldOutScore(n, 50, 100, {}) for n in FAMILIES}
+    run = RunMeta("finetune", settings, mix, 0, 100, scores, (1.0,), 5.0, 0.1)
+    with Store() as store:
+        store.add(StoredRun(run_key(mix, settings, 100, base), run, base, "sweep"))
+
+
+async def test_an_app_told_no_files_refuses_the_matrix_figure_on_the_matrix(tmp_path, monkeypatch):
+    """F12 on the matrix view, told no files, writes nothing and says why on the matrix (not behind it)."""
+    monkeypatch.setenv(NO_FILES_ENV, "1")
+    _store_one_run(tmp_path, monkeypatch)
+    app = fake_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        app.action_matrix()
+        await wait_for(pilot, lambda: isinstance(app.screen, MatrixView) and app.screen.lines, 10, "the matrix's row")
+        await pilot.press("f12")
+        await pilot.pause()
+        assert not app.figures.saving
+        said = str(app.screen.query_one("#matrix-note").render())
+        assert said.startswith("figures: not in this served app")
 
 
 async def test_an_app_not_told_opens_the_path_prompt():

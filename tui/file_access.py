@@ -18,6 +18,11 @@ def files_allowed() -> bool:
     return os.environ.get(NO_FILES_ENV) != "1"
 
 
+def refusal(action: str) -> str:
+    """The line that says `action` (`load`, `save`, `figures`) is refused here, and what would allow it."""
+    return f"{action}: not in this served app (it would use a file on the serving machine; --allow-files allows it)"
+
+
 def refuse_paths(app, action: str) -> bool:
     """True, after one line saying why, if `app` may not use a path on this machine for `action` (`load`...).
 
@@ -25,7 +30,7 @@ def refuse_paths(app, action: str) -> bool:
     """
     if files_allowed():
         return False
-    line = f"{action}: not in this served app (it would use a file on the serving machine; --allow-files allows it)"
+    line = refusal(action)
     app.playground.say(line, error=True)
     if len(app.screen_stack) > 1:
         app.notify(line, severity="warning", timeout=6)

@@ -102,7 +102,7 @@ def page_url(sock: socket.socket) -> str:
 def capacity_note(max_connections: int) -> str:
     """What the start panel says about the cap."""
     if max_connections == 1:
-        return "one browser at a time (it runs its own app and engine)"
+        return "one browser at a time, with its own app and engine"
     return f"at most {max_connections} browsers at once, each with its own app and engine"
 
 

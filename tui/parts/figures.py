@@ -17,6 +17,7 @@ from breadth.tui.figures import (
     save_figures,
     saved_line,
 )
+from breadth.tui.file_access import files_allowed, refusal
 from breadth.tui.guard import guarded
 from breadth.tui.parts import Part, hears
 
@@ -33,6 +34,9 @@ class Figures(Part):
         """Save the screen (SVG now, on this thread; PNG later) and the current model's slide (or the view's own
         `slide`), in a worker."""
         app = self.app
+        if not files_allowed():  # served off loopback: nothing is written on the serving machine
+            self._say(view, refusal("figures"), error=True)
+            return
         if self.saving:
             self._say(view, "still saving the last figures; press F12 again once they are written")
             return
