@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from fake_engine import FakeEngine
 from textual.widgets import Input, Static
 from tui_helpers import fake_app, wait_for
 
+from breadth.core.engine import protocol as p
 from breadth.core.storage.header import read_metadata
 from breadth.core.storage.presets import PRESETS
 from breadth.core.storage.snapshot_file import sidecar_of
 from breadth.core.world.families import FAMILIES
+from breadth.tui.app import BreadthApp
 from breadth.tui.catalog import ModelEntry
 from breadth.tui.screens.procedure_view import ProcedureView, saved_run
 
@@ -104,3 +107,23 @@ async def test_saving_a_copy_of_a_model_copies_its_snapshots_too(tmp_path):
     assert sidecar_of(target).read_bytes() == sidecar_of(PRESETS["mix_35_35"].shipped).read_bytes()
     copy = saved_run("file:mine", "mine", str(target), read_metadata(target))
     assert copy is not None and copy.kept == SHIPPED_STEPS and copy.scores[240]["two_digit"].solved == 17
+
+
+class _BusyEngine(FakeEngine):
+    """An engine that takes commands but has not played any yet (still importing torch, say)."""
+
+    def send(self, command) -> bool:
+        return True if isinstance(command, p.Play) else super().send(command)
+
+
+async def test_before_the_engine_plays_the_saved_scores_show_and_each_line_says_it_is_replaying():
+    """While the engine has not played the probes yet, the scores are there and each shown line says
+    `replaying…` instead of staying blank."""
+    app = BreadthApp(engine_factory=_BusyEngine)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("f9")
+        await pilot.pause()
+        assert isinstance(app.screen, ProcedureView)
+        for family in ("two_digit", "three_digit", "add_2x1"):
+            line = _line(app, family)
+            assert "%" in line and line.endswith("replaying…"), line

@@ -269,6 +269,8 @@ class ProcedureView(Screen):
             text.append(visible(char.char), char_style(char))
         if line.verdict is not None:
             text.append_text(line.verdict)
+        elif line.probe and not line.chars:
+            text.append("replaying…", "dim")  # asked for: the engine plays it once it is ready and free
         text.no_wrap, text.overflow = True, "ellipsis"
         self.query_one(f"#procedure-line-{i}", Static).update(text)
 
