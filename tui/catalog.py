@@ -21,6 +21,7 @@ from breadth.core.world.records import HeldOutScore, RunMeta
 from breadth.core.world.text import shown
 
 PLATE = tuple(n for n in FAMILIES if any(n in dict(p.mix.counts) for p in PRESETS.values()))  # the plate's families
+JUST_NOW = "trained just now"  # how a model trained in this app session is called, before its mix
 
 
 @dataclass
@@ -33,12 +34,14 @@ class ModelEntry:
     run: RunMeta  # what its checkpoint says: mix, seed, settings, scores, losses
     origin: str  # "shipped", "trained", "loaded" or "stored"
     scores_only: bool = False  # a stored run without a checkpoint: scores to show, no model to play
+    made: float = 0.0  # a stored run: the unix time it was stored (what tells it from a row of the same mix)
 
     @classmethod
     def trained(cls, key: str, job: int, path: str, meta: dict) -> ModelEntry:
-        """The model training job `job` made ('#n' in its title: the n-th run of this session)."""
+        """The model training job `job` made: `trained just now: a2x2 70 #1` (the n-th run of this session)."""
         run = RunMeta.from_dict(meta)
-        return cls(key, shown(f"{run.mix_label} {run.settings_note} #{job}".replace("  ", " ")), path, run, "trained")
+        title = " ".join(filter(None, (f"{JUST_NOW}:", run.mix_label, run.settings_note, f"#{job}")))
+        return cls(key, shown(title), path, run, "trained")
 
     @classmethod
     def loaded(cls, path: str, run: RunMeta) -> ModelEntry:
@@ -73,7 +76,7 @@ def stored_entries() -> list[ModelEntry]:
     for stored in runs:
         path = stored.checkpoint if stored.checkpoint and Path(stored.checkpoint).is_file() else ""
         title = shown(f"{stored.run.mix_label} {stored.run.settings_note}".strip())
-        out.append(ModelEntry(f"stored:{stored.key}", title, path, stored.run, "stored", not path))
+        out.append(ModelEntry(f"stored:{stored.key}", title, path, stored.run, "stored", not path, stored.created))
     return out
 
 

@@ -1,10 +1,14 @@
 """The models catalogue: the models the app knows, which one is current, and switching, saving and loading them.
 
 It fills the runs table from checkpoints' metadata and the results store (no torch), keeps the engine holding the
-current model, and forgets what died with an engine.
+current model, and forgets what died with an engine. Every row has a title no other row has: a model trained in
+this session is `trained just now: <mix> #n`; where two rows would share one (a shipped model and a stored run of
+its mix after a restart), the first keeps it and the others say what tells them apart (seed, when it was stored).
 """
 
 from __future__ import annotations
+
+import time
 
 from breadth.core.engine import protocol as p
 from breadth.core.storage.presets import DEFAULT_PRESET
@@ -21,6 +25,34 @@ from breadth.tui.widgets.score_panel import ScorePanel
 DEFAULT_MODEL = f"shipped:{DEFAULT_PRESET}"  # current at start, and after another model killed the engine
 
 
+def when(made: float, now: float | None = None) -> str:
+    """When a run was stored, as short as tells it apart: `09:12` today, `1 Dec` before."""
+    at, today = time.localtime(made), time.localtime(now)
+    if at[:3] == today[:3]:
+        return time.strftime("%H:%M", at)
+    return f"{at.tm_mday} {time.strftime('%b', at)}"
+
+
+def titles_apart(entries: list[ModelEntry], given: dict[str, str]) -> None:
+    """Set each entry's title to its `given` one, made unlike every other: where several share one, the first keeps
+    it and each other adds its seed (if their seeds differ) and when it was stored; a number if still alike."""
+    titles = [given[e.key] for e in entries]
+    for e, title in zip(entries, titles, strict=True):
+        e.title = title
+    for title in {t for t in titles if titles.count(t) > 1}:
+        group = [e for e in entries if given[e.key] == title]
+        seeds = {e.seed for e in group}
+        for e in group[1:]:
+            apart = [f"seed {e.seed}" if len(seeds) > 1 else "", when(e.made) if e.made else ""]
+            e.title = " ".join(filter(None, (title, *apart)))
+    alike: dict[str, list[ModelEntry]] = {}
+    for e in entries:
+        alike.setdefault(e.title, []).append(e)
+    for group in alike.values():
+        for n, e in enumerate(group[1:], start=2):
+            e.title = f"{e.title} ({n})"
+
+
 def engine_gone() -> str:
     """What to say once the engine will not be restarted."""
     return f"the engine keeps failing: restart breadth-tui (engine log: {engine_log()})"
@@ -34,10 +66,18 @@ class Models(Part):
         self.entries: dict[str, ModelEntry] = {}
         self.save_id = 0  # the last Save sent to the engine
         self.saving: dict[int, str] = {}  # Save id -> key of the model the engine is writing
+        self.given: dict[str, str] = {}  # key -> the title the catalogue gave it, before titles_apart
+
+    def name_apart(self) -> None:
+        """Give every row a title no other row has (see titles_apart); call after the rows change."""
+        for key, entry in self.entries.items():
+            self.given.setdefault(key, entry.title)
+        titles_apart(list(self.entries.values()), self.given)
 
     def start(self) -> None:
         """The shipped models, the default one current (the store's runs come with `read_store`)."""
         self.entries = {entry.key: entry for entry in shipped_entries()}
+        self.name_apart()
         self.switch_to(DEFAULT_MODEL if DEFAULT_MODEL in self.entries else next(iter(self.entries), None))
 
     def read_store(self) -> None:
@@ -70,6 +110,7 @@ class Models(Part):
         }
         rest = {k: e for k, e in self.entries.items() if k not in shipped}
         self.entries = {**shipped, **stored, **rest}
+        self.name_apart()
         self.app.current = self.app.current  # redraw the table with the stored rows
 
     def switch_to(self, key: str | None, fresh: bool = False) -> None:
@@ -103,6 +144,7 @@ class Models(Part):
         """A trained model joins the table, held by the engine, and becomes current."""
         ev = message.event
         self.entries[ev.key] = ModelEntry.trained(ev.key, ev.id, ev.path, ev.meta)
+        self.name_apart()
         self.app.supervisor.loaded.add(ev.key)
         self.app.current = ev.key
 
@@ -159,7 +201,9 @@ class Models(Part):
     @guarded
     def add_loaded_model(self, entry: ModelEntry | None) -> None:
         if entry is not None:
+            self.given.pop(entry.key, None)  # the file may have been loaded before, under another name
             self.entries[entry.key] = entry
+            self.name_apart()
             self.switch_to(entry.key, fresh=True)  # the file may have changed since it was last loaded
 
     # the engine died
@@ -193,5 +237,6 @@ class Models(Part):
         self.app.notify("Lost with the engine (never saved): " + ", ".join(map(self.title, lost)), severity="error")
         for key in lost:
             del self.entries[key]
+        self.name_apart()
         current = self.app.current if self.app.current in self.entries else DEFAULT_MODEL
         self.switch_to(current if current in self.entries else None)
