@@ -221,7 +221,8 @@ async def _until_ended(server: BreadthServer, apps: int, timeout: float = 15.0) 
 
 async def test_connections_past_the_cap_are_refused_with_a_line_on_the_page():
     """With --max-connections 2, two pages each get their own app process; a third gets a line saying the places
-    are taken and no process; the page itself answers 503 saying so; once one closes, a new one is served."""
+    are taken (left on its screen) and no process; the page itself answers 503 saying so; once one closes, a new one
+    is served."""
     sock = listen("127.0.0.1", 0)
     url = f"http://127.0.0.1:{sock.getsockname()[1]}/"
     server = BreadthServer(STAND_IN, max_connections=2)
@@ -236,6 +237,9 @@ async def test_connections_past_the_cap_are_refused_with_a_line_on_the_page():
 
             third = await _connect(session, url)
             assert "all 2 places are taken" in await _first_text(third)
+            await third.send_json(["resize", {"width": 80, "height": 24}])  # what the page sends as it opens
+            with pytest.raises(TimeoutError):
+                await third.receive(timeout=0.5)  # not closed: the line stays on the page (no "Session ended")
             assert len(server.apps) == 2
             async with session.get(url) as page:
                 assert page.status == 503 and "all 2 places are taken" in await page.text()

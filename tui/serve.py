@@ -29,8 +29,6 @@ from aiohttp import WSCloseCode, web
 from textual_serve.app_service import AppService
 from textual_serve.server import Server, to_int
 
-DEFAULT_MAX_CONNECTIONS = 3  # apps (each with its engine) at once: about 0.36 GB of memory each, idle (measured)
-MAX_CONNECTIONS_LIMIT = 64  # more is a typo, not a room
 STOP_GRACE = 5.0  # seconds an app has to quit (and stop its engine) before it is terminated, then killed
 FULL_WAIT = 60.0  # seconds a refused connection keeps its message on screen before it is closed
 
@@ -124,12 +122,7 @@ def _die_with_server():
     return preexec
 
 
-def serve(
-    served: Served,
-    sock: socket.socket,
-    max_connections: int = DEFAULT_MAX_CONNECTIONS,
-    announce=print,
-) -> int:
+def serve(served: Served, sock: socket.socket, max_connections: int, announce=print) -> int:
     """Serve `served` on the listening `sock` until SIGINT, SIGTERM or SIGHUP; every app ended on the way out."""
     return asyncio.run(BreadthServer(served, max_connections).run(sock, announce))
 
@@ -158,7 +151,9 @@ class AppProcess(AppService):
         """Ask the app to quit (it stops its engine); SIGTERM after `grace` seconds, then SIGKILL."""
         process = self._process
         try:
-            await asyncio.wait_for(self.stop(), grace)
+            await asyncio.wait_for(self.stop(), grace)  # returns once the app's output ends
+            if process is not None:
+                await asyncio.wait_for(process.wait(), grace)  # it may still be stopping its engine
         except (TimeoutError, OSError):
             pass
         for sig in (signal.SIGTERM, signal.SIGKILL):
@@ -218,11 +213,7 @@ class BreadthServer(Server):
         websocket = web.WebSocketResponse(heartbeat=15)
         await websocket.prepare(request)
         if len(self.apps) >= self.max_connections:
-            await websocket.send_bytes(("\r\n  " + self.full_line() + "\r\n").encode())
-            try:
-                await asyncio.wait_for(websocket.receive(), FULL_WAIT)  # the message stays until the tab goes
-            finally:
-                await websocket.close(code=WSCloseCode.TRY_AGAIN_LATER)
+            await self._refuse(websocket)
             return websocket
         app = AppProcess(
             self.served.argv,
@@ -236,8 +227,8 @@ class BreadthServer(Server):
         try:
             await app.start(to_int(request.query.get("width", "80"), 80), to_int(request.query.get("height", "24"), 24))
             await self._process_messages(websocket, app)
-        except (asyncio.CancelledError, ConnectionResetError, ValueError):
-            pass  # the browser went, or sent what is not the page's protocol: the app ends below
+        except (asyncio.CancelledError, OSError, ValueError):
+            pass  # the browser went, the app could not start, or the page sent what is not its protocol
         finally:
             await app.end()
             self.apps.discard(app)
@@ -245,6 +236,23 @@ class BreadthServer(Server):
             if not websocket.closed:
                 await websocket.close()
         return websocket
+
+    async def _refuse(self, websocket: web.WebSocketResponse) -> None:
+        """Write on the page's terminal that the places are taken; close once the tab goes, or after FULL_WAIT.
+
+        Closing at once would cover the line with the page's "Session ended" panel.
+        """
+        self.sockets.add(websocket)
+        try:
+            await websocket.send_bytes(("\r\n  " + self.full_line() + "\r\n").encode())
+            async with asyncio.timeout(FULL_WAIT):
+                async for _ in websocket:  # what the page sends (its size, pings) is not answered
+                    pass
+        except (TimeoutError, OSError):
+            pass
+        finally:
+            self.sockets.discard(websocket)
+            await websocket.close(code=WSCloseCode.TRY_AGAIN_LATER)
 
     async def end_all(self) -> None:
         """End every app (each stops its engine) and close every page's connection."""
