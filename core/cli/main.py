@@ -25,6 +25,10 @@ def handler(command: str) -> Callable:
         from breadth.core.cli import envs
 
         return envs.envs
+    if command == "rl":
+        from breadth.core.cli import rl
+
+        return rl.rl
     if command == "models":
         from breadth.core.cli import shipped
 

@@ -94,7 +94,7 @@ def recipe_settings(args, seed: str | None = None):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from breadth.core.world.settings import FinetuneSettings, ModelShape, PretrainSettings
+    from breadth.core.world.settings import FinetuneSettings, ModelShape, PretrainSettings, RewardSettings
 
     ft = FinetuneSettings()
     p = _Parser(
@@ -130,6 +130,31 @@ def build_parser() -> argparse.ArgumentParser:
     _recipe_flag(s)
     _settings_flags(s)
     s.add_argument("--base", type=_checkpoint, default=None, help="pre-trained checkpoint (default: the shipped base)")
+    s.add_argument("--out", type=_path, required=True, help="checkpoint to write")
+    _store_flag(s)
+
+    s = sub.add_parser(
+        "rl",
+        help="learn from reward: sampled episodes with the calculator, reward 1 when correct",
+        description="Learn from reward on a mix's training sums (nanochat's RL recipe): a group of sampled "
+        "episodes per prompt, the calculator in the loop, advantage = reward - the group's mean, loss on the "
+        "model's own characters only, the learning rate decaying to 0. Says pass@G on the training prompts "
+        "before training, prints the metrics as it goes, then scores held-out sums of every family.",
+    )
+    s.add_argument("--mix", required=True, help="training sums per family, e.g. three_digit=200")
+    s.add_argument(
+        "--from",
+        dest="start",
+        metavar="CHECKPOINT",
+        type=_checkpoint,
+        default=None,
+        help=f"{CHECKPOINT_HELP} (default: the shipped base)",
+    )
+    _declared_flags(s, RewardSettings)
+    _held_out_flag(s)
+    s.add_argument(
+        "--every", type=_positive_int, default=10, help="print the metrics every this many steps (default 10)"
+    )
     s.add_argument("--out", type=_path, required=True, help="checkpoint to write")
     _store_flag(s)
 

@@ -21,21 +21,49 @@ class GreedyPolicy:
 
     After each step, `top` gives every row's likeliest characters with their probabilities (the first is
     the one chosen), computed only when read, for showing the model's confidence.
+
+    Two ways to decode faster, for learning from reward (off by default, so what is played and scored is
+    decoded one position at a time as always): with `feeds_many`, `rollout` may feed every row's first
+    characters (its prompt) in one step; with `drop_finished`, a row fed padding is taken as finished for
+    good (as `rollout` and `complete` feed it), and once at least half the rows decoded are finished they
+    leave the batch and the cache, so one episode that runs on to the context's end costs one row per
+    position, not the whole batch. Their choices are PAD from then on, and `top` covers the rows still decoded.
     """
 
-    def __init__(self, model: GPT, batch: int):
+    def __init__(self, model: GPT, batch: int, drop_finished: bool = False, feeds_many: bool = False):
         self.model = model.eval()
         self.cache = KVCache(model.config, batch)
         self._last: torch.Tensor | None = None  # the last step's logits (B, vocab)
+        self.drop_finished = drop_finished
+        self.feeds_many = feeds_many  # `step` takes text of one length per row, not only one character
+        self._rows = list(range(batch))  # the caller's rows the cache holds, in cache order
 
     def step(self, chars: list[str]) -> list[str]:
-        """Feed one character per row (PAD for finished rows); return each row's next character."""
-        ids = torch.tensor([[encode(c)[0] if c != PAD else PAD_ID] for c in chars])  # (B, 1)
+        """Feed one character per row (PAD for finished rows; with `feeds_many`, text of one length per row);
+        return each row's next character."""
+        if self.drop_finished:
+            self._drop([i for i in self._rows if chars[i] != PAD])
+        ids = torch.tensor([encode(chars[i]) if chars[i] != PAD else [PAD_ID] for i in self._rows])  # (B, T)
         with torch.no_grad():
-            logits, _ = self.model(ids, cache=self.cache)  # (B, 1, vocab)
+            logits, _ = self.model(ids, cache=self.cache)  # (B, T, vocab)
         logits[:, -1, PAD_ID] = float("-inf")  # the model never chooses padding
         self._last = logits[:, -1]
-        return [CHARS[i] for i in self.choose(self._last).tolist()]
+        chosen = self.choose(self._last).tolist()
+        if len(self._rows) == len(chars):
+            return [CHARS[i] for i in chosen]
+        out = [PAD] * len(chars)
+        for row, i in zip(self._rows, chosen, strict=True):
+            out[row] = CHARS[i]
+        return out
+
+    def _drop(self, active: list[int]) -> None:
+        """Keep only the `active` rows in the batch and the cache, once they are at most half of it."""
+        if not active or len(active) > len(self._rows) // 2:
+            return
+        where = {row: j for j, row in enumerate(self._rows)}
+        keep = torch.tensor([where[row] for row in active])
+        self.cache.k, self.cache.v = self.cache.k[:, keep], self.cache.v[:, keep]  # (L, B', nh, T_max, hs)
+        self._rows = active
 
     def choose(self, logits: torch.Tensor) -> torch.Tensor:
         """Each row's choice from its next-character logits (B, vocab) -> (B,): the likeliest."""
@@ -60,8 +88,16 @@ class SamplingPolicy(GreedyPolicy):
     stream in row order, so a batch repeats exactly as a whole.
     """
 
-    def __init__(self, model: GPT, batch: int, temperature: float = 1.0, generator: torch.Generator | None = None):
-        super().__init__(model, batch)
+    def __init__(
+        self,
+        model: GPT,
+        batch: int,
+        temperature: float = 1.0,
+        generator: torch.Generator | None = None,
+        drop_finished: bool = False,
+        feeds_many: bool = False,
+    ):
+        super().__init__(model, batch, drop_finished, feeds_many)
         if not temperature > 0:
             raise ValueError(f"a sampling temperature is above 0, not {temperature}")
         self.temperature = temperature

@@ -49,7 +49,7 @@ class Groups:
 
 def sample(model: GPT, problems: list[Problem], group: int, temperature: float, generator: torch.Generator):
     """A group of `group` episodes per problem, sampled together (one batch, the KV cache), each judged."""
-    policy = SamplingPolicy(model, len(problems) * group, temperature, generator)
+    policy = SamplingPolicy(model, len(problems) * group, temperature, generator, drop_finished=True, feeds_many=True)
     episodes = rollout(policy, [p.prompt for p in problems for _ in range(group)], model.config.block_size)
     return [
         [judged(p, ep) for ep in episodes[i * group : (i + 1) * group]] for i, p in enumerate(problems)
@@ -72,13 +72,22 @@ def batch_of(groups: list[Group]) -> Groups:
 
 def policy_loss(model: GPT, batch: Groups) -> tuple[torch.Tensor, dict[str, float]]:
     """Minus the advantage-weighted log-probability of the model's own characters, per such character; and
-    the step's metrics. Positions with target -1 (prompt, calculator, padding) contribute exactly 0."""
-    logits, _ = model(batch.inputs)  # (N, T, vocab)
-    logits = logits.index_fill(-1, torch.tensor([PAD_ID]), float("-inf"))  # as sampled: padding is never chosen
-    nll = F.cross_entropy(logits.flatten(0, 1), batch.targets.flatten(), ignore_index=-1, reduction="none")
-    logp = -nll.view_as(batch.targets)  # (N, T), 0 where the target is -1
+    the step's metrics. Positions with target -1 (prompt, calculator, padding) contribute exactly 0.
+
+    An episode whose advantage is 0 (its group all right or all wrong) adds exactly 0 to the loss and its
+    gradient, so only episodes with an advantage go through the teacher-forced pass (at least one, so that a
+    step without any still gives AdamW the zero gradient a full batch would); the division is by the model's
+    characters of every episode, as for the full batch.
+    """
     valid = (batch.targets != -1).sum().clamp(min=1)
-    objective = (logp * batch.advantages[:, None]).sum() / valid
+    carries = batch.advantages != 0
+    rows = carries.nonzero()[:, 0] if bool(carries.any()) else torch.tensor([0])
+    inputs, targets, adv = batch.inputs[rows], batch.targets[rows], batch.advantages[rows]
+    logits, _ = model(inputs)  # (n, T, vocab)
+    logits = logits.index_fill(-1, torch.tensor([PAD_ID]), float("-inf"))  # as sampled: padding is never chosen
+    nll = F.cross_entropy(logits.flatten(0, 1), targets.flatten(), ignore_index=-1, reduction="none")
+    logp = -nll.view_as(targets)  # (n, T), 0 where the target is -1
+    objective = (logp * adv[:, None]).sum() / valid
     return -objective + 0.0, batch.metrics  # + 0.0: a step with every advantage 0 logs 0, not -0
 
 

@@ -30,10 +30,10 @@ class Metric:
 METRICS: tuple[Metric, ...] = (
     Metric("reward", "reward", "mean reward: share of the step's episodes answered correctly"),
     Metric("pass", "pass@G", "share of the step's groups (prompts) with at least one correct episode"),
-    Metric("expected", "expected calls", "share of episodes correct with exactly the expected calls"),
+    Metric("expected", "expected", "share of episodes correct with exactly the expected calls"),
     Metric("no_call", "no call", "share of episodes that answered without calling the calculator"),
     Metric("calls", "calls", "calls made per episode, on average"),
-    Metric("chars", "model chars", "the model's own characters per episode, on average"),
+    Metric("chars", "chars", "the model's own characters per episode, on average"),
 )
 FAMILY_REWARD = "reward:"  # `reward:three_digit`: the mean reward of one family's episodes, for a mix of several
 

@@ -4,8 +4,9 @@ All episodes of a batch advance in lockstep. At each position an episode either 
 character (its prompt, or a tool result the environment queued) or the model's greedy choice from
 the previous position. A policy only has to map the characters just fed to the next choices, so a
 scripted fake can stand in for the model; the real one (`core.learning.policy.GreedyPolicy`) decodes
-with a KV cache, one position per step. `complete` feeds prompts to a policy and reads its
-continuations, for text that is not an episode (the pre-training worksheets).
+with a KV cache, one position per step (or, when it `feeds_many`, the prompts' characters in one
+step). `complete` feeds prompts to a policy and reads its continuations, for text that is not an
+episode (the pre-training worksheets).
 """
 
 from __future__ import annotations
@@ -47,6 +48,8 @@ def run_episodes(policy: Policy, episodes: list[Episode], on_char: OnChar | None
     """
     max_length = max((ep.max_length for ep in episodes), default=0)
     fed = [BOS] * len(episodes)  # position 0: the start-of-line token
+    if getattr(policy, "feeds_many", False):  # the characters every episode starts with forced, fed in one step
+        fed = [BOS + "".join(chars) for chars in _take_forced(episodes, on_char)]
     for _ in range(max_length):
         choices = policy.step(fed)
         fed = []
@@ -66,6 +69,20 @@ def run_episodes(policy: Policy, episodes: list[Episode], on_char: OnChar | None
         if all(ep.done for ep in episodes):
             break
     return episodes
+
+
+def _take_forced(episodes: list[Episode], on_char: OnChar | None) -> list[list[str]]:
+    """Take the forced characters that every episode has waiting at its start (the shortest prompt's worth,
+    and never the last position), each heard by `on_char` position by position as the lockstep loop would."""
+    count = min(min(len(ep.forced) for ep in episodes), min(ep.max_length for ep in episodes) - 2)
+    taken: list[list[str]] = [[] for _ in episodes]
+    for _ in range(max(0, count)):
+        for i, ep in enumerate(episodes):
+            role, char = ep.next_forced()
+            if on_char is not None:
+                on_char(i, role, char)
+            taken[i].append(char)
+    return taken
 
 
 def complete(policy: Policy, prompts: list[str], stop: str, max_new: int) -> list[str | None]:
