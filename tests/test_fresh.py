@@ -194,3 +194,32 @@ def test_fresh_app_in_a_terminal_ended_by_a_signal_removes_its_folder(tmp_path, 
     finally:
         app.kill()
         os.close(master)
+
+
+def test_a_crash_under_fresh_prints_the_traceback_and_still_removes_the_folder(tmp_path, monkeypatch, capsys):
+    """An app that crashes under --fresh exits 1, its log (inside the folder about to go) printed on stderr, and
+    the folder is removed."""
+    import breadth.tui.app
+    from breadth.tui.__main__ import main
+    from breadth.tui.guard import app_log
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    seen = []
+
+    class CrashingApp:
+        """Stands in for BreadthApp: logs a traceback in the breadth folder and ends with status 1, as a crash."""
+
+        def __init__(self, demo=None) -> None:
+            self.return_code = None
+
+        def run(self) -> None:
+            seen.append(data_dir())
+            app_log().write_text("Traceback (most recent call last):\nValueError: the crash\n")
+            self.return_code = 1
+
+    monkeypatch.setattr(breadth.tui.app, "BreadthApp", CrashingApp)
+    handlers = [signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)]
+    assert main(["--fresh"]) == 1
+    assert [signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)] == handlers  # as before
+    assert seen[0].parent == tmp_path and seen[0].name.startswith(FRESH_PREFIX) and not seen[0].exists()
+    assert "ValueError: the crash" in capsys.readouterr().err

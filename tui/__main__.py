@@ -159,9 +159,12 @@ def _run_app(demo, fresh: bool = False) -> int:
             raise SystemExit(128 + signum) from None
         loop.call_soon_threadsafe(app.exit)
 
-    for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
-        signal.signal(sig, end_app)
-    app.run()
+    before = {sig: signal.signal(sig, end_app) for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)}
+    try:
+        app.run()
+    finally:
+        for sig, handler in before.items():
+            signal.signal(sig, handler)
     code = app.return_code or 0
     if code and fresh:
         print("breadth-tui stopped on an error; its log goes with the --fresh folder:", file=sys.stderr)
