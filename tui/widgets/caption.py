@@ -9,6 +9,7 @@ caption stays in sight there.
 
 from __future__ import annotations
 
+from rich.console import Console
 from rich.text import Text
 from textual.widgets import Static
 
@@ -56,8 +57,8 @@ class Caption(Static):
 
     def fit(self) -> None:
         """Wrap the caption at words into at most MAX_LINES lines; a longer one ends with `…` on the last."""
-        width = self.content_region.width or max(self.app.size.width - 2, 1)
-        lines = self.text.wrap(self.app.console, width)
+        width = self.content_region.width or max(self.screen.size.width - 2, 1)  # before its first layout
+        lines = self.text.wrap(Console(width=width), width)
         for line in lines:
             line.rstrip()  # the space a line was broken at
         if len(lines) > MAX_LINES:
