@@ -68,7 +68,8 @@ async def test_pagedown_walks_the_default_story_act_by_act_with_captions_lies_an
         await _step(pilot)  # the shipped model's snapshots: the procedure opens, the calculator honest again
         assert isinstance(app.screen, ProcedureView) and app.playground.lie_spec() == ""
         await wait_for(pilot, lambda: app.screen.query(Caption), what="the caption on the procedure view")
-        assert _caption(app).startswith("act 4 of 5: The procedure forming  The mix's training")
+        assert _caption(app).startswith("act 4 of 5: The procedure forming  The mix's training from its first")
+        await wait_for(pilot, lambda: app.screen.at == 0, what="the first snapshot")  # where the procedure forms
         await _step(pilot)  # from inside the procedure view
         assert isinstance(app.screen, MatrixView)
         await wait_for(pilot, lambda: app.screen.query(Caption), what="the caption on the matrix")

@@ -32,11 +32,13 @@ END = "end of the story"
 
 
 class View:
-    """A view an act can open: the screen it is, and how to open it (the app's own action, as its key would)."""
+    """A view an act can open: the screen it is, how to open it (the app's own action, as its key would), and an
+    action of the view's own to run once it is open (the procedure starts at its first snapshot, to form)."""
 
-    def __init__(self, screen: type, open_it: Callable[[object], None]) -> None:
+    def __init__(self, screen: type, open_it: Callable[[object], None], start: str = "") -> None:
         self.screen = screen
         self.open = open_it  # app -> None; the view is open if the app's screen is then a `screen`
+        self.start = start  # an action of the screen, as its key binding names it ('' for none)
 
     def opened(self, app) -> bool:
         """Open the view; False if it did not open (it has nothing to show yet, and the app said why)."""
@@ -45,7 +47,7 @@ class View:
 
 
 VIEWS = {  # the story's views this app can open; the breadth curve (issue 18) is one entry here once it is built
-    "procedure": View(ProcedureView, lambda app: app.action_procedure()),
+    "procedure": View(ProcedureView, lambda app: app.action_procedure(), start="step(-1000)"),  # its Home key
     "matrix": View(MatrixView, lambda app: app.action_matrix()),
 }
 
@@ -143,7 +145,7 @@ class DemoMode(Part):
             self._play(step)
             return True
         if view is not None:
-            self.app.call_after_refresh(self._caption_on_view, view.screen, self._where(step.act), act.say)
+            self.app.call_after_refresh(self._on_view, view, self._where(step.act), act.say)
         self._caption(self._where(step.act), act.say)
         self._note(f"{self._where(step.act)} · {KEYS}")
         return True
@@ -188,12 +190,16 @@ class DemoMode(Part):
         if self.caption is not None:
             self.caption.show(where, say)
 
-    def _caption_on_view(self, screen: type, where: str, say: str) -> None:
-        """The act's caption on the view it opened (a view is a screen of its own, over the main one)."""
-        if isinstance(self.app.screen, screen) and not self.app.screen.query(Caption):
-            self.app.screen.mount(Caption())
-        for caption in self.app.screen.query(Caption):
-            caption.show(where, say)
+    async def _on_view(self, view: View, where: str, say: str) -> None:
+        """On the view the act opened (a screen of its own, over the main one): the act's caption, its start."""
+        screen = self.app.screen
+        if not isinstance(screen, view.screen):
+            return
+        if not screen.query(Caption):
+            await screen.mount(Caption())
+        screen.query_one(Caption).show(where, say)
+        if view.start:
+            await screen.run_action(view.start)
 
     def _main_screen(self) -> None:
         """Close any view or prompt over the main screen: the race shows."""
