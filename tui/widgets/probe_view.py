@@ -28,9 +28,10 @@ class ProbeState:
 
 
 def where(problem: Problem) -> str:
-    """The label of the family holding `problem` (`3 single-digit sub`), or `outside every family`."""
+    """What the family holding `problem` is, in plain words (`three single digits`; no example sum beside the sum
+    posed), or `outside every family`."""
     family = FAMILIES.get(problem.family)
-    return family.label if family else "outside every family"
+    return family.words if family else "outside every family"
 
 
 class ProbeView(Static):

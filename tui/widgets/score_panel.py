@@ -33,12 +33,16 @@ from breadth.tui.guard import guarded
 
 BAR = 10  # bar width in cells
 
-MODEL_WIDTH = 12  # characters of a model's title in the runs table at 80 columns (the header line shows all of it)
+MODEL_WIDTH = 11  # characters of a model's title in the runs table at 80 columns (the header line shows all of it)
 MAX_MODEL_WIDTH = 30  # and at most this many on a wide screen
 GRID_COLUMNS = 4  # other environments per line in the summary (4 x 9 cells fit the panel at 80x24)
-SEED_WIDTH = 5
+SEED_WIDTH = 4  # seeds are small numbers; the header `seed` follows `model`, never a long title
 # the runs table after model and seed: (key, header, width); cells are right-justified, no padding between
-SCORE_COLUMNS = (*((n, FAMILIES[n].short, 4) for n in PLATE), ("own", "own", 4), ("other", "other", 6))
+SCORE_COLUMNS = (  # a plate column is one wider than its short label (`a2x2`), which would touch its neighbour
+    *((n, FAMILIES[n].short, len(FAMILIES[n].short) + 1) for n in PLATE),
+    ("own", "own", 4),
+    ("other", "other", 6),
+)
 
 
 def own_families(run: RunMeta) -> list[str]:
