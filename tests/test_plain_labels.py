@@ -74,3 +74,12 @@ def test_a_family_whose_short_or_alias_is_taken_is_refused():
     with pytest.raises(ValueError, match="would share a name with 'three_digit'"):
         register(Family("trio", "a3x1", "trio", "", Coordinates(4, 2, "+")))
     assert "twin" not in FAMILIES and "trio" not in FAMILIES
+
+
+def test_the_presets_are_named_in_the_families_plain_words():
+    """The train form's presets and `breadth models` say `two-digit sums 70` and `three single digits 70`."""
+    from breadth.core.storage.presets import PRESETS
+
+    labels = [p.label for p in PRESETS.values()]
+    assert labels == ["two-digit sums 70", "three single digits 70", "mix 35+35"]
+    assert labels[0].startswith(FAMILIES["two_digit"].words) and labels[1].startswith(FAMILIES["three_digit"].words)

@@ -21,7 +21,7 @@ class Preset:
     """One of the plate's mixes, with everything known about it in one place."""
 
     name: str  # command-line name and the shipped checkpoint's file name, e.g. `mix_35_35`
-    label: str  # for people, e.g. `mix 35+35`
+    label: str  # for people, in the families' plain words: `three single digits 70`, `mix 35+35`
     mix: Mix
     plate: dict[str, int] = field(compare=False)  # the plate's published held-out success, % per family
 
@@ -34,8 +34,8 @@ class Preset:
 PRESETS: dict[str, Preset] = {
     p.name: p
     for p in (
-        Preset("two_digit_70", "two-digit 70", Mix.of(two_digit=70), {"two_digit": 100, "three_digit": 0}),
-        Preset("three_digit_70", "three-digit 70", Mix.of(three_digit=70), {"two_digit": 0, "three_digit": 93}),
+        Preset("two_digit_70", "two-digit sums 70", Mix.of(two_digit=70), {"two_digit": 100, "three_digit": 0}),
+        Preset("three_digit_70", "three single digits 70", Mix.of(three_digit=70), {"two_digit": 0, "three_digit": 93}),
         Preset("mix_35_35", "mix 35+35", Mix.of(two_digit=35, three_digit=35), {"two_digit": 30, "three_digit": 83}),
     )
 }
