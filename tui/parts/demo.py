@@ -190,6 +190,7 @@ class DemoMode(Part):
         if self.caption is not None:
             self.caption.show(where, say)
 
+    @guarded
     async def _on_view(self, view: View, where: str, say: str) -> None:
         """On the view the act opened (a screen of its own, over the main one): the act's caption, its start."""
         screen = self.app.screen
