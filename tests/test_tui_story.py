@@ -8,7 +8,7 @@ from textual.widgets import Input, Static
 from tui_helpers import wait_for
 
 from breadth.core.engine import protocol as p
-from breadth.core.world.story import Act, Probe, Story, default_story
+from breadth.core.world.story import Act, Probe, Story, default_story, read_story
 from breadth.tui import messages as m
 from breadth.tui.app import BreadthApp
 from breadth.tui.parts import demo
@@ -217,3 +217,19 @@ def test_snapshot_story_caption_at_80x24(snap_compare):
 
     app = BreadthApp(engine_factory=FakeEngine, demo=default_story())
     assert snap_compare(app, terminal_size=(80, 24), run_before=run_before)
+
+
+async def test_an_act_that_lies_with_a_number_sets_it_and_the_next_act_makes_the_calculator_honest_again():
+    """`# lie: 7`: the calculator always answers 7 for the act's probes (named beside the legend); the next act's
+    probes are played honestly; the sum box keeps the focus (a clicker never types into the lie's box)."""
+    story = read_story("# act: seven\n# lie: 7\n23+45\n# act: truth\n23+45\n")
+    app = BreadthApp(engine_factory=FakeEngine, demo=story)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for(pilot, lambda: app.supervisor.ready, what="the engine")
+        app.playground.pace = 0
+        await _step(pilot)
+        await _step(pilot)
+        assert app.playground.lie_spec() == "7" and app.playground.tool_name() == "lies: always 7"
+        assert app.focused.id == "sum"
+        await _step(pilot)
+        assert app.playground.lie_spec() == ""
