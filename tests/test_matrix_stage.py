@@ -164,3 +164,16 @@ def test_the_matrix_figure_names_rows_apart(tmp_path):
     svg = written[1].read_text()
     assert "4 families 72 (a2x2,a4x1)" in svg and "4 families 72 (s2x2,s4x1)" in svg
     assert [r.mix for r in rows] == [FOUR_ADD, FOUR_SUB] and columns()
+
+
+def test_the_command_line_matrix_names_rows_apart():
+    """`breadth matrix`'s table names the two `4 families 72` rows by the families that tell them apart."""
+    from rich.console import Console
+
+    from breadth.core.cli.tables import matrix_table
+
+    rows = stored_rows(summarise([_run(FOUR_ADD), _run(FOUR_SUB)]))
+    console = Console(width=200, record=True)
+    console.print(matrix_table(rows, "matrix"))
+    text = console.export_text()
+    assert "4 families 72 (a2x2,a4x1)" in text and "4 families 72 (s2x2,s4x1)" in text

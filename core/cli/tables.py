@@ -11,7 +11,7 @@ from rich import box
 from rich.table import Table
 from rich.text import Text
 
-from breadth.core.results.matrix import TRAINED, BreadthPoint, MatrixRow, columns, group_of
+from breadth.core.results.matrix import TRAINED, BreadthPoint, MatrixRow, columns, group_of, row_names
 from breadth.core.results.report import BudgetPoint, CellSummary, PairedDifference, varied
 from breadth.core.storage.presets import PRESETS
 from breadth.core.storage.store import StoredRun
@@ -315,7 +315,7 @@ def _matrix(rows: list[MatrixRow], title: str, intervals: bool) -> Table:
         first = i == 0 or group_of(names[i - 1]) != group_of(name)
         header = f"{group_of(name)}\n{FAMILIES[name].short}" if first else f"\n{FAMILIES[name].short}"
         t.add_column(header, justify="right", no_wrap=not intervals)
-    for row in rows:
+    for row, row_name in zip(rows, row_names(rows), strict=True):  # two rows never share a name
         cells = []
         for name in names:
             f = row.cells.get(name)
@@ -325,7 +325,7 @@ def _matrix(rows: list[MatrixRow], title: str, intervals: bool) -> Table:
             mark = "*" if name in row.trained else ""
             interval = (f"\n{100 * f.low:.0f}-{100 * f.high:.0f}", "dim") if intervals else ("", "")
             cells.append(Text.assemble((f"{mark}{100 * f.mean:.0f}", "bold" if mark else ""), interval))
-        t.add_row(shown_text(row.label), str(len(row.seeds)), *cells)
+        t.add_row(shown_text(row_name), str(len(row.seeds)), *cells)
     return t
 
 
