@@ -31,3 +31,12 @@ async def test_the_runs_table_headers_stand_apart_at_80x24():
         assert all(h.startswith(" ") for h in headers[2:])  # `seed` follows `model`'s blank tail
         assert len(headers[0].strip()) < table.columns[next(iter(table.columns))].width
         assert table.virtual_size.width <= table.scrollable_content_region.width  # the last column is not cut
+
+
+def test_help_says_what_a_short_label_means_and_that_the_old_ones_still_work():
+    """F1's text reads `a3x2` as adding 3 numbers of 2 digits and names the plate's `a2x2`, `a3x1` (once `2d`, `3d`)."""
+    from breadth.tui.screens.help import HELP
+
+    plain = " ".join(HELP.replace("**", "").split())  # one line, as the screen wraps it
+    assert "`a3x2` adds 3 numbers of 2 digits" in plain
+    assert "the plate's are `a2x2` and `a3x1` (`2d`, `3d` still work)" in plain

@@ -25,7 +25,8 @@ call a calculator. It writes a call `B23+45|`, the **calculator appends** `68|`,
 answers `68|`. The plate's two task families: **two-digit** sums `23+45` (one call) and
 **three single digits** `3+4+5` (two calls; the second uses the first result). Eight more make a grid:
 2 to 4 operands, one or two digits, `+` or `-` (`9-4-3`, never below zero); they are under
-*more families* in the form.
+*more families* in the form. A family's short label is where it sits: `a3x2` **a**dds **3** numbers of
+**2** digits, `s3x1` **s**ubtracts 3 single digits; the plate's are `a2x2` and `a3x1` (`2d`, `3d` still work).
 
 Fine-tuned on one family only, a model learns that family's *procedure* and fails the others
 completely. Only a **mix** learns both. Train a mix, watch the loss, then probe it with any sum.
