@@ -177,3 +177,15 @@ def test_the_command_line_matrix_names_rows_apart():
     console.print(matrix_table(rows, "matrix"))
     text = console.export_text()
     assert "4 families 72 (a2x2,a4x1)" in text and "4 families 72 (s2x2,s4x1)" in text
+
+
+async def test_a_line_said_on_the_matrix_shows_escapes_written_out(tmp_path, monkeypatch):
+    """The matrix's note shows a line holding ESC and BEL (a folder's name) written out, never acted on."""
+    _store(tmp_path, monkeypatch, [PLATE[0]])
+    app = fake_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await _open(pilot, 1)
+        app.screen.say("saved /tmp/\x1b]0;pwned\x07/matrix-1.*")
+        await pilot.pause()
+        note = str(app.screen.query_one("#matrix-note", Static).render())
+        assert note == "saved /tmp/\\x1b]0;pwned\\x07/matrix-1.*" and "\x1b" not in note
