@@ -191,10 +191,11 @@ async def test_the_footer_shows_its_keys_whole_at_80x24():
         assert re.search(r"F2 Train", shown) and "^" not in shown
 
 
-async def _four_lanes(pilot, app) -> None:
-    """Train a fourth model (it joins the race), race 3+4+5 at the instant pace, shade."""
+async def _four_lanes(pilot, app, race_key: bool = True) -> None:
+    """Train a fourth model (it joins the race), race 3+4+5 at the instant pace, shade (F4 first unless racing)."""
     app.playground.pace = 0
-    await pilot.press("f4")
+    if race_key:
+        await pilot.press("f4")
     _small(app)
     await pilot.press("f2")
     await wait_for(pilot, lambda: app.current.startswith("run:"), what="training")
@@ -270,3 +271,19 @@ async def test_a_view_with_its_own_figures_key_gets_f12():
         await pilot.press("f12")
         await pilot.pause()
         assert _OwnFigures.pressed == 1 and not app.figures.saving
+
+
+async def test_demo_mode_at_80x24_keeps_four_lanes_and_the_caption_in_view():
+    """`--demo` at 80x24 with a fourth model trained, shading on and the story's caption shown: every lane, the sum box
+    and the caption are on screen, nothing scrolled away."""
+    app = BreadthApp(engine_factory=FakeEngine, demo=default_story())
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        await pilot.press("pagedown")  # act 1's opening: its caption
+        await _four_lanes(pilot, app, race_key=False)
+        views = list(app.query(LaneView))
+        lanes = app.query_one("#lanes").region
+        assert len(views) == 4 and all(v.region.height == 3 and v.region.bottom <= lanes.bottom for v in views)
+        caption = app.query_one("#caption")
+        assert caption.region.height >= 1 and caption.region.bottom <= 23
+        assert app.query_one("#sum").region.bottom <= caption.region.y
