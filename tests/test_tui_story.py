@@ -233,3 +233,15 @@ async def test_an_act_that_lies_with_a_number_sets_it_and_the_next_act_makes_the
         assert app.focused.id == "sum"
         await _step(pilot)
         assert app.playground.lie_spec() == ""
+
+
+async def test_a_caption_is_shown_as_written_never_as_markup_or_terminal_escapes():
+    """A probes file's caption holding Textual markup and an escape sequence shows the markup as text and the
+    escape written out (a typo or a hostile file never styles the screen or reaches the terminal)."""
+    story = read_story("# act: [b]bold[/b]\n# say: [red]x[/red] \x1b[31mred\n23+45\n")
+    app = BreadthApp(engine_factory=FakeEngine, demo=story)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for(pilot, lambda: app.supervisor.ready, what="the engine")
+        await _step(pilot)
+        shown = str(app.query_one(Caption).render())
+        assert "[b]bold[/b]" in shown and "[red]x[/red]" in shown and "\x1b" not in shown
