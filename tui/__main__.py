@@ -42,7 +42,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--demo",
         action="store_true",
-        help="start for a talk: the shipped models race, an audience pace, PageDown/PageUp step through probes",
+        help="start for a talk: the shipped models race at an audience pace, PageDown/PageUp step through a story",
     )
     parser.add_argument("--probes", metavar="FILE", help="with --demo: the story: sums, # act: and # say: lines")
     parser.add_argument(
