@@ -1,0 +1,252 @@
+"""Runs per minute of today's fine-tune loop against runs in lockstep (K = 8, 16) and the cheaper single run.
+
+Side by side in one process on one core (one torch thread), the plate's recipe (default settings, dropout
+0.2) on the plate's three mixes with seeds 0, 1, 2, ...: today's loop (`train.finetune`, one run after
+another), lockstep groups (`lockstep.finetune_lockstep`), and one run alone by the cheaper step
+(`lockstep.finetune_cheap`). Fine-tuning only (scoring is the same for every way). The ways take turns
+`--rounds` times so that a shared machine's load falls on all of them alike; each round's numbers are printed,
+then the median. Wall time is what a user waits, CPU time (`time.process_time`) what the run costs on a shared
+machine; both are shown, the targets are judged on wall time. Beside them, what a step achieves in GFLOP/s of
+CPU time against the core's matrix-product rate in CPU time, measured in the same command (a 1024x1024
+product, and the model's own largest product). Targets (issue 18): lockstep at
+least 2x today's runs per minute, the cheaper single run at least 1.2x.
+`python -m bench.lockstep_bench [--rounds 2] [--steps 400] [--json PATH]`. A benchmark, not a unit test.
+
+`--paired N` instead compares scores: the plate's three mixes on seeds 0..N-1, default settings, trained by
+today's loop (`--side today`) and in lockstep (`--side lockstep`, all 3N runs as one group), each scored on
+200 held-out sums of the plate's two families; `--side both` prints the paired differences (lockstep minus
+today, points of held-out success) with 95% t-intervals over seeds, per mix and family. `--save PATH` keeps
+one side's scores so the two sides can run apart (`--load PATH` reads the other).
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import os
+import statistics
+import sys
+import time
+
+import torch
+
+from breadth.core.learning import checkpoint
+from breadth.core.learning.lockstep import finetune_cheap, finetune_lockstep
+from breadth.core.learning.stacked import flops_per_step
+from breadth.core.learning.train import demonstration_tensors, finetune, use_one_thread
+from breadth.core.storage.paths import BASE
+from breadth.core.storage.presets import PRESETS
+from breadth.core.world.settings import FinetuneSettings
+
+LOCKSTEP_TARGET = 2.0  # lockstep runs per minute over today's
+SINGLE_TARGET = 1.2  # the cheaper single run's over today's
+SEQUENTIAL_RUNS = 3  # today's loop and the cheaper single run: runs timed per round
+
+
+def _jobs(n: int, steps: int) -> list[tuple[list, FinetuneSettings]]:
+    """n runs: the plate's three mixes in turn, seeds 0, 1, 2, ... (default settings but `steps`)."""
+    mixes = [p.mix for p in PRESETS.values()]
+    out = []
+    for i in range(n):
+        settings = FinetuneSettings(steps=steps, seed=i)
+        out.append((mixes[i % len(mixes)].demonstrations(settings.seed), settings))
+    return out
+
+
+def _mean_width(jobs) -> float:
+    """Mean longest-demonstration width of a batch, for the FLOP count (padding trimmed per batch)."""
+    widths = []
+    for problems, _ in jobs:
+        _, y = demonstration_tensors(problems)
+        widths.append(int((y != -1).nonzero()[:, 1].max()) + 1)
+    return statistics.mean(widths)
+
+
+def _matmul_rate(m: int, k: int, n: int, seconds: float = 0.5) -> float:
+    """GFLOP/s of an (m, k) @ (k, n) product on this core, in CPU time, timed for about `seconds` of it."""
+    a, b = torch.randn(m, k), torch.randn(k, n)
+    a @ b
+    count, start = 0, time.process_time()
+    while time.process_time() - start < seconds:
+        a @ b
+        count += 1
+    return 2 * m * k * n * count / (time.process_time() - start) / 1e9
+
+
+def _today(base, jobs) -> tuple[float, float]:
+    """Wall and CPU seconds for today's loop to fine-tune every job, one after another."""
+    start, cpu = time.perf_counter(), time.process_time()
+    for problems, settings in jobs:
+        finetune(copy.deepcopy(base), problems, settings)
+    return time.perf_counter() - start, time.process_time() - cpu
+
+
+def _cheap(base, jobs) -> tuple[float, float]:
+    """Wall and CPU seconds for the cheaper single run to fine-tune every job, one after another."""
+    start, cpu = time.perf_counter(), time.process_time()
+    for problems, settings in jobs:
+        finetune_cheap(copy.deepcopy(base), problems, settings)
+    return time.perf_counter() - start, time.process_time() - cpu
+
+
+def _lockstep(base, jobs) -> tuple[float, float]:
+    """Wall and CPU seconds to fine-tune every job as one lockstep group."""
+    models = [copy.deepcopy(base) for _ in jobs]
+    start, cpu = time.perf_counter(), time.process_time()
+    finetune_lockstep(models, [p for p, _ in jobs], [s for _, s in jobs])
+    return time.perf_counter() - start, time.process_time() - cpu
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=2, help="turns each way takes (default 2)")
+    parser.add_argument("--steps", type=int, default=400, help="steps per run (default 400, the plate's)")
+    parser.add_argument("--groups", default="8,16", help="lockstep group sizes K (default 8,16)")
+    parser.add_argument("--json", help="also write the measurements here")
+    parser.add_argument("--paired", type=int, default=0, help="compare scores over this many seeds instead")
+    parser.add_argument("--side", choices=("today", "lockstep", "both"), default="both")
+    parser.add_argument("--save", help="--paired: write this side's scores here")
+    parser.add_argument("--load", action="append", default=[], help="--paired: read scores saved by --save")
+    args = parser.parse_args(argv)
+    use_one_thread()
+    if args.paired:
+        return paired(args)
+    base, _ = checkpoint.load(BASE)
+    groups = [int(k) for k in args.groups.split(",")]
+    ways = {"today": SEQUENTIAL_RUNS, "cheap single": SEQUENTIAL_RUNS} | {f"lockstep K={k}": k for k in groups}
+    timers = {"today": _today, "cheap single": _cheap} | {f"lockstep K={k}": _lockstep for k in groups}
+    print(f"load average {os.getloadavg()[0]:.2f} at start; {args.steps} steps a run, one torch thread", flush=True)
+    width = _mean_width(_jobs(max(ways.values()), args.steps))
+    flops = flops_per_step(base.config, FinetuneSettings().batch_size, round(width))
+    per_minute: dict[str, list[float]] = {w: [] for w in ways}
+    per_cpu_minute: dict[str, list[float]] = {w: [] for w in ways}
+    gflops: dict[str, list[float]] = {w: [] for w in ways}
+    rates: list[tuple[float, float]] = []
+    for r in range(1, args.rounds + 1):
+        C = base.config.n_embd
+        rates.append((_matmul_rate(1024, 1024, 1024), _matmul_rate(208, C, 4 * C)))
+        print(f"round {r}: matmul 1024^3 {rates[-1][0]:.1f} GFLOP/s, model's (208x96)@(96x384) {rates[-1][1]:.1f}")
+        for way, n in ways.items():
+            seconds, cpu = timers[way](base, _jobs(n, args.steps))
+            per_minute[way].append(60 * n / seconds)
+            per_cpu_minute[way].append(60 * n / cpu)
+            gflops[way].append(flops * args.steps * n / cpu / 1e9)
+            print(
+                f"  {way:14s} {n:2d} runs in {seconds:6.1f} s wall, {cpu:6.1f} s CPU: "
+                f"{per_minute[way][-1]:5.2f} runs/min, {per_cpu_minute[way][-1]:5.2f} per CPU-min, "
+                f"{1000 * cpu / (n * args.steps):5.1f} CPU-ms a run-step, "
+                f"{gflops[way][-1]:5.1f} GFLOP/s of CPU; load {os.getloadavg()[0]:.2f}",
+                flush=True,
+            )
+    print(f"\nmedian over {args.rounds} rounds; ratio to today's loop of the same round, each round's in brackets:")
+    missed = False
+    for way in ways:
+        wall = [a / b for a, b in zip(per_minute[way], per_minute["today"], strict=True)]
+        cpu = [a / b for a, b in zip(per_cpu_minute[way], per_cpu_minute["today"], strict=True)]
+        target = LOCKSTEP_TARGET if way.startswith("lockstep") else SINGLE_TARGET if way != "today" else None
+        verdict = "" if target is None else (" met" if statistics.median(wall) >= target else " MISSED")
+        missed |= verdict == " MISSED"
+        print(
+            f"  {way:14s} {statistics.median(per_minute[way]):5.2f} runs/min x{statistics.median(wall):.2f} "
+            f"[{', '.join(f'{x:.2f}' for x in wall)}]; {statistics.median(per_cpu_minute[way]):5.2f} per CPU-min "
+            f"x{statistics.median(cpu):.2f} [{', '.join(f'{x:.2f}' for x in cpu)}]; "
+            f"{statistics.median(gflops[way]):5.1f} GFLOP/s"
+            + ("" if target is None else f"; target x{target:g} (wall){verdict}")
+        )
+    big, own = statistics.median(r[0] for r in rates), statistics.median(r[1] for r in rates)
+    print(f"  core's matmul rate: {big:.1f} GFLOP/s at 1024^3, {own:.1f} at the model's MLP product")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(
+                {
+                    "per_minute": per_minute,
+                    "per_cpu_minute": per_cpu_minute,
+                    "gflops": gflops,
+                    "matmul": rates,
+                    "steps": args.steps,
+                },
+                f,
+                indent=1,
+            )
+    return 1 if missed else 0
+
+
+PAIRED_FAMILIES = ["two_digit", "three_digit"]  # the plate's two families
+PAIRED_HELD_OUT = 200  # held-out sums per family, as `breadth plate --held-out 200` scores them
+T_975 = {9: 2.262, 19: 2.093, 29: 2.045, 59: 2.001}  # Student's t, 97.5% quantile, by degrees of freedom
+
+
+def _scores(model, seed: int) -> dict[str, float]:
+    """Held-out success (%) of the plate's two families on 200 sums each."""
+    from breadth.core.learning.evaluate import evaluate
+
+    scores, _ = evaluate(model, seed, PAIRED_HELD_OUT, PAIRED_FAMILIES)
+    return {f: 100 * scores[f].rate for f in PAIRED_FAMILIES}
+
+
+def paired(args) -> int:
+    """Score the plate's mixes on seeds 0..N-1 by today's loop and/or in lockstep; print the paired differences."""
+    seeds = range(args.paired)
+    jobs = [(name, seed) for name in PRESETS for seed in seeds]
+    found: dict[str, dict[str, dict[str, float]]] = {}
+    for path in args.load:
+        with open(path) as f:
+            found.update(json.load(f))
+    base, _ = checkpoint.load(BASE)
+    sides = ["today", "lockstep"] if args.side == "both" else [args.side]
+    for side in sides:
+        if side in found:
+            continue
+        start = time.perf_counter()
+        out: dict[str, dict[str, float]] = {}
+        if side == "today":
+            for name, seed in jobs:
+                model = copy.deepcopy(base)
+                finetune(model, PRESETS[name].mix.demonstrations(seed), FinetuneSettings(seed=seed))
+                out[f"{name}/{seed}"] = _scores(model, seed)
+                print(f"today {name} seed {seed}: {out[f'{name}/{seed}']}", flush=True)
+        else:
+            models = [copy.deepcopy(base) for _ in jobs]
+            problems = [PRESETS[name].mix.demonstrations(seed) for name, seed in jobs]
+            finetune_lockstep(models, problems, [FinetuneSettings(seed=seed) for _, seed in jobs])
+            for (name, seed), model in zip(jobs, models, strict=True):
+                out[f"{name}/{seed}"] = _scores(model, seed)
+                print(f"lockstep {name} seed {seed}: {out[f'{name}/{seed}']}", flush=True)
+        print(f"{side}: {len(jobs)} runs trained and scored in {time.perf_counter() - start:.0f} s", flush=True)
+        found[side] = out
+    if args.save:
+        with open(args.save, "w") as f:
+            json.dump({side: found[side] for side in sides}, f, indent=1)
+    if "today" in found and "lockstep" in found:
+        _print_paired(found, seeds)
+    return 0
+
+
+def _interval(diffs: list[float]) -> str:
+    """Mean ± the 95% t-interval's half-width of paired differences."""
+    n = len(diffs)
+    half = T_975.get(n - 1, 1.96) * statistics.stdev(diffs) / n**0.5 if n > 1 else float("nan")
+    return f"{statistics.mean(diffs):+6.1f} ± {half:4.1f}"
+
+
+def _print_paired(found, seeds) -> None:
+    """Per mix and family: mean held-out success of each side and the paired difference with its 95% interval."""
+    print(f"\nheld-out success (%), {PAIRED_HELD_OUT} sums per family, seeds 0-{len(seeds) - 1}; lockstep - today:")
+    every = []
+    for name in PRESETS:
+        for fam in PAIRED_FAMILIES:
+            a = [found["today"][f"{name}/{s}"][fam] for s in seeds]
+            b = [found["lockstep"][f"{name}/{s}"][fam] for s in seeds]
+            diffs = [y - x for x, y in zip(a, b, strict=True)]
+            every += diffs
+            print(
+                f"  {PRESETS[name].label:15s} {fam:12s} today {statistics.mean(a):5.1f}  "
+                f"lockstep {statistics.mean(b):5.1f}"
+                f"  difference {_interval(diffs)}  (per seed {' '.join(f'{d:+.0f}' for d in diffs)})"
+            )
+    print(f"  all {len(every)} pairs: {_interval(every)}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,263 @@
+"""Fine-tunes in lockstep: K runs of the plate's recipe trained together as one batched model, each its own run.
+
+Each run has its own demonstrations (its mix and seed), its own batch order (a generator seeded as
+`train.finetune` seeds it, so it draws the same batches), its own dropout stream (a second generator, seeded
+from its seed) and its own learning rate, weight decay and dropout; runs share only the base and the shape.
+Every step stacks the weights of the runs still going (`core.learning.stacked`), pads their batches to one
+width, takes one batched forward and backward, and one fused AdamW step over every run's parameters. A run
+ends at its own step count, when its `on_step` returns False, or when its loss stops being finite; the
+others go on. Each run's model is an ordinary `GPT` throughout, so what `train_lockstep` returns saves with
+`checkpoint.save` like any fine-tune. One job alone (`finetune_cheap`) is the cheaper single run.
+
+At dropout 0 a lockstep run computes what `train.finetune` computes, up to rounding; with dropout its masks
+come from another generator than `F.dropout`'s, so it differs from a single run of the same seed as another
+seed would, and repeats exactly when the same group of jobs runs again on the same machine.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+
+from breadth.core.learning import checkpoint, stacked
+from breadth.core.learning.evaluate import evaluate
+from breadth.core.learning.model import GPT
+from breadth.core.learning.train import demonstration_tensors, use_one_thread
+from breadth.core.storage.paths import BASE
+from breadth.core.world.families import Problem
+from breadth.core.world.mix import Mix
+from breadth.core.world.recipes import FINETUNE
+from breadth.core.world.records import Diverged, RunMeta, StepStats
+from breadth.core.world.settings import HELD_OUT, FinetuneSettings
+
+OnRunStep = Callable[[int, StepStats], bool | None]  # (the run's index among the jobs, its step) -> False stops it
+DROPOUT_STREAM = 0x5DEECE66  # a run's dropout generator is seeded with its seed XOR this: not its batch stream
+
+
+@dataclass(frozen=True)
+class Job:
+    """One run of a lockstep group: the plate's recipe (`FinetuneSettings`) on a mix."""
+
+    mix: Mix
+    settings: FinetuneSettings
+
+
+class _Run:
+    """One run's state inside a lockstep group: its model, its data, its generators and the losses so far."""
+
+    def __init__(self, model: GPT, problems: list[Problem], settings: FinetuneSettings):
+        self.model = model
+        self.settings = settings
+        self.inputs, self.targets = demonstration_tensors(problems)  # (n, T) each
+        self.batch = min(settings.batch_size, len(problems))
+        self.order = torch.Generator().manual_seed(settings.seed)  # batch order, as train.finetune draws it
+        self.noise = torch.Generator().manual_seed(settings.seed ^ DROPOUT_STREAM)  # dropout masks
+        self.losses: list[float] = []
+        self.error: Diverged | None = None
+        model.set_dropout(settings.dropout)  # the config records it, as a single run's does
+
+    def next_batch(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """This step's demonstrations (batch, width): drawn and trimmed exactly as `train.finetune` does."""
+        rows = torch.randperm(len(self.inputs), generator=self.order)[: self.batch]
+        x, y = self.inputs[rows], self.targets[rows]
+        width = int((y != -1).nonzero()[:, 1].max()) + 1  # trim padding columns
+        return x[:, :width], y[:, :width]
+
+
+class _Stacks:
+    """The trainable weights of the runs still going: one stack (K_g, ...) per parameter for each group of runs
+    that share a learning rate and weight decay, and one fused AdamW with a parameter group per such group.
+
+    While a run trains, its weights live only here (its GPT still holds the base's); `unstack` copies a run's
+    row into its GPT. When runs end, `drop` rebuilds the stacks without them, keeping the others' optimiser
+    state, so an ended run costs nothing more.
+    """
+
+    def __init__(self, runs: list[_Run], base: GPT):
+        self.runs = runs
+        self.hyper = sorted({(r.settings.lr, r.settings.weight_decay) for r in runs})  # (lr, weight decay) per group
+        self.groups = [
+            [k for k, r in enumerate(runs) if (r.settings.lr, r.settings.weight_decay) == h] for h in self.hyper
+        ]
+        self.leaves = [stacked.stack(base, len(rows)) for rows in self.groups]
+        self.opt = self._optimiser()
+
+    def _optimiser(self) -> torch.optim.AdamW:
+        groups = [
+            {"params": list(leaves.values()), "lr": lr, "weight_decay": wd}
+            for leaves, (lr, wd) in zip(self.leaves, self.hyper, strict=True)
+        ]
+        return torch.optim.AdamW(groups, betas=(0.9, 0.99), fused=True)
+
+    @property
+    def order(self) -> list[int]:
+        """The going runs' indices, in the order of the stacked K dimension."""
+        return [k for rows in self.groups for k in rows]
+
+    def weights(self) -> stacked.Weights:
+        """Every going run's weights as one stack per parameter (no copy when all share lr and weight decay)."""
+        if len(self.leaves) == 1:
+            return self.leaves[0]
+        return {n: torch.cat([leaves[n] for leaves in self.leaves]) for n in self.leaves[0]}
+
+    def unstack(self, k: int) -> None:
+        """Copy run k's trained weights into its GPT."""
+        g = next(i for i, rows in enumerate(self.groups) if k in rows)
+        stacked.unstack(self.leaves[g], self.groups[g].index(k), self.runs[k].model)
+
+    def drop(self, ended: set[int]) -> None:
+        """Rebuild the stacks and the optimiser without the runs in `ended`, the others keeping their AdamW state."""
+        state: dict[torch.Tensor, dict] = {}
+        groups, leaves, hyper = [], [], []
+        for rows, stack, h in zip(self.groups, self.leaves, self.hyper, strict=True):
+            keep = torch.tensor([i for i, k in enumerate(rows) if k not in ended], dtype=torch.long)
+            if not len(keep):
+                continue
+            fresh = {n: t.detach()[keep].requires_grad_() for n, t in stack.items()}  # indexing copies
+            for n, t in fresh.items():
+                old = self.opt.state.get(stack[n], {})
+                state[t] = {key: v[keep] if key.startswith("exp_avg") else v.clone() for key, v in old.items()}
+            groups.append([rows[int(i)] for i in keep])
+            leaves.append(fresh)
+            hyper.append(h)
+        self.groups, self.leaves, self.hyper = groups, leaves, hyper
+        if not groups:  # every run has ended
+            return
+        self.opt = self._optimiser()
+        for t, st in state.items():
+            if st:
+                self.opt.state[t] = st
+
+
+def _pad(batches: list[tuple[torch.Tensor, torch.Tensor]]) -> tuple[torch.Tensor, torch.Tensor]:
+    """Runs' batches as one (K, B, T): shorter batches padded with rows and columns that carry no loss."""
+    B = max(x.size(0) for x, _ in batches)
+    T = max(x.size(1) for x, _ in batches)
+    inputs = torch.zeros(len(batches), B, T, dtype=torch.long)  # padding id 0
+    targets = torch.full((len(batches), B, T), -1, dtype=torch.long)  # -1: no loss on padding
+    for k, (x, y) in enumerate(batches):
+        inputs[k, : x.size(0), : x.size(1)] = x
+        targets[k, : y.size(0), : y.size(1)] = y
+    return inputs, targets
+
+
+def finetune_lockstep(
+    models: list[GPT],
+    problems: list[list[Problem]],
+    settings: list[FinetuneSettings],
+    on_step: OnRunStep | None = None,
+) -> list[list[float] | Diverged]:
+    """Fine-tune each model in place on its problems by its settings, all in lockstep; per run, the loss of every
+    step it took, or Diverged if its loss stopped being finite (the others carry on). Models of one shape."""
+    if not (len(models) == len(problems) == len(settings)) or not models:
+        raise ValueError("give one model, one list of problems and one settings per run, and at least one run")
+    shapes = {tuple((k, v) for k, v in m.config.to_dict().items() if k != "dropout") for m in models}
+    if len(shapes) > 1:
+        raise ValueError("runs in lockstep share one model shape")
+    runs = [_Run(m, p, s) for m, p, s in zip(models, problems, settings, strict=True)]
+    config = models[0].config
+    stacks = _Stacks(runs, models[0])
+    start = time.perf_counter()
+    for step in range(1, max(s.steps for s in settings) + 1):
+        order = stacks.order
+        if not order:
+            break
+        going = [runs[k] for k in order]
+        inputs, targets = _pad([r.next_batch() for r in going])  # (K, B, T)
+        B, T = inputs.shape[1:]
+        ps = [r.settings.dropout for r in going]
+        drop = stacked.Dropout(ps, [r.noise for r in going], stacked.dropout_sites(config, B, T)) if any(ps) else None
+        logits = stacked.forward(stacks.weights(), config, inputs, drop, stacked.rope_tables(models[0], T))
+        loss = stacked.losses(logits, targets)  # (K,)
+        stacks.opt.zero_grad(set_to_none=True)
+        loss.sum().backward()  # runs share no weights: each run's gradient is its own loss's
+        stacks.opt.step()
+        elapsed = time.perf_counter() - start
+        values = zip(order, loss.tolist(), strict=True)
+        ended = {k for k, value in values if _ends(k, runs[k], step, value, elapsed, on_step)}
+        for k in ended:
+            stacks.unstack(k)
+        if ended:
+            stacks.drop(ended)
+    return [r.error if r.error is not None else r.losses for r in runs]
+
+
+def _ends(k: int, run: _Run, step: int, value: float, elapsed: float, on_step: OnRunStep | None) -> bool:
+    """Keep run k's loss of this step and tell `on_step`; whether the run ends here: at its last step, on False
+    or when its loss is not finite."""
+    run.losses.append(value)
+    if not math.isfinite(value):
+        run.error = Diverged(f"the loss became {value} at step {step}; try a lower learning rate")
+        return True
+    stopped = on_step is not None and on_step(k, StepStats(step, run.settings.steps, value, elapsed)) is False
+    return stopped or step == run.settings.steps
+
+
+def finetune_cheap(
+    model: GPT, problems: list[Problem], settings: FinetuneSettings, on_step: Callable | None = None
+) -> list[float]:
+    """`train.finetune` by the cheaper step (batched layout, cheap dropout, fused AdamW): one run in lockstep alone.
+
+    The same batches as `train.finetune` for the seed; dropout masks from the run's own stream instead of
+    `F.dropout`'s. Raises Diverged as a single run does.
+    """
+    hook = None if on_step is None else (lambda _k, stats: on_step(stats))
+    (out,) = finetune_lockstep([model], [problems], [settings], hook)
+    if isinstance(out, Diverged):
+        raise out
+    return out
+
+
+def train_lockstep(
+    jobs: list[Job],
+    on_step: OnRunStep | None = None,
+    base: str | os.PathLike = BASE,
+    held_out: int | None = HELD_OUT,
+) -> list[tuple[GPT, RunMeta] | Diverged]:
+    """Train every job from the base in lockstep and score each on its held-out sums: per job, its model and its
+    record (as `experiment.train_run` returns them), or the Diverged error of a run whose loss stopped being finite.
+
+    A record's train seconds are the wall time from the group's start to that run's last step (the runs
+    shared it); its eval seconds are its own scoring's.
+    """
+    use_one_thread()
+    loaded, _ = checkpoint.load(base)
+    models = [copy.deepcopy(loaded) for _ in jobs]
+    ended = [0.0] * len(jobs)
+    start = time.perf_counter()
+
+    def hook(k: int, stats: StepStats) -> bool | None:
+        ended[k] = time.perf_counter() - start
+        return None if on_step is None else on_step(k, stats)
+
+    problems = [j.mix.demonstrations(j.settings.seed) for j in jobs]
+    outcomes = finetune_lockstep(models, problems, [j.settings for j in jobs], hook)
+    results: list[tuple[GPT, RunMeta] | Diverged] = []
+    for job, model, losses, trained in zip(jobs, models, outcomes, ended, strict=True):
+        if isinstance(losses, Diverged):
+            results.append(losses)
+            continue
+        scoring = time.perf_counter()
+        scores, _ = evaluate(model, job.settings.seed, held_out)
+        s = job.settings
+        record = RunMeta(
+            FINETUNE,
+            s,
+            job.mix.spec(),
+            s.seed,
+            held_out,
+            scores,
+            tuple(losses),
+            trained,
+            time.perf_counter() - scoring,
+            len(losses) == s.steps,
+            str(base),
+        )
+        results.append((model, record))
+    return results
