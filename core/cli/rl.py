@@ -99,8 +99,10 @@ def rl(args) -> int:
         f"prompts x {settings.group} episodes, lr {settings.lr:g} decaying to 0, seed {settings.seed}"
     )
 
+    began = time.perf_counter()
+
     def on_before(found: dict[str, float]) -> None:
-        console.print(pass_line(found, settings, prompts, "before training"))
+        console.print(f"{pass_line(found, settings, prompts, 'before training')} ({time.perf_counter() - began:.1f} s)")
 
     cols: list[tuple[str, str]] = []
 
