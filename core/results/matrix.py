@@ -3,7 +3,9 @@
 A cell is one family's held-out success for models trained on one mix: the mean over seeds with its
 95% interval. A family outside the row's mix is a held-out environment, so the matrix shows how far
 each training mix carries. Columns are grouped by the grid's dimensions (operation, then operands,
-then digits), so environments that differ along one dimension sit side by side.
+then digits), so environments that differ along one dimension sit side by side. A store's rows can put
+the plate's first; every row has a name no other row has (`row_names`), and a cell's colour band
+(`band`: high, middle, low, none) is judged on the percent as the cell writes it.
 """
 
 from __future__ import annotations
