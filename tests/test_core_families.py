@@ -56,7 +56,8 @@ def test_the_grid_holds_the_plates_families_first_and_varies_along_three_dimensi
 
 def test_the_plates_families_keep_their_demonstrations_and_held_out_sums():
     """two_digit and three_digit give the same demonstrations and held-out sums as before the grid (pinned hashes
-    of seeds 0, 1 and 7, recorded from the two-family registry), so the plate's results still apply."""
+    of seeds 0, 1 and 7, recorded from the two-family registry), so the plate's results still apply. The held-out
+    sums are the test split followed by the validation split: every sum stays where it was, only the cut is new."""
     pinned = {
         ("two_digit", 0): "470bbf8373e10eb6",
         ("two_digit", 1): "19c395d17e5282c2",
@@ -68,7 +69,7 @@ def test_the_plates_families_keep_their_demonstrations_and_held_out_sums():
     for (name, seed), digest in pinned.items():
         fam = FAMILIES[name]
         demos = [list(p.operands) for p in fam.demonstrations(seed, 200)]
-        held = [list(p.operands) for p in fam.held_out(seed, None)]
+        held = [list(p.operands) for p in fam.held_out(seed, None) + fam.validation(seed, None)]
         assert hashlib.sha256(json.dumps([demos, held]).encode()).hexdigest()[:16] == digest, (name, seed)
     assert FAMILIES["two_digit"].size() == 8100 and FAMILIES["three_digit"].size() == 1000
 
@@ -131,22 +132,26 @@ def test_every_demonstration_is_accepted_by_the_calculator_and_fits_the_context(
 @pytest.mark.parametrize("name", list(FAMILIES))
 @pytest.mark.parametrize("seed", range(3))
 def test_held_out_never_among_demonstrations(name, seed):
-    """No held-out sum, even with held-out 'all', is among the largest demonstration pool of the same seed."""
+    """The three splits never meet: no test sum (held-out 'all' included) or validation sum is among the largest
+    demonstration pool of the same seed, nor in the other split; a listed family's splits are its whole space."""
     fam = FAMILIES[name]
     demos = {p.operands for p in fam.demonstrations(seed, fam.demo_pool)}
     held = [p.operands for p in fam.held_out(seed, None)]
-    assert len(demos) == fam.demo_pool > 0
-    assert len(held) == (SAMPLED_ALL if fam.sampled else fam.size()) - fam.demo_pool
-    assert not demos & set(held)
+    valid = [p.operands for p in fam.validation(seed, None)]
+    assert len(demos) == fam.demo_pool > 0 and len(held) == fam.test_pool > 0 and len(valid) == fam.validation_pool > 0
+    assert len(demos) + len(held) + len(valid) == (SAMPLED_ALL + fam.validation_pool if fam.sampled else fam.size())
+    assert len(set(held)) == len(held) and len(set(valid)) == len(valid)
+    assert not demos & set(held) and not demos & set(valid) and not set(held) & set(valid)
     assert [p.operands for p in fam.held_out(seed, 30)] == held[:30]
+    assert [p.operands for p in fam.validation(seed, 30)] == valid[:30]
 
 
 def test_held_out_count_is_capped_by_the_family():
-    """Asking for more held-out sums than a family has gives every held-out sum, no more."""
-    fam = FAMILIES["three_digit"]
-    assert len(fam.held_out(0, 10_000)) == fam.size() - DEMO_POOL
-    small = FAMILIES["add_2x1"]  # 100 sums: half are kept for demonstrations, half held out
-    assert small.demo_pool == 50 and len(small.held_out(0, None)) == 50
+    """Asking for more held-out sums than a family has gives its whole test split, no more."""
+    fam = FAMILIES["three_digit"]  # 1000 sums: 200 demonstrations, 600 test, 200 validation
+    assert len(fam.held_out(0, 10_000)) == fam.size() - DEMO_POOL - 200 == 600
+    small = FAMILIES["add_2x1"]  # 100 sums: half kept for demonstrations; of the rest, a quarter for validation
+    assert small.demo_pool == 50 and len(small.held_out(0, None)) == 38 and len(small.validation(0, None)) == 12
 
 
 @pytest.mark.parametrize("count", [-1, DEMO_POOL + 1])
@@ -342,7 +347,9 @@ def test_bad_selectors_are_one_line(text):
 
 
 def test_held_out_all_scores_every_held_out_sum_or_a_fixed_sample_of_a_huge_family():
-    """`held_out=None` gives every non-demonstration sum of a listed family and SAMPLED_ALL of a sampled one."""
-    assert len(FAMILIES["sub_4x1"].held_out(0, None)) == FAMILIES["sub_4x1"].size() - 200
+    """`held_out=None` gives a listed family's whole test split (every sum neither demonstrated nor kept for
+    validation) and SAMPLED_ALL less the demonstrations of a sampled one."""
+    small = FAMILIES["sub_4x1"]  # 715 sums: 200 demonstrations, 387 test, 128 (a quarter of the rest) validation
+    assert len(small.held_out(0, None)) == small.size() - 200 - (small.size() - 200) // 4 == 387
     huge = FAMILIES["add_4x2"]
     assert huge.sampled and huge.size() == 90**4 and len(huge.held_out(0, None)) == SAMPLED_ALL - 200

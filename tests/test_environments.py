@@ -44,7 +44,9 @@ def test_an_unknown_id_or_a_removed_version_is_one_line(text, says):
 
 def test_where_filters_by_coordinates_and_refuses_what_no_environment_has():
     """Coordinates pick environments in registry order; none there, or an unknown dimension, is one line."""
-    assert [f.name for f in where(operands="2", op="add")] == ["two_digit", "add_2x1"]
+    assert [f.name for f in where(operands="2", op="add", form="infix")] == ["two_digit", "add_2x1", "1a2", "2a1"]
+    by_position = where(operands="3", digits="2.1.2", op="add.sub")
+    assert [f.name for f in by_position] == ["2a1s2"]  # mixed operations: the plate's form only
     with pytest.raises(EnvError, match="no environment at operands=5"):
         where(operands="5")
     with pytest.raises(EnvError, match="no dimension 'colour'"):
@@ -64,7 +66,7 @@ def test_breadth_envs_lists_filters_draws_and_writes_json(tmp_path, capsys):
     """The table names every id; --where and --draw narrow it; --json holds each id, coordinates and an example."""
     assert main(["envs"]) == 0
     out = capsys.readouterr().out
-    assert all(env_id(f) in out for f in environments())
+    assert all(env_id(f) in out for f in environments()) and f"{len(environments())} of" in out
     path = tmp_path / "envs.json"
     assert main(["envs", "--where", "op=sub", "--draw", "2", "--seed", "1", "--json", str(path)]) == 0
     rows = json.loads(path.read_text())
@@ -81,3 +83,23 @@ def test_breadth_envs_bad_input_is_one_line(argv, capsys):
     assert main(argv) == USAGE_ERROR
     err = capsys.readouterr().err.strip()
     assert err.startswith("error:") and "\n" not in err
+
+
+def test_a_users_own_environment_is_a_few_lines_and_joins_everything(monkeypatch, capsys):
+    """As the README shows: one Family at its coordinates and one `register`; it gets an id, `breadth envs` lists
+    it, a mix trains on it and its demonstrations are valid, evaluation can score it."""
+    from breadth.core.world.coordinates import Coordinates
+    from breadth.core.world.families import Family, register
+    from breadth.core.world.mix import Mix
+
+    monkeypatch.setattr("breadth.core.world.families.FAMILIES", dict(FAMILIES))
+    monkeypatch.setattr("breadth.core.world.environments.FAMILIES", __import__("breadth").core.world.families.FAMILIES)
+    mine = register(
+        Family("mine", "mine", "my sums", "a two-digit number minus a one-digit one", Coordinates(2, (2, 1), "-"))
+    )
+    assert environment("breadth/mine-v1") is mine
+    assert main(["envs", "--where", "digits=2.1", "--where", "op=sub"]) == 0
+    assert "breadth/mine-v1" in capsys.readouterr().out
+    mix = Mix.parse("mine=20")
+    demos = mix.demonstrations(0)
+    assert len(demos) == 20 and all(p.family == "mine" and p.answer == p.operands[0] - p.operands[1] for p in demos)

@@ -73,3 +73,14 @@ def test_eval_at_80_columns(stored):
     """`breadth eval`: one row per family with its failure kinds."""
     run = max(stored, key=lambda r: sum(len(s.failures) for s in r.run.scores.values())).run
     _whole(_printed(tables.scores_table(run.scores, "held-out sums of seed 0")))
+
+
+def test_envs_at_80_columns(capsys, monkeypatch):
+    """`breadth envs`: every environment's id whole, its demonstration folded below it, its coordinates and size."""
+    from breadth.core.cli.main import main
+
+    monkeypatch.setenv("COLUMNS", str(WIDTH))
+    assert main(["envs"]) == 0
+    text = capsys.readouterr().out
+    _whole(text)
+    assert "breadth/2a1s2-postfix-v1" not in text and "breadth/2s1s2-postfix-v1" in text

@@ -9,10 +9,11 @@ from __future__ import annotations
 from rich import box
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from breadth.core.storage.files import check_outputs, write_json
 from breadth.core.world.environments import EnvError, coordinates_of, draw, env_id, environments, where
-from breadth.core.world.families import DIMENSIONS, Family
+from breadth.core.world.families import Family
 from breadth.core.world.text import episode_text, shown, shown_text
 
 console = Console(highlight=False, markup=False, emoji=False)
@@ -23,18 +24,23 @@ def envs(args) -> int:
     check_outputs([args.json], inputs=[])
     chosen = chosen_environments(args.where or [], args.draw, args.seed)
     t = Table(title=f"{len(chosen)} of {len(environments())} environments", title_justify="left", box=box.SIMPLE_HEAD)
-    t.add_column("id", no_wrap=True)
-    for d in DIMENSIONS:
-        t.add_column(d, justify="right", no_wrap=True)
-    t.add_column("sums", justify="right", no_wrap=True)
-    t.add_column("a demonstration", overflow="fold", min_width=14)
+    longest = max((len(env_id(f)) for f in chosen), default=0)
+    t.add_column("id, and one demonstration", overflow="fold", min_width=longest)  # ids whole, transcripts folded
+    for header in ("numbers", "digits", "ops", "form", "sums"):  # the dimensions, as --where names them in JSON
+        t.add_column(header, justify="right", no_wrap=True)
     for family in chosen:
+        demonstration = episode_text(_example(family).demonstration())
+        at = family.at
         t.add_row(
-            shown_text(env_id(family)),
-            *(shown_text(v) for v in coordinates_of(family).values()),
+            Text.assemble(shown_text(env_id(family)), "\n  ", demonstration),
+            str(at.operands),
+            at.value("digits"),
+            at.op,  # the signs read shorter than their names: `+-` is add.sub
+            at.form,
             f"{family.size():,}",
-            episode_text(_example(family).demonstration()),
         )
+    t.caption = "--where takes operands=, digits= (2 or 2.1.2), op= (add, sub or add.sub) and form="
+    t.caption_justify = "left"
     console.print(t)
     if args.json:
         write_json(args.json, [env_json(f) for f in chosen])

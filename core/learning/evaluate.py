@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from breadth.core.learning.model import GPT
 from breadth.core.learning.policy import GreedyPolicy, greedy
-from breadth.core.world.families import FAMILIES
+from breadth.core.world.families import FAMILIES, family
 from breadth.core.world.records import HeldOutScore
 from breadth.core.world.rollout import complete
 from breadth.core.world.scoring import Scored, play, tally
@@ -19,9 +19,10 @@ def evaluate(
     held_out: int | None = HELD_OUT,
     families: list[str] | None = None,
 ) -> tuple[dict[str, HeldOutScore], list[Scored]]:
-    """Per-family held-out scores for `seed` (held_out None: every held-out sum) and every episode."""
+    """Per-family held-out scores for `seed` on the test split (held_out None: all of it) and every episode; by
+    default on every registered family, or on `families` (registered or generated environments, by name)."""
     names = list(FAMILIES) if families is None else families
-    problems = [p for name in names for p in FAMILIES[name].held_out(seed, held_out)]
+    problems = [p for name in names for p in family(name).held_out(seed, held_out)]
     scored = play(greedy(model), problems, max_length=model.config.block_size)
     return tally(scored, names), scored
 

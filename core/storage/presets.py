@@ -69,4 +69,5 @@ def checkpoint_path(text: str) -> Path:
     shipped = shipped_named(text)
     if shipped is not None:
         return shipped
-    raise UnknownCheckpoint(f"{text}: no such checkpoint file, and no shipped model of that name ({', '.join(SHIPPED)})")
+    names = ", ".join(SHIPPED)
+    raise UnknownCheckpoint(f"{text}: no such checkpoint file, and no shipped model of that name ({names})")

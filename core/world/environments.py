@@ -12,10 +12,18 @@ filters it by coordinates; `draw(n, seed)` takes a seeded sample. Every refusal 
 
 from __future__ import annotations
 
+import itertools
 import random
 import re
+from functools import cache, cached_property
 
-from breadth.core.world.families import DIMENSIONS, FAMILIES, Family
+from breadth.core.world.calculator import FORMS, OP
+from breadth.core.world.coordinates import ENV_DIMENSIONS, Coordinates
+from breadth.core.world.episode import MAX_LENGTH
+from breadth.core.world.families import _ORDERS_KEPT as ORDERS_KEPT
+from breadth.core.world.families import COUNT_WORDS, FAMILIES, Family
+from breadth.core.world.orders import Drawn, listed
+from breadth.core.world.problem import PLATE_FORM
 
 NAMESPACE = "breadth"
 VERSION = 1  # every environment's version today (`Family.version` once a family changes)
@@ -36,9 +44,78 @@ def version_of(family: Family) -> int:
     return getattr(family, "version", VERSION)
 
 
+OPERANDS = (2, 3, 4)  # the generator's operand counts: one to three calls
+DIGITS = (1, 2)  # the digits an operand position may have
+SIGNS = ("+", "-")  # the operation a gap may have
+MIN_SUMS = 100  # an environment holds at least this many sums: demonstrations, test and validation splits
+GENERATED_TEST = 1_000  # the test split of a generated environment too large to list
+LETTERS = {"+": "a", "-": "s"}  # a gap's operation in a generated name: 2a1s2 is 12+3-45
+
+
 def environments() -> list[Family]:
-    """Every registered environment, in registry order."""
-    return list(FAMILIES.values())
+    """Every environment: the registered families, then the generated ones, each once."""
+    return [*FAMILIES.values(), *generated().values()]
+
+
+@cache
+def generated() -> dict[str, Family]:
+    """The generator's environments by name: every operand count, digits per position, operation per gap and call
+    form (a form that writes one operator for a whole sum takes one operation throughout), kept when valid (at
+    least MIN_SUMS sums; the longest episode fits the context) and not already a registered family."""
+    taken = {f.at for f in FAMILIES.values()}
+    out: dict[str, Family] = {}
+    for n, form in itertools.product(OPERANDS, FORMS):
+        for layout, signs in itertools.product(
+            itertools.product(DIGITS, repeat=n), itertools.product(SIGNS, repeat=n - 1)
+        ):
+            if len(set(signs)) > 1 and OP not in FORMS[form].sep:
+                continue
+            at = Coordinates(n, layout, "".join(signs), form)
+            if at in taken or at.longest_episode() > MAX_LENGTH or at.count() < MIN_SUMS:
+                continue
+            family = _generated(at)
+            out[family.name] = family
+    return out
+
+
+class Generated(Family):
+    """A generated environment: a family whose seeded orders are made with numpy (`core.world.orders`), so hundreds
+    of them are cheap; its size is counted, never listed."""
+
+    @cached_property
+    def _size(self) -> int:
+        return self.at.count()
+
+    def order(self, seed: int):
+        if seed not in self._orders:
+            if len(self._orders) >= ORDERS_KEPT:
+                self._orders.pop(next(iter(self._orders)))
+            if self.sampled:
+                self._orders[seed] = Drawn(self.at, self.name, seed, self.size() / self._candidates)
+            else:
+                self._orders[seed] = listed(self.at, self.name, seed)
+        return self._orders[seed]
+
+    @property
+    def test_pool(self) -> int:
+        """A sampled environment's test split: GENERATED_TEST problems after its demonstrations (a listed one's as
+        any family's)."""
+        return GENERATED_TEST if self.sampled else super().test_pool
+
+
+def _generated(at: Coordinates) -> Family:
+    """The environment at generated coordinates: named by them (`2a1s2` is 12+3-45; `_postfix` for that form)."""
+    name = str(at.layout[0]) + "".join(
+        LETTERS[o.symbol] + str(d) for o, d in zip(at.operations, at.layout[1:], strict=True)
+    )
+    name += "" if at.form == PLATE_FORM else f"_{at.form}"
+    calls = at.operands - 1
+    form = FORMS[at.form]
+    description = (
+        f"{at.operands} numbers of {', '.join(map(str, at.layout))} digits, "
+        f"{' then '.join(o.name for o in at.operations)}: {calls} call{'s' if calls > 1 else ''}, {form.about}"
+    )
+    return Generated(name, name, f"{COUNT_WORDS.get(at.operands, at.operands)} numbers", description, at)
 
 
 def environment(text: str) -> Family:
@@ -57,16 +134,16 @@ def environment(text: str) -> Family:
 
 
 def coordinates_of(family: Family) -> dict[str, str]:
-    """The environment's value on each named dimension, as text: {"operands": "3", "digits": "1", ...}."""
-    return {d: family.at.value(d) for d in DIMENSIONS}
+    """The environment's value on each named dimension, as text: {"operands": "3", "digits": "2.1.2", ...}."""
+    return {d: family.at.value(d) for d in ENV_DIMENSIONS}
 
 
 def where(pool: list[Family] | None = None, **values: str) -> list[Family]:
     """The environments whose coordinates have these values (`operands="3"`, `op="sub"`), in registry order;
     EnvError for an unknown dimension or for coordinates no environment has."""
-    unknown = [d for d in values if d not in DIMENSIONS]
+    unknown = [d for d in values if d not in ENV_DIMENSIONS]
     if unknown:
-        raise EnvError(f"no dimension {unknown[0]!r}; dimensions: {', '.join(DIMENSIONS)}")
+        raise EnvError(f"no dimension {unknown[0]!r}; dimensions: {', '.join(ENV_DIMENSIONS)}")
     pool = environments() if pool is None else pool
     found = [f for f in pool if all(coordinates_of(f)[d] == str(v) for d, v in values.items())]
     if not found:

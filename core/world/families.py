@@ -7,8 +7,9 @@ calls), how many digits each operand has (1 or 2) and the operation (a record of
 or `-` with a running result that never goes below zero). `two_digit` (2 operands x 2 digits, +) and `three_digit`
 (3 x 1, +) are the plate's and keep its names, demonstrations and held-out sums.
 
-For a seed, a family's space is put in a seeded order; demonstrations come from the front of that
-order and held-out sums from behind the family's demonstration pool, so the two never meet. Small
+For a seed, a family's space is put in a seeded order, cut into three splits that never meet: the
+demonstrations at its front, then the test split (every held-out score breadth reports), then the
+validation split (for choosing recipes and settings; a quarter of the rest of a small space). Small
 spaces are shuffled whole; larger ones (3 or 4 two-digit operands: 729,000 and 65.6 million sums)
 are sampled index by index without replacement (and without the sums a `-` family excludes), which
 gives the same prefix for any length asked.
@@ -18,21 +19,22 @@ Adding a family is one definition and one `register` call (see the bottom of thi
 
 from __future__ import annotations
 
-import itertools
 import math
 import random
-from dataclasses import dataclass
 from functools import cached_property
 
-from breadth.core.world.calculator import SYNTAX, CallSyntax
-from breadth.core.world.operations import OPERATIONS, Operation, operation
+from breadth.core.world.calculator import FORMS, CallSyntax
+from breadth.core.world.coordinates import DIMENSIONS, ENV_DIMENSIONS, Coordinates
+from breadth.core.world.operations import operation
+from breadth.core.world.problem import Problem
 from breadth.core.world.settings import HELD_OUT
-from breadth.core.world.transcript import Role, Transcript
+
+__all__ = ["DIMENSIONS", "ENV_DIMENSIONS", "FAMILIES", "Coordinates", "Family", "Problem", "register"]
 
 DEMO_POOL = 200  # demonstrations of a family come from the first DEMO_POOL of its seeded order (or half a small one)
 LISTED_UP_TO = 100_000  # spaces with at most this many candidate tuples are listed and shuffled; larger are sampled
 SAMPLED_ALL = 10_000  # `held_out=None` ("all") on a sampled family scores this many held-out sums, not millions
-DIMENSIONS = ("operands", "digits", "op")  # the grid's named dimensions, in display order
+VALIDATION_POOL = 200  # problems kept for validation at the end of a listed space (a quarter of a small one)
 
 
 def digits_word(digits: int) -> str:
@@ -49,103 +51,22 @@ def numbers_words(operands: int, digits: int) -> str:
     return f"{count} single digits" if digits == 1 else f"{count} {digits_word(digits)} numbers"
 
 
-@dataclass(frozen=True)
-class Problem:
-    """A task: its operands, the operation joining them and the family it was drawn from ('' for a free probe)."""
-
-    operands: tuple[int, ...]
-    family: str = ""
-    op: str = "+"  # an operation's symbol; one without a record in OPERATIONS is refused (ValueError)
-
-    def __post_init__(self) -> None:
-        operation(self.op)
-
-    @property
-    def operation(self) -> Operation:
-        """The operation joining the operands."""
-        return OPERATIONS[self.op]
-
-    @property
-    def prompt(self) -> str:
-        """The task as posed, e.g. `23+45=` or `9-4-3=`."""
-        return self.op.join(map(str, self.operands)) + "="
-
-    def running(self) -> list[int]:
-        """The running results of the left-to-right procedure, one per call."""
-        return self.operation.running(self.operands)
-
-    @property
-    def answer(self) -> int:
-        """The true result."""
-        return self.running()[-1] if len(self.operands) > 1 else self.operands[0]
-
-    def expected_calls(self, syntax: CallSyntax = SYNTAX) -> list[str]:
-        """The bodies of the left-to-right procedure's calls: `a+b`, then `result+c`, ..."""
-        lefts = [self.operands[0], *self.running()[:-1]]
-        return [syntax.body(left, self.operation, x) for left, x in zip(lefts, self.operands[1:], strict=True)]
-
-    def demonstration(self, syntax: CallSyntax = SYNTAX) -> Transcript:
-        """The transcript a demonstrator writes: each call, the tool's result, then the answer."""
-        t = Transcript.of((Role.PROMPT, self.prompt))
-        for call in self.expected_calls(syntax):
-            t.add(Role.ACTION, syntax.write(call))
-            t.add(Role.ENVIRONMENT, syntax.calculate(call))
-        t.add(Role.ACTION, syntax.result(self.answer))
-        return t
-
-
-@dataclass(frozen=True)
-class Coordinates:
-    """Where a family sits on the grid's dimensions."""
-
-    operands: int  # numbers in the sum: calls = operands - 1
-    digits: int  # digits of every operand: 1 (0..9) or 2 (10..99)
-    op: str  # an operation's symbol, "+" or "-" (one without a record is refused)
-
-    def __post_init__(self) -> None:
-        operation(self.op)
-
-    @property
-    def operation(self) -> Operation:
-        return OPERATIONS[self.op]
-
-    @property
-    def low(self) -> int:
-        return 0 if self.digits == 1 else 10 ** (self.digits - 1)
-
-    @property
-    def high(self) -> int:
-        return 10**self.digits - 1
-
-    def value(self, dimension: str) -> str:
-        """This family's value on a dimension as text: `2`, `1`, `add`."""
-        return self.operation.name if dimension == "op" else str(getattr(self, dimension))
-
-    def example(self) -> tuple[int, ...]:
-        """A sum at these coordinates an audience reads at a glance, made from them (never typed by hand).
-
-        `+`: numbers of consecutive digits, `3+4+5`, `23+45+67`; `-`: the largest number first, then numbers whose
-        digits count down, `9-3-2`, `99-32-21`, small enough that the running result never goes below zero.
-        """
-        if self.op == "+":
-            first = 3 if self.digits == 1 else 2  # 3+4+5 and 23+45, the sums the plate and its probes use
-            digits = (1 + (first - 1 + i) % 9 for i in itertools.count())  # 1..9, then 1 again
-            return tuple(int("".join(str(next(digits)) for _ in range(self.digits))) for _ in range(self.operands))
-        low = 2 if self.digits == 1 else 1  # the last number's last digit: 9-3-2, 99-32-21
-        rest = [
-            int("".join(str(low + k + j) for j in range(self.digits - 1, -1, -1))) for k in range(self.operands - 1)
-        ]
-        return (self.high, *sorted(rest, reverse=True))
-
-
 class Family:
-    """A task family: its coordinates, labels, its space of sums and its seeded orders.
+    """A task family (an environment): its coordinates, labels, its space of sums, its seeded orders and splits.
 
-    The family owns its data and never looks itself up by name, so it works registered or not.
+    The family owns its data and never looks itself up by name, so it works registered or not. `version`
+    changes whenever its problems or transcripts would (its id names it: `core.world.environments`).
     """
 
     def __init__(
-        self, name: str, short: str, words: str, description: str, at: Coordinates, aliases: tuple[str, ...] = ()
+        self,
+        name: str,
+        short: str,
+        words: str,
+        description: str,
+        at: Coordinates,
+        aliases: tuple[str, ...] = (),
+        version: int = 1,
     ) -> None:
         self.name = name  # registry key and the name in mixes, stores and checkpoints, e.g. `two_digit`
         self.short = short  # a column header, its coordinates: `a2x2` is two two-digit numbers added
@@ -153,6 +74,7 @@ class Family:
         self.description = description
         self.at = at
         self.aliases = aliases  # other short names a person may type (the plate's old `2d`, `3d`)
+        self.version = version
         self._orders: dict[int, _Order] = {}  # seed -> seeded order (the last few seeds)
 
     def __repr__(self) -> str:
@@ -164,8 +86,11 @@ class Family:
 
     @property
     def example(self) -> Problem:
-        """A sum of this family an audience reads at a glance, made from its coordinates: `23+45`, `3+4+5`."""
-        return Problem(self.at.example(), self.name, self.op)
+        """A sum of this family an audience reads at a glance: made from its coordinates (`23+45`, `3+4+5`), or,
+        where they vary by position, its first problem of seed 0."""
+        if not self.at.uniform:
+            return self.problem(0, 0)
+        return Problem(self.at.example(), self.name, self.op, self.at.form)
 
     @property
     def label(self) -> str:
@@ -177,13 +102,14 @@ class Family:
         return self.at.op
 
     @property
-    def _radix(self) -> int:
-        return self.at.high - self.at.low + 1
+    def syntax(self) -> CallSyntax:
+        """How its calls are written and its sums posed."""
+        return FORMS[self.at.form]
 
     @property
     def _candidates(self) -> int:
-        """Operand tuples before the non-negative filter (the whole space for `+`)."""
-        return self._radix**self.at.operands
+        """Operand tuples before the domain rule (the whole space for `+`)."""
+        return self.at.candidates
 
     @property
     def sampled(self) -> bool:
@@ -192,21 +118,16 @@ class Family:
 
     def _tuple(self, index: int) -> tuple[int, ...]:
         """The index-th candidate tuple in lexicographic order (as itertools.product lists them)."""
-        digits = []
-        for _ in range(self.at.operands):
-            index, d = divmod(index, self._radix)
-            digits.append(self.at.low + d)
-        return tuple(reversed(digits))
+        return self.at.candidate(index)
 
     def contains(self, operands: tuple[int, ...]) -> bool:
         """True if these operands are a sum of this family (operation aside)."""
-        ops = tuple(operands)
-        if len(ops) != self.at.operands or not all(self.at.low <= x <= self.at.high for x in ops):
-            return False
-        return self.at.operation.allows(ops)  # a `-` family's running result never goes below zero
+        return self.at.contains(operands)  # a `-` never takes the running result below zero
 
     def refusal(self, operands: tuple[int, ...], op: str) -> str:
         """Why a sum is not one of this family's, in one line ('' if it is)."""
+        if not self.at.uniform:
+            return "" if op == self.op and self.contains(operands) else f"not a sum of {self.short} ({self.label})"
         numbers = digits_word(self.at.digits)
         if op != self.op:
             return f"{self.short} {self.at.operation.verb}: use {self.op}, not {op}"
@@ -224,14 +145,11 @@ class Family:
         """Every operand tuple of a listed family, in lexicographic order (built once)."""
         if self.sampled:
             raise ValueError(f"{self.name} has {self._candidates:,} sums: too many to list")
-        every = itertools.product(range(self.at.low, self.at.high + 1), repeat=self.at.operands)
-        return tuple(t for t in every if self.contains(t))
+        return tuple(t for t in self.at.every() if self.contains(t))
 
     @cached_property
     def _size(self) -> int:
-        if not self.sampled:
-            return len(self.space)
-        return self.at.operation.count(self.at.low, self.at.high, self.at.operands)
+        return self.at.count() if self.sampled else len(self.space)
 
     def size(self) -> int:
         """How many distinct sums the family holds."""
@@ -241,6 +159,18 @@ class Family:
     def demo_pool(self) -> int:
         """How many problems at the front of each seeded order are kept for demonstrations."""
         return min(DEMO_POOL, self.size() // 2)
+
+    @property
+    def test_pool(self) -> int:
+        """How many problems follow the demonstrations as the test split (every score breadth reports)."""
+        if self.sampled:
+            return SAMPLED_ALL - self.demo_pool
+        return self.size() - self.demo_pool - self.validation_pool
+
+    @property
+    def validation_pool(self) -> int:
+        """How many problems the validation split holds (for choosing recipes and settings), after the test split."""
+        return VALIDATION_POOL if self.sampled else min(VALIDATION_POOL, (self.size() - self.demo_pool) // 4)
 
     def order(self, seed: int) -> _Order:
         """The space in the order `seed` gives it (the last few seeds' orders are kept)."""
@@ -257,7 +187,7 @@ class Family:
 
     def problem(self, seed: int, index: int) -> Problem:
         """The index-th problem of the family's order for `seed`."""
-        return Problem(self.order(seed)[index], self.name, self.op)
+        return Problem(self.order(seed)[index], self.name, self.op, self.at.form)
 
     def demonstrations(self, seed: int, count: int) -> list[Problem]:
         """The first `count` problems of the seeded order (count at most the demonstration pool)."""
@@ -266,10 +196,15 @@ class Family:
         return [self.problem(seed, i) for i in range(count)]
 
     def held_out(self, seed: int, count: int | None = HELD_OUT) -> list[Problem]:
-        """`count` held-out problems; None: every problem outside the pool (SAMPLED_ALL of a sampled family)."""
-        n = (SAMPLED_ALL if self.sampled else self.size()) - self.demo_pool
-        count = n if count is None else min(count, n)
+        """`count` problems of the test split (None: all of it), the same first ones for any count asked."""
+        count = self.test_pool if count is None else min(count, self.test_pool)
         return [self.problem(seed, self.demo_pool + i) for i in range(count)]
+
+    def validation(self, seed: int, count: int | None = HELD_OUT) -> list[Problem]:
+        """`count` problems of the validation split (None: all of it): never demonstrated, never in the test split."""
+        count = self.validation_pool if count is None else min(count, self.validation_pool)
+        start = self.demo_pool + self.test_pool
+        return [self.problem(seed, start + i) for i in range(count)]
 
 
 class _Order:
@@ -333,9 +268,32 @@ def family_of(operands: tuple[int, ...], op: str = "+") -> str:
 
 
 def family_named(text: str) -> Family | None:
-    """The registered family called `text` by name, short label or alias (`add_3x2`, `a3x2`, `2d`), any case."""
+    """The family called `text` by name, short label or alias (`add_3x2`, `a3x2`, `2d`), any case: a registered one,
+    else one the environment generator makes (`2a1s2`)."""
     key = text.strip().lower()
-    return next((f for f in FAMILIES.values() if key in f.names()), None)
+    found = next((f for f in FAMILIES.values() if key in f.names()), None)
+    if found is None:
+        from breadth.core.world.environments import generated  # the generator builds on this module
+
+        found = generated().get(key)
+    return found
+
+
+def family(name: str) -> Family:
+    """The family (registered or generated) of exactly this name; KeyError naming it otherwise."""
+    found = FAMILIES.get(name) or family_named(name)
+    if found is None or found.name != name:
+        raise KeyError(f"no family or environment named {name!r}")
+    return found
+
+
+def order_of(names) -> list[str]:
+    """`names` in registry order: the registered families first, then generated environments by name's order
+    of generation."""
+    from breadth.core.world.environments import generated
+
+    rank = {n: i for i, n in enumerate([*FAMILIES, *generated()])}
+    return sorted(names, key=lambda n: rank.get(n, len(rank)))
 
 
 def short_label(name: str) -> str:

@@ -12,7 +12,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from breadth.core.world.families import DIMENSIONS, FAMILIES, Problem, families_where, family_named, short_label
+from breadth.core.world.families import (
+    DIMENSIONS,
+    FAMILIES,
+    Problem,
+    families_where,
+    family,
+    family_named,
+    order_of,
+    short_label,
+)
 
 
 class MixError(ValueError):
@@ -30,20 +39,20 @@ class Mix:
         """A mix from keyword counts, e.g. Mix.of(two_digit=35, three_digit=35) (or by short label, a2x2=35)."""
         named: dict[str, int] = {}
         for name, n in counts.items():
-            family = family_named(name)
-            if family is None:
-                raise MixError(f"unknown family {name!r}; known: {', '.join(FAMILIES)}")
-            if family.name in named:
-                raise MixError(f"family {family.name!r} appears twice in the mix")
-            named[family.name] = n
+            found = family_named(name)
+            if found is None:
+                raise MixError(f"unknown family {name!r}; known: {', '.join(FAMILIES)} (`breadth envs` lists more)")
+            if found.name in named:
+                raise MixError(f"family {found.name!r} appears twice in the mix")
+            named[found.name] = n
         counts = named
         for name, n in counts.items():
-            pool = FAMILIES[name].demo_pool
+            pool = family(name).demo_pool
             if not isinstance(n, int) or isinstance(n, bool) or not 0 <= n <= pool:
                 raise MixError(f"{name}: a count from 0 to {pool}, not {n!r}")
         if sum(counts.values()) == 0:
             raise MixError("a mix needs at least one demonstration")
-        return cls(tuple((name, counts[name]) for name in FAMILIES if counts.get(name, 0) > 0))
+        return cls(tuple((name, counts[name]) for name in order_of(counts) if counts[name] > 0))
 
     @classmethod
     def parse(cls, text: str) -> Mix:
@@ -58,11 +67,11 @@ class Mix:
             if len(value) > 6:  # no pool is larger; thousands of digits would reach int()'s limit
                 raise MixError(f"{name[:40]}: a count of {len(value)} digits; no family has that many demonstrations")
             if name.startswith("@"):
-                for family in select(name[1:]):
-                    counts[family] = int(value)
+                for selected in select(name[1:]):
+                    counts[selected] = int(value)
                 continue
-            family = family_named(name)  # a short label or an old one (`2d`) names the family too
-            name = family.name if family else name
+            found = family_named(name)  # a short label or an old one (`2d`) names the family too
+            name = found.name if found else name
             if name in named:
                 raise MixError(f"family {name!r} appears twice in the mix")
             named.add(name)
@@ -96,7 +105,7 @@ class Mix:
 
     def demonstrations(self, seed: int) -> list[Problem]:
         """Every demonstration problem of the mix for `seed`, family by family."""
-        return [p for name, n in self.counts for p in FAMILIES[name].demonstrations(seed, n)]
+        return [p for name, n in self.counts for p in family(name).demonstrations(seed, n)]
 
 
 def select(selector: str) -> list[str]:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from breadth.core.world.episode import MAX_LENGTH, Episode
 from breadth.core.world.families import Problem
 from breadth.core.world.records import EXAMPLES_KEPT, FailedEpisode, HeldOutScore
-from breadth.core.world.rollout import Policy, rollout
+from breadth.core.world.rollout import Policy, run_episodes
 from breadth.core.world.transcript import Role
 from breadth.core.world.verdict import Verdict, judge
 
@@ -44,7 +44,8 @@ def play(
     for start in range(0, len(problems), batch):
         chunk = problems[start : start + batch]
         hook = None if on_char is None else (lambda i, role, c, s=start: on_char(s + i, role, c))
-        episodes = rollout(make_policy(len(chunk)), [p.prompt for p in chunk], max_length, on_char=hook)
+        episodes = [Episode(p.prompt, max_length=max_length, syntax=p.syntax) for p in chunk]  # each in its form
+        episodes = run_episodes(make_policy(len(chunk)), episodes, on_char=hook)
         out += [Scored(p, ep, judge(ep, p)) for p, ep in zip(chunk, episodes, strict=True)]
     return out
 
