@@ -176,4 +176,3 @@ class Coordinates:
 def bounds(digits: int) -> tuple[int, int]:
     """The smallest and largest operand of this many digits: (0, 9), (10, 99)."""
     return (0 if digits == 1 else 10 ** (digits - 1), 10**digits - 1)
-
