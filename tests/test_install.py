@@ -55,18 +55,20 @@ def _run(venv: Path, *args: str, cwd: Path, env: dict | None = None) -> subproce
 
 @SLOW
 def test_the_installed_package_carries_the_shipped_models(installed, tmp_path):
-    """The shipped checkpoints are found inside the installed package, not in the source tree."""
+    """The shipped checkpoints (and the shipped results the matrix view falls back to) are found inside the
+    installed package, not in the source tree."""
     out = _run(
         installed,
         "python",
         "-c",
-        "from breadth.core.storage.presets import PRESETS; from breadth.core.storage.paths import BASE; "
-        "print(BASE); [print(p.shipped) for p in PRESETS.values()]",
+        "from breadth.core.storage.presets import PRESETS; "
+        "from breadth.core.storage.paths import BASE, SHIPPED_RESULTS; print(BASE); "
+        "[print(p.shipped) for p in PRESETS.values()]; print(SHIPPED_RESULTS)",
         cwd=tmp_path,
     )
     assert out.returncode == 0, out.stderr
     paths = [Path(line) for line in out.stdout.split()]
-    assert len(paths) == 4
+    assert len(paths) == 5
     for path in paths:
         assert path.is_file() and installed in path.parents and ROOT not in path.parents
 
@@ -120,15 +122,16 @@ def test_installed_app_opens_on_the_shipped_mix_and_plays(installed, tmp_path):
 
 
 def test_every_package_folder_is_installed_under_the_breadth_namespace():
-    """Every folder of core/, tui/ and checkpoints/ holding an __init__.py is listed in pyproject.toml's packages
-    (as breadth.<folder>), so a plain install is never missing one; nothing is installed as a top-level core or tui."""
+    """Every folder of core/, tui/, checkpoints/ and results/ holding an __init__.py is listed in pyproject.toml's
+    packages (as breadth.<folder>), so a plain install is never missing one; nothing is installed as a top-level
+    core or tui."""
     import tomllib
 
     config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
     folders = {
         "breadth." + ".".join(init.parent.relative_to(ROOT).parts)
-        for top in ("core", "tui", "checkpoints")
+        for top in ("core", "tui", "checkpoints", "results")
         for init in (ROOT / top).rglob("__init__.py")
     }
     assert set(config["packages"]) == folders
-    assert config["package-dir"] == {f"breadth.{top}": top for top in ("core", "tui", "checkpoints")}
+    assert config["package-dir"] == {f"breadth.{top}": top for top in ("core", "tui", "checkpoints", "results")}

@@ -153,3 +153,25 @@ async def test_a_cell_shows_a_few_failed_transcripts_taking_seeds_in_turn(tmp_pa
             "s0 45+91=B45+91|136|106|  answer differs from tool",
             "s1 12+34=B1+3|4|B2+4|6|  wrong number of calls",
         ]
+
+
+async def test_a_fresh_home_shows_the_runs_shipped_with_breadth_and_writes_nothing_beside_them(tmp_path, monkeypatch):
+    """With no run of the user's own (`--fresh`, a talk), the matrix shows the shipped results (the README's runs),
+    says so, and opens them immutably: no -wal or -shm appears beside the shipped file; the user's own run, once
+    stored, replaces them."""
+    from breadth.core.storage.paths import SHIPPED_RESULTS
+
+    monkeypatch.setenv("BREADTH_STORE", str(tmp_path / "s.sqlite"))
+    monkeypatch.setattr(matrix_view, "REFRESH_SECONDS", 0.2)
+    beside = {p.name for p in SHIPPED_RESULTS.parent.iterdir()}
+    app = fake_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("f10")
+        await wait_for(pilot, lambda: isinstance(app.screen, MatrixView) and _table(app).row_count > 20, what="rows")
+        assert "shipped with breadth" in _text(app, "#matrix-status")
+        assert str(_table(app).get_row_at(0)[columns().index("two_digit")]).startswith("*")  # the plate's row first
+        with Store() as store:
+            store.add(_run("two_digit=70", 0, {"two_digit": 90}, weights_hash(BASE)))
+        await wait_for(pilot, lambda: _table(app).row_count == 1, timeout=10, what="the user's own run")
+        assert "shipped" not in _text(app, "#matrix-status")
+    assert {p.name for p in SHIPPED_RESULTS.parent.iterdir()} == beside

@@ -75,15 +75,15 @@ class Store:
     migrated on disk or written; a missing store reads as empty.
     """
 
-    def __init__(self, path: str | os.PathLike | None = None, read_only: bool = False):
+    def __init__(self, path: str | os.PathLike | None = None, read_only: bool = False, immutable: bool = False):
         self.path = Path(path) if path is not None else default_store()
-        self.read_only = read_only
+        self.read_only = read_only or immutable  # immutable: a store no process writes (the shipped results)
         self.unreadable: list[str] = []  # one line per stored row that could not be read, from runs()
         exists = check_file(self.path)
         try:
             version = identify(self.path) if exists else 0
-            if read_only:
-                self.db = open_read_only(self.path, exists, version)
+            if self.read_only:
+                self.db = open_read_only(self.path, exists, version, immutable)
                 return
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self.db = sqlite3.connect(self.path, timeout=BUSY_SECONDS, isolation_level=None)

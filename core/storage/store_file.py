@@ -253,10 +253,14 @@ def refusal(path: Path, version: int) -> str:
     return f"{path}: schema {version}, which no breadth writes: not a store; it was left untouched"
 
 
-def open_read_only(path: Path, exists: bool, version: int) -> sqlite3.Connection:
-    """A connection that cannot change the store: the file read-only, or in memory (missing, or an older schema)."""
+def open_read_only(path: Path, exists: bool, version: int, immutable: bool = False) -> sqlite3.Connection:
+    """A connection that cannot change the store: the file read-only, or in memory (missing, or an older schema).
+
+    `immutable`: a store no process writes (one shipped inside the package): SQLite reads it without locks and
+    leaves no -wal or -shm beside it, so it works in a folder it may not write to."""
     if exists and version == SCHEMA:
-        db = sqlite3.connect(_uri(path, mode="ro"), uri=True, timeout=BUSY_SECONDS, isolation_level=None)
+        params = {"mode": "ro", "immutable": "1"} if immutable else {"mode": "ro"}
+        db = sqlite3.connect(_uri(path, **params), uri=True, timeout=BUSY_SECONDS, isolation_level=None)
         db.execute("PRAGMA query_only = ON")
         return db
     memory = sqlite3.connect(":memory:", isolation_level=None)

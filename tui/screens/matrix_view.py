@@ -25,7 +25,7 @@ from textual.widgets import DataTable, Footer, Static
 from breadth.core.results.matrix import MatrixRow, band, band_ranges, columns, group_of, row_names, stored_rows
 from breadth.core.results.report import summarise
 from breadth.core.storage.header import weights_hash
-from breadth.core.storage.paths import BASE
+from breadth.core.storage.paths import BASE, SHIPPED_RESULTS
 from breadth.core.storage.presets import PRESETS
 from breadth.core.storage.store import Store, StoredRun
 from breadth.core.world.families import FAMILIES, short_label
@@ -145,6 +145,7 @@ class MatrixView(Screen):
 
         lines: list[MatrixRow] = field(default_factory=list)
         error: str = ""
+        shipped: bool = False  # the user's store has no runs from the shipped base: these are the shipped results
 
     def __init__(self) -> None:
         super().__init__()
@@ -199,7 +200,11 @@ class MatrixView(Screen):
                 self.base_hash = weights_hash(BASE)
             with Store(read_only=True) as store:
                 runs = store.runs(base_hash=self.base_hash)
-            self.post_message(self.Read(rows_of(runs)))
+            if runs:
+                self.post_message(self.Read(rows_of(runs)))
+                return
+            with Store(SHIPPED_RESULTS, immutable=True) as store:  # a fresh home (a talk): the README's own runs
+                self.post_message(self.Read(rows_of(store.runs(base_hash=self.base_hash)), shipped=True))
         except Exception as e:  # noqa: BLE001 -- a store that cannot be read is one line, and the view stays
             if one_line(e) != self.logged:
                 self.logged = one_line(e)
@@ -215,8 +220,9 @@ class MatrixView(Screen):
             return
         seeds = sorted({len(line.seeds) for line in message.lines}) or [0]
         over = f"{seeds[0]}" if len(seeds) == 1 else f"{seeds[0]}-{seeds[-1]}"
+        shipped = " · the runs shipped with breadth (yours replace them once stored)" if message.shipped else ""
         status.update(
-            f"held-out % solved, mean over {over} seeds · {len(message.lines)} mixes"
+            f"held-out % solved, mean over {over} seeds · {len(message.lines)} mixes{shipped}"
             if message.lines
             else "no stored runs from the shipped base yet: `breadth matrix` or `breadth sweep` fill this"
         )
