@@ -249,8 +249,8 @@ def test_a_records_metrics_and_before_round_trip_and_old_records_still_read():
 
 
 def test_the_reward_recipe_trains_through_the_engine_and_lands_in_the_store(one_thread, tmp_path):
-    """Train(recipe="reward") streams its steps, saves a checkpoint of kind reward with its settings, metrics and
-    pass@G before training, and records the run in the results store with RewardSettings."""
+    """Train(recipe="reward") streams its steps with their metrics, saves a checkpoint of kind reward with its
+    settings, metrics and pass@G before training, and records the run in the results store with RewardSettings."""
     from breadth.core.learning.experiment import TorchModels
 
     events: list = []
@@ -259,7 +259,9 @@ def test_the_reward_recipe_trains_through_the_engine_and_lands_in_the_store(one_
     Session(events.append, TorchModels(), queue.Queue()).handle(
         p.Train(7, "three_digit=4", settings, start, str(tmp_path), held_out=2, recipe="reward")
     )
-    assert [e.step for e in events if isinstance(e, p.Step)] == [1, 2]
+    steps = [e for e in events if isinstance(e, p.Step)]
+    assert [e.step for e in steps] == [1, 2] and all("reward" in e.metrics and "pass" in e.metrics for e in steps)
+    assert p.decode(p.encode(steps[0])) == steps[0]  # the metrics cross the process boundary as JSON
     (trained,) = [e for e in events if isinstance(e, p.Trained)]
     meta = read_header(trained.path).run
     assert meta.kind == "reward" and meta.settings == RewardSettings(**settings) and meta.base == start

@@ -112,6 +112,7 @@ class Step:
     steps: int
     loss: float
     elapsed: float
+    metrics: dict = field(default_factory=dict)  # what else the recipe measured (learning from reward: reward, ...)
 
 
 @dataclass(frozen=True)

@@ -272,7 +272,7 @@ class Session:
         return self.loaded[key]
 
     def _on_step(self, job: int, stats) -> bool:
-        self.emit(p.Step(job, stats.step, stats.steps, stats.loss, stats.elapsed))
+        self.emit(p.Step(job, stats.step, stats.steps, stats.loss, stats.elapsed, dict(stats.metrics)))
         self.poll()
         if job in self._stop:
             self._stop.discard(job)
