@@ -6,7 +6,17 @@ import itertools
 
 import pytest
 
-from breadth.core.world.calculator import FORMS, SYNTAX, Call, CallSyntax, FormError, Lie, form_named, register_form
+from breadth.core.world.calculator import (
+    DROPPED,
+    FORMS,
+    SYNTAX,
+    Call,
+    CallSyntax,
+    FormError,
+    Lie,
+    form_named,
+    register_form,
+)
 from breadth.core.world.episode import MAX_LENGTH, End, Episode
 from breadth.core.world.families import Problem
 from breadth.core.world.operations import ADD, OPERATIONS, SUB
@@ -14,7 +24,8 @@ from breadth.core.world.rollout import run_episodes
 from breadth.core.world.transcript import Role, Segment, Transcript
 from breadth.core.world.verdict import Failure, judge
 
-ALL = list(FORMS.values())
+KEPT = list(FORMS.values())
+ALL = [*KEPT, *DROPPED]  # a form works end to end registered or not (the measurement plays the dropped ones too)
 PROBLEMS = [Problem((23, 45)), Problem((3, 4, 5)), Problem((99, 99, 99, 99)), Problem((9, 4, 3), op="-")]
 
 
@@ -109,7 +120,7 @@ def test_every_prompt_says_its_form(form):
 def test_an_unknown_form_is_refused_in_one_line_naming_the_forms():
     """`form_named` refuses a name no form has with one line that lists the forms; case and spaces do not matter."""
     assert form_named(" INFIX ") is SYNTAX
-    for name in ("prefix", "", "x" * 500, None):
+    for name in ("prefix", "call", "", "x" * 500, None):  # `call` was measured and dropped
         with pytest.raises(FormError) as e:
             form_named(name)
         assert "\n" not in str(e.value) and ", ".join(FORMS) in str(e.value) and len(str(e.value)) < 200
@@ -124,14 +135,17 @@ def test_an_unknown_form_is_refused_in_one_line_naming_the_forms():
         ({"name": "none", "sep": ","}, "written once"),
         ({"name": "letters", "lead": "add(", "sep": ",", "tail": "{op})"}, "outside the vocabulary"),
         ({"name": "digit", "open": "1"}, "a digit"),
-        ({"name": "answers", "open": "|"}, "apart from answers"),
+        ({"name": "answers", "open": "|"}, "not on the answer's"),
+        ({"name": "newline", "open": "\n"}, "outside the vocabulary"),
+        ({"name": "early", "open": "(", "call_close": ")", "lead": "{op}(", "sep": ",", "tail": ")"}, "close early"),
     ],
     ids=lambda x: x["name"] if isinstance(x, dict) else "",
 )
 def test_a_form_that_cannot_work_is_refused(fields, why):
     """A taken name, a form that writes as another does, an operator written twice or never, a character outside the
-    vocabulary or a digit as a delimiter, or a call that opens like an answer closes, is refused in one line."""
+    vocabulary (or the start of a line) or a digit as a delimiter, a call that opens as an answer closes or that
+    writes its own closing character, is refused in one line."""
     with pytest.raises(FormError, match=why) as e:
         register_form(CallSyntax(**fields))
     assert "\n" not in str(e.value)
-    assert list(FORMS.values()) == ALL  # nothing refused was registered
+    assert list(FORMS.values()) == KEPT  # nothing refused was registered
