@@ -73,3 +73,24 @@ def test_eval_figure_under_a_file_is_one_line_before_evaluating(capsys, tmp_path
     assert main(["eval", str(shipped_checkpoint("mix_35_35")), "--figure", str(blocker / "slide")]) == USAGE_ERROR
     err = capsys.readouterr().err.strip()
     assert err == f"error: cannot write {blocker}/slide.png: a part of the path is not a folder"
+
+
+def test_drawing_a_figure_twice_writes_the_same_bytes(tmp_path):
+    """A figure drawn again (as re-running a README command does) is byte for byte the same PNG and SVG: no date,
+    no software version, no random SVG ids."""
+    from breadth.core.results.figures import matrix_figure
+    from breadth.core.results.matrix import stored_rows
+    from breadth.core.results.report import summarise
+    from breadth.core.storage.paths import SHIPPED_RESULTS
+    from breadth.core.storage.store import Store
+
+    with Store(SHIPPED_RESULTS, immutable=True) as store:
+        rows = stored_rows(summarise(store.runs()))[:6]
+    first, second = matrix_figure(rows, tmp_path / "m1"), matrix_figure(rows, tmp_path / "m2")
+    assert [p.suffix for p in first] == [".png", ".svg"]
+    for a, b in zip(first, second, strict=True):
+        assert a.read_bytes() == b.read_bytes(), a.name
+    assert b"<dc:date>" not in first[1].read_bytes()
+    run = read_metadata(shipped_checkpoint("mix_35_35"))
+    one, two = model_figure(run, tmp_path / "s1"), model_figure(run, tmp_path / "s2")
+    assert [p.read_bytes() for p in one] == [p.read_bytes() for p in two]

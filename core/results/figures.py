@@ -50,12 +50,20 @@ def _pyplot():
     return plt
 
 
+# What makes a figure file the same every time it is drawn: no date or software version written into it, and the
+# SVG's element ids made from a fixed salt instead of a random one. Re-running a README command rewrites its figure
+# byte for byte (tests/test_results_figures.py checks one).
+STABLE = {"svg": {"Date": None, "Creator": None}, "png": {"Software": None}}
+STABLE_RC = {"svg.hashsalt": "breadth"}
+
+
 def _save(fig, out: Path) -> list[Path]:
-    """Write the figure as `out`.png and .svg, atomically; the paths."""
+    """Write the figure as `out`.png and .svg, atomically and deterministically (`STABLE`); the paths."""
     written = []
     for suffix in (".png", ".svg"):
         buffer = io.BytesIO()
-        fig.savefig(buffer, format=suffix[1:])
+        with _pyplot().rc_context(STABLE_RC):
+            fig.savefig(buffer, format=suffix[1:], metadata=STABLE[suffix[1:]])
         written.append(write_atomic(out.with_suffix(suffix), buffer.getvalue()))
     return written
 
