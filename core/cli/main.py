@@ -21,6 +21,10 @@ def handler(command: str) -> Callable:
         from breadth.core.cli import grids
 
         return getattr(grids, command)
+    if command == "curve":
+        from breadth.core.cli import curve
+
+        return curve.curve
     if command == "envs":
         from breadth.core.cli import envs
 
@@ -47,6 +51,7 @@ def main(argv: list[str] | None = None) -> int:
     from breadth.core.storage.header import CheckpointError
     from breadth.core.storage.store import StoreError
     from breadth.core.sweeps.sweep import ClusterError
+    from breadth.core.world.calculator import FormError
     from breadth.core.world.environments import EnvError
     from breadth.core.world.mix import MixError
     from breadth.core.world.probe import SumError
@@ -67,6 +72,7 @@ def main(argv: list[str] | None = None) -> int:
         FigureError,
         MatrixError,
         EnvError,
+        FormError,
     )
     err = Console(stderr=True, highlight=False, emoji=False)  # `:smile:` in a path stays `:smile:`
 

@@ -195,6 +195,26 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--seed", type=int, default=0, help="the draw's seed (default 0)")
     s.add_argument("--json", type=_path, help="also write the environments here as JSON")
 
+    s = sub.add_parser(
+        "curve",
+        help="the breadth curve: held-out success against the number of training environments",
+        description="Cobbe's protocol on generated environments: each split holds some of the pool out at random, "
+        "runs train on nested subsets of the rest (N environments, the same demonstrations each, steps growing "
+        "with N), and every run is scored on its training and held-out environments, beside a ceiling run "
+        "trained on the held-out ones. Resumable from the store, like a sweep.",
+    )
+    s.add_argument("--where", action="append", metavar="DIM=VALUE", help="the pool: environments at this coordinate")
+    s.add_argument("--held", type=_positive_int, default=4, help="environments held out per split (default 4)")
+    s.add_argument("--splits", type=_positive_int, default=3, help="random splits of the pool (default 3)")
+    s.add_argument("--n", default="1,2,4,8,16", help="training environments per run (default 1,2,4,8,16)")
+    s.add_argument("--demos", type=_positive_int, default=30, help="demonstrations per environment (default 30)")
+    s.add_argument("--seeds", default="0-4", help="seeds: 0-4, 0,1,2 (default 0-4)")
+    s.add_argument("--held-out-sums", type=_positive_int, default=30, help="test sums per environment (default 30)")
+    s.add_argument("--passes", type=float, default=400 * 8 / 70, help="times each demonstration is seen (the plate's)")
+    s.add_argument("--min-steps", type=_positive_int, default=400, help="never fewer steps (default 400)")
+    _settings_flags(s)
+    _runner_flags(s, "the curve", "the curve's points")
+
     sub.add_parser(
         "models",
         help="list the shipped models, by the names any command takes",

@@ -44,6 +44,7 @@ def train_run(
     on_snapshot: OnSnapshot | None = None,
     snapshot_every: int = 0,
     on_before: Callable[[dict[str, float]], None] | None = None,
+    families: list[str] | None = None,
 ) -> tuple[GPT, RunMeta]:
     """Train the base on `mix` by the recipe whose settings `settings` are, and evaluate: the model and its record.
 
@@ -77,7 +78,7 @@ def train_run(
 
     losses = trains(model, mix, settings, hook)
     trained = time.perf_counter()
-    scores, _ = evaluate(model, settings.seed, held_out)
+    scores, _ = evaluate(model, settings.seed, held_out, families)  # every registered family, or those named
     record = RunMeta(
         made_by.name,
         settings,
@@ -175,7 +176,7 @@ def run_job(spec: dict) -> dict:
         found = weights_hash(base)
         if found != spec["base_hash"]:
             raise RuntimeError(f"this worker's base has weights {found}, the sweep's has {spec['base_hash']}")
-        _, record = train_run(mix, settings, base, spec["held_out"])
+        _, record = train_run(mix, settings, base, spec["held_out"], families=spec.get("families"))
     return {"record": record.to_dict(), "versions": versions()}
 
 

@@ -43,6 +43,7 @@ class Job:
     seed: int
     held_out: int | None
     key: str
+    families: tuple[str, ...] | None = None  # the environments it is scored on (None: every registered family)
 
     @property
     def settings(self) -> object:

@@ -1,0 +1,104 @@
+"""`breadth curve`: the breadth curve by Cobbe's protocol on generated environments (core.results.curve).
+
+Runs what the store lacks (locally or on Dask, like a sweep: an interrupted curve resumes), then prints one row
+per N (training and held-out success, their gap, the share of split x seed pairs that transfer) and the
+ceiling, and writes them as JSON and a figure if asked.
+"""
+
+from __future__ import annotations
+
+from rich import box
+from rich.console import Console
+from rich.table import Table
+
+from breadth.core.cli.envs import chosen_environments
+from breadth.core.cli.parser import figure_paths, recipe_settings
+from breadth.core.results.curve import CEILING, CurvePlan, points, warnings
+from breadth.core.results.grid import GridError, parse_seeds
+from breadth.core.storage.files import check_outputs, user_path, write_json
+from breadth.core.storage.header import read_header, weights_hash
+from breadth.core.storage.paths import BASE
+from breadth.core.storage.store import Store, store_files
+from breadth.core.world.text import shown, shown_text
+
+console = Console(highlight=False, markup=False, emoji=False)
+
+
+def curve(args) -> int:
+    """Run the curve's missing runs, then print (and write) the curve."""
+    from breadth.core.cli.grids import _print_outcome, run_with_progress
+
+    plan = curve_plan(args)
+    base = user_path(args.base) if args.base else BASE
+    read_header(base)
+    check_outputs([args.json, *figure_paths(args.figure)], inputs=[base, *store_files(args.store)])
+    what = " ".join(args.where or ["every environment"])
+    with Store(args.store) as store:
+        base_hash = weights_hash(base)
+        jobs = [job for job, _, _ in plan.jobs(base_hash)]
+        console.print(
+            f"{len(jobs)} runs: {len(plan.pool)} environments ({shown(what)}), {plan.held} held out, "
+            f"{plan.splits} splits x N {','.join(map(str, plan.sizes))} + a ceiling each, x {len(plan.seeds)} seeds; "
+            f"{plan.demos} demonstrations per environment; store {shown(store.path)}"
+        )
+        outcome = run_with_progress(jobs, store, base, base_hash, "curve", args.workers, args.cluster)
+    found = points(plan, outcome.stored, base_hash)
+    console.print(curve_table(found, f"the breadth curve: {what}"))
+    for line in warnings(found):
+        console.print(f"warning: {line}")
+    _print_outcome(outcome)
+    if args.json:
+        write_json(args.json, [vars(p) for p in found])
+        console.print(f"wrote {shown(args.json)}")
+    if args.figure:
+        from breadth.core.results.curve_figure import curve_figure
+
+        for path in curve_figure(found, args.figure, what):
+            console.print(f"wrote {shown(path)}")
+    return 1 if outcome.failed else 0
+
+
+def curve_plan(args) -> CurvePlan:
+    """The plan the flags ask for; GridError (one line) for one that cannot run."""
+    pool = tuple(f.name for f in chosen_environments(args.where or [], None, 0))
+    try:
+        sizes = tuple(sorted({int(x) for x in args.n.split(",") if x.strip()}))
+    except ValueError:
+        raise GridError(f"--n takes whole numbers such as 1,2,4,8, not {args.n[:40]!r}") from None
+    return CurvePlan(
+        pool,
+        args.held,
+        args.splits,
+        sizes,
+        args.demos,
+        parse_seeds(args.seeds),
+        recipe_settings(args),
+        args.held_out_sums,
+        args.passes,
+        args.min_steps,
+    )
+
+
+def curve_table(found, title: str) -> Table:
+    """One row per N and the ceiling: success in % with 95% intervals, the gap, the share that transfer."""
+    t = Table(title=shown_text(title), title_justify="left", box=box.SIMPLE_HEAD)
+    for column in ("N", "steps", "pairs", "training %", "held out %", "gap", "transfer"):
+        t.add_column(column, justify="right")
+    for p in found:
+        t.add_row(
+            "ceiling" if p.n == CEILING else str(p.n),
+            p.steps,
+            str(p.pairs),
+            _pct(p.train),
+            _pct(p.held),
+            f"{100 * p.gap[0]:+.0f}",
+            "-" if p.transfer is None else f"{100 * p.transfer:.0f}%",
+        )
+    t.caption = "mean [95% interval] over split x seed pairs; transfer: pairs above half their split's ceiling"
+    t.caption_justify = "left"
+    return t
+
+
+def _pct(value: tuple[float, float, float]) -> str:
+    m, low, high = value
+    return f"{100 * m:.0f} [{100 * low:.0f}-{100 * high:.0f}]"

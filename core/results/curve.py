@@ -1,0 +1,170 @@
+"""The breadth curve, Cobbe's protocol: how held-out success grows with the number of training environments.
+
+From a pool of environments (a slice of the generator's space), each split holds some out at random and
+orders the rest at random; a run trains on the first N of that order (N = 1, 2, 4, ...: nested subsets)
+with the same demonstrations per environment, for steps that grow with N so that each demonstration is
+seen about as often as on the plate (at least the plate's 400). Every run is scored on its training
+environments and on the held-out ones (their test splits). A ceiling run per split trains on the held-out
+environments themselves at the same budget: a curve that cannot reach its ceiling proves nothing.
+
+Outcomes are often bimodal (a seed's held-out success either clicks or does not), so beside the mean
+over seeds and splits with its 95% interval the curve reports the share of (split, seed) pairs that
+transfer: held-out success above half of that split's ceiling on that seed. Runs are ordinary stored
+runs (their mix names the environments, their scores cover exactly the families they were scored on),
+so a curve resumes from the store like any sweep.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from dataclasses import dataclass, replace
+
+from breadth.core.results.grid import Cell, GridError, Job
+from breadth.core.storage.store import StoredRun, run_key
+from breadth.core.world.mix import Mix
+from breadth.core.world.settings import FinetuneSettings
+from breadth.core.world.stats import mean_interval
+
+PLATE_PASSES = 400 * 8 / 70  # times the plate's recipe shows each demonstration: 400 steps of 8, 70 demonstrations
+CEILING = 0  # the N of a ceiling run: trained on the split's held-out environments themselves
+
+
+@dataclass(frozen=True)
+class CurvePlan:
+    """What a curve runs: the pool, how many held out per split, the N values, demonstrations, seeds, budget."""
+
+    pool: tuple[str, ...]  # environment names, in registry order
+    held: int  # environments held out per split
+    splits: int
+    sizes: tuple[int, ...]  # N: training environments per run (capped at what a split leaves)
+    demos: int  # demonstrations per environment
+    seeds: tuple[int, ...]
+    settings: FinetuneSettings  # the recipe (its steps are replaced by the budget)
+    held_out: int = 30  # test sums per environment a run is scored on
+    passes: float = PLATE_PASSES  # times each demonstration is seen
+    min_steps: int = 400  # never fewer steps than this
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.held < len(self.pool):
+            raise GridError(f"hold out 1 to {len(self.pool) - 1} of the pool's {len(self.pool)} environments")
+        if self.splits < 1 or not self.sizes or not self.seeds:
+            raise GridError("a curve needs at least one split, one N and one seed")
+        if any(n < 1 for n in self.sizes):
+            raise GridError("N counts training environments: 1 or more")
+
+    def split(self, index: int) -> tuple[list[str], list[str]]:
+        """Split `index`: the held-out environments and the others in the order nested subsets take them."""
+        names = list(self.pool)
+        random.Random(f"curve/{index}").shuffle(names)
+        return sorted(names[: self.held], key=self.pool.index), names[self.held :]
+
+    def steps(self, environments: int) -> int:
+        """Steps for a run on this many environments: each demonstration seen `passes` times, at least min_steps."""
+        return max(self.min_steps, math.ceil(self.passes * environments * self.demos / self.settings.batch_size))
+
+    def sizes_of(self, index: int) -> list[int]:
+        """The N values split `index` can run (those above what it leaves are dropped; the largest is kept once)."""
+        left = len(self.split(index)[1])
+        return sorted({min(n, left) for n in self.sizes})
+
+    def jobs(self, base_hash: str) -> list[tuple[Job, int, int]]:
+        """Every run as (job, split, N), seed by seed; N = CEILING for the ceiling run of a split."""
+        out = []
+        for seed in self.seeds:
+            for s in range(self.splits):
+                held, order = self.split(s)
+                for n in [*self.sizes_of(s), CEILING]:
+                    trained = held if n == CEILING else order[:n]
+                    out.append((self._job(trained, held, seed, base_hash), s, n))
+        return out
+
+    def _job(self, trained: list[str], held: list[str], seed: int, base_hash: str) -> Job:
+        demos = min([self.demos] + [_pool(name) for name in trained])
+        mix = Mix.of(**dict.fromkeys(trained, demos))
+        settings = replace(self.settings, steps=self.steps(len(trained)), seed=seed)
+        families = tuple(dict.fromkeys([*trained, *held]))
+        key = run_key(mix.spec(), settings, self.held_out, base_hash, families)
+        return Job(Cell(mix, replace(settings, seed=0)), seed, self.held_out, key, families)
+
+
+def _pool(name: str) -> int:
+    from breadth.core.world.families import family
+
+    return family(name).demo_pool
+
+
+@dataclass(frozen=True)
+class CurvePoint:
+    """One N of the curve over every split and seed: training, held-out and the gap, each a mean with its 95%
+    interval over the (split, seed) pairs, and the share of pairs that transfer (above half their ceiling)."""
+
+    n: int  # training environments (CEILING: the held-out environments trained directly)
+    steps: str  # the steps its runs took (a range when splits differ)
+    pairs: int  # (split, seed) pairs with a stored run
+    train: tuple[float, float, float]  # mean, low, high (rates 0-1)
+    held: tuple[float, float, float]
+    gap: tuple[float, float, float]  # train - held, paired
+    transfer: float | None  # share of pairs above half their ceiling (None: the ceiling row, or no ceiling above 0)
+
+
+def points(plan: CurvePlan, runs: dict[str, StoredRun], base_hash: str) -> list[CurvePoint]:
+    """The curve from the stored runs of `plan` (runs by key); N values with no stored run are left out."""
+    by: dict[int, list[tuple[int, int, float, float, int]]] = {}  # n -> (split, seed, train, held, steps)
+    for job, s, n in plan.jobs(base_hash):
+        stored = runs.get(job.key)
+        if stored is None:
+            continue
+        held, _ = plan.split(s)
+        trained = held if n == CEILING else [name for name, _ in job.cell.mix.counts]
+        scores = stored.run.scores
+        by.setdefault(n, []).append((s, job.seed, _mean(scores, trained), _mean(scores, held), job.cell.settings.steps))
+    ceiling = {(s, seed): h for s, seed, _, h, _ in by.get(CEILING, [])}
+    out = []
+    for n in sorted(by, key=lambda n: (n == CEILING, n)):
+        rows = by[n]
+        steps = sorted({r[4] for r in rows})
+        share = None
+        if n != CEILING:
+            judged = [(h > ceiling[(s, seed)] / 2) for s, seed, _, h, _ in rows if ceiling.get((s, seed), 0) > 0]
+            share = sum(judged) / len(judged) if judged else None
+        out.append(
+            CurvePoint(
+                n,
+                str(steps[0]) if len(steps) == 1 else f"{steps[0]}-{steps[-1]}",
+                len(rows),
+                _interval([r[2] for r in rows]),
+                _interval([r[3] for r in rows]),
+                _interval([r[2] - r[3] for r in rows]),
+                share,
+            )
+        )
+    return out
+
+
+def _mean(scores: dict, names: list[str]) -> float:
+    rates = [scores[name].rate for name in names if name in scores]
+    return sum(rates) / len(rates) if rates else 0.0
+
+
+def _interval(values: list[float]) -> tuple[float, float, float]:
+    m, low, high = mean_interval(values)
+    return (m, low, high)
+
+
+def warnings(found: list[CurvePoint], learned: float = 0.5) -> list[str]:
+    """What keeps a curve from being read, in words: training environments not learned at their budget, or a
+    ceiling so low that the held-out environments are not learned even directly."""
+    out = [
+        f"N={p.n}: the training environments reach only {100 * p.train[0]:.0f}%: at this budget they are not "
+        "learned, so held-out success there says nothing about transfer"
+        for p in found
+        if p.n != CEILING and p.train[0] < learned
+    ]
+    ceiling = next((p for p in found if p.n == CEILING), None)
+    if ceiling is not None and ceiling.held[0] < learned:
+        out.append(
+            f"the ceiling is {100 * ceiling.held[0]:.0f}%: trained directly, the held-out environments are not "
+            "learned at this budget; the curve cannot rise above it"
+        )
+    return out

@@ -1,0 +1,135 @@
+"""The breadth curve (Cobbe's protocol): seeded splits of a pool of environments, nested training subsets, a budget
+that grows with N, a ceiling per split, every run scored on exactly its training and held-out environments, the
+points read back from the store with the share of pairs that transfer, and `breadth curve` resuming from the store."""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+
+import pytest
+
+from breadth.core.cli.main import USAGE_ERROR, main
+from breadth.core.results.curve import CEILING, PLATE_PASSES, CurvePlan, points, warnings
+from breadth.core.results.grid import GridError
+from breadth.core.storage.store import StoredRun
+from breadth.core.sweeps import sweep
+from breadth.core.world.environments import where
+from breadth.core.world.records import HeldOutScore, RunMeta
+from breadth.core.world.settings import FinetuneSettings
+
+POOL = tuple(f.name for f in where(form="infix", op="add", operands="3"))  # eight layouts of three numbers
+
+
+def plan(**changes) -> CurvePlan:
+    fields = {
+        "pool": POOL,
+        "held": 2,
+        "splits": 3,
+        "sizes": (1, 2, 4, 8),
+        "demos": 30,
+        "seeds": (0, 1),
+        "settings": FinetuneSettings(),
+    }
+    return CurvePlan(**(fields | changes))
+
+
+def test_splits_are_seeded_disjoint_and_nested_subsets_take_the_same_order():
+    """A split holds out the same environments every time; training subsets are prefixes of one order, never
+    touching the held-out ones; different splits hold out different environments."""
+    p = plan()
+    held, order = p.split(0)
+    assert p.split(0) == (held, order) and len(held) == 2 and not set(held) & set(order)
+    assert sorted(held + order) == sorted(POOL)
+    assert len({tuple(p.split(s)[0]) for s in range(3)}) > 1
+    assert p.sizes_of(0) == [1, 2, 4, 6]  # 8 is more than the split leaves: capped at its 6
+
+
+def test_the_budget_shows_each_demonstration_as_often_as_the_plate_does():
+    """The plate's 70 demonstrations take its 400 steps; N environments of 30 take proportionally more, never fewer
+    than min_steps."""
+    p = plan(demos=70, min_steps=1)
+    assert p.steps(1) == 400 and PLATE_PASSES == pytest.approx(400 * 8 / 70)
+    q = plan()
+    assert q.steps(1) == 400 and q.steps(8) == 1372 and q.steps(16) > 2 * q.steps(8) - 2
+
+
+def test_every_run_is_scored_on_its_training_and_held_out_environments_and_a_ceiling_per_split():
+    """Jobs: every split x N and a ceiling, per seed; each names the families it is scored on, and its key differs
+    from a plain sweep's of the same mix (the families are part of it)."""
+    p = plan()
+    jobs = p.jobs("b")
+    assert len(jobs) == 2 * 3 * (4 + 1)
+    for job, s, n in jobs:
+        held, order = p.split(s)
+        trained = [name for name, _ in job.cell.mix.counts]
+        assert trained == (sorted(held, key=POOL.index) if n == CEILING else sorted(order[:n], key=POOL.index))
+        assert set(job.families) == set(trained) | set(held)
+        assert job.settings.steps == p.steps(len(trained)) and job.settings.seed in (0, 1)
+    assert len({job.key for job, _, _ in jobs}) == len(jobs)
+
+
+def test_points_read_the_store_with_intervals_the_gap_and_the_share_that_transfer():
+    """Scores made up per (split, seed): the ceiling row, the gap, and the share of pairs above half their ceiling
+    (a pair whose ceiling is 0 cannot be judged and is left out)."""
+    p = plan(sizes=(1, 4), splits=2)
+    runs = {}
+    for job, s, n in p.jobs("b"):
+        held, _ = p.split(s)
+        rate = {CEILING: 90, 1: 10, 4: 60}[n] if job.seed == 0 else {CEILING: 0, 1: 0, 4: 50}[n]
+        scores = {name: HeldOutScore(name, rate if name in held else 95, 100, {}) for name in job.families}
+        record = RunMeta("finetune", job.settings, job.cell.mix.spec(), job.seed, 30, scores, (1.0,), 1.0)
+        runs[job.key] = StoredRun(job.key, record, "b", "curve")
+    found = {pt.n: pt for pt in points(p, runs, "b")}
+    assert list(found) == [1, 4, CEILING] and found[1].pairs == 4
+    assert found[1].train[0] == pytest.approx(0.95) and found[1].held[0] == pytest.approx(0.05)
+    assert found[4].gap[0] == pytest.approx(0.95 - 0.55)
+    assert found[1].transfer == 0.0 and found[4].transfer == 1.0  # seed 1's ceiling is 0: not judged
+    assert found[CEILING].transfer is None
+    assert any("ceiling is 45%" in w for w in warnings(list(found.values())))
+
+
+def _fake_job(log: str, spec: dict) -> dict:
+    """Stands in for a worker's run: every environment it is scored on solved 80 of 100; notes the run in `log`."""
+    settings = FinetuneSettings.from_dict(spec["settings"])
+    with open(log, "a") as f:
+        f.write(f"{os.getpid()} {spec['mix']}\n")
+    scores = {name: HeldOutScore(name, 80, 100, {}) for name in spec["families"]}
+    record = RunMeta("finetune", settings, spec["mix"], settings.seed, spec["held_out"], scores, (1.0,), 1.0)
+    return {"record": record.to_dict(), "versions": {}}
+
+
+def test_breadth_curve_runs_what_the_store_lacks_and_resumes(tmp_path, monkeypatch, capsys):
+    """The command runs every job once, prints the curve and writes its JSON; run again, it runs nothing."""
+    log = tmp_path / "log"
+    monkeypatch.setattr(sweep, "_run_job", lambda: functools.partial(_fake_job, str(log)))
+    argv = [
+        "curve", "--where", "form=infix", "--where", "op=add", "--where", "operands=3", "--held", "2",
+        "--splits", "2", "--n", "1,2", "--seeds", "0", "--workers", "1", "--json", str(tmp_path / "c.json"),
+    ]  # fmt: skip
+    assert main(argv) == 0
+    assert len(log.read_text().splitlines()) == 2 * 3
+    rows = json.loads((tmp_path / "c.json").read_text())
+    assert [r["n"] for r in rows] == [1, 2, CEILING] and rows[0]["held"][0] == pytest.approx(0.8)
+    assert main(argv) == 0
+    assert len(log.read_text().splitlines()) == 6 and "ran 0, already stored 6" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("extra", "says"),
+    [
+        (["--held", "8"], "hold out 1 to 7"),
+        (["--n", "1,x"], "--n takes whole numbers"),
+        (["--n", "0"], "N counts training environments"),
+        (["--where", "operands=7"], "no environment at"),
+    ],
+)
+def test_a_curve_that_cannot_run_is_one_line(extra, says, capsys):
+    """Holding out the whole pool, a bad N, an empty pool: one line, exit 2, before any run."""
+    argv = ["curve", "--where", "form=infix", "--where", "op=add", "--where", "operands=3", *extra]
+    assert main(argv) == USAGE_ERROR
+    err = capsys.readouterr().err.strip()
+    assert says in err and "\n" not in err
+    with pytest.raises(GridError):
+        plan(held=len(POOL))
