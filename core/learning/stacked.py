@@ -65,7 +65,8 @@ class Dropout:
             torch.randint(-(2**31), 2**31, (n // 2,), dtype=torch.int32, generator=g, out=bits[k])
         thresholds = torch.tensor([[-32768 + round(p * 65536)] for p in ps], dtype=torch.int16)  # (K, 1)
         scales = torch.tensor([[1.0 / (1.0 - p)] for p in ps])  # (K, 1)
-        torch.mul(bits.view(torch.int16) >= thresholds, scales, out=self.masks)
+        self.masks.copy_(bits.view(torch.int16) >= thresholds)  # 1.0 where kept: two plain passes are cheaper
+        self.masks.mul_(scales)  # than one that converts and scales at once
         self.used = 0
 
     def __call__(self, x: torch.Tensor) -> torch.Tensor:
@@ -76,17 +77,22 @@ class Dropout:
         return (x.reshape(K, n) * mask).view(x.shape)
 
 
+def _one(t: torch.Tensor) -> torch.Tensor:
+    """The only run of a stack of one, as a view (its gradient flows back without the copy indexing costs)."""
+    return t.view(t.shape[1:])
+
+
 def _linear(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     """x (K, N, in) through K linear layers of weights w (K, in, out) and biases b (K, out) -> (K, N, out)."""
-    if x.size(0) == 1:  # one run: a plain product, which is faster than a batch of one
-        return torch.addmm(b[0], x[0], w[0]).unsqueeze(0)
+    if x.size(0) == 1:  # one run: a plain product, faster than a batch of one (views, not `[0]`: no copies back)
+        return torch.addmm(_one(b), _one(x), _one(w)).unsqueeze(0)
     return torch.baddbmm(b.unsqueeze(1), x, w)
 
 
 def _layer_norm(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     """x (K, N, C) normalised per position, then each run's own gain w (K, C) and bias b (K, C)."""
     if x.size(0) == 1:
-        return F.layer_norm(x[0], x.shape[-1:], w[0], b[0]).unsqueeze(0)
+        return F.layer_norm(_one(x), x.shape[-1:], _one(w), _one(b)).unsqueeze(0)
     return torch.addcmul(b.unsqueeze(1), F.layer_norm(x, x.shape[-1:]), w.unsqueeze(1))
 
 
