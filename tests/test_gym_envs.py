@@ -90,7 +90,7 @@ def test_a_wrong_answer_gets_0_and_its_failure_kind():
 
 
 def test_an_episode_ends_on_a_malformed_call_too_many_calls_or_its_length():
-    """A call the calculator cannot parse ends the episode (`?|` appended); a fifth call and the context's end do too."""
+    """A malformed call ends the episode (`?|` appended); so do a fifth call and the end of the context."""
     env = make("breadth/two-digit-v1")
     env.reset(seed=0)
     obs, reward, terminated, truncated, info = env.step("B2*3|")

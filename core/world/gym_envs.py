@@ -30,7 +30,7 @@ except ModuleNotFoundError as e:  # an optional extra: say how to get it
     ) from None
 
 from breadth.core.world.environments import env_id, environment, environments
-from breadth.core.world.episode import MAX_LENGTH, End, Episode
+from breadth.core.world.episode import MAX_LENGTH, Episode
 from breadth.core.world.families import Family, Problem
 from breadth.core.world.verdict import Failure, Verdict, judge
 from breadth.core.world.vocab import CHARS, PAD
