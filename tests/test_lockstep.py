@@ -10,7 +10,7 @@ import torch
 
 from breadth.core.learning import checkpoint, stacked
 from breadth.core.learning.evaluate import evaluate
-from breadth.core.learning.lockstep import Job, finetune_cheap, finetune_lockstep, train_lockstep
+from breadth.core.learning.lockstep import Job, evaluate_lockstep, finetune_cheap, finetune_lockstep, train_lockstep
 from breadth.core.learning.model import GPT, GPTConfig
 from breadth.core.learning.train import demonstration_tensors, finetune
 from breadth.core.storage.presets import PRESETS
@@ -133,3 +133,19 @@ def test_unstacked_run_saves_and_plays_identically(base_path, one_thread, tmp_pa
         for a, b in zip(model.state_dict().values(), loaded.state_dict().values(), strict=True):
             assert torch.equal(a, b)
     assert not torch.equal(results[0][0].wte.weight, results[1][0].wte.weight)  # two runs, two models
+
+
+def test_models_scored_together_score_as_each_alone(base_model, one_thread):
+    """`evaluate_lockstep` plays K models at once and gives each exactly the scores `evaluate` gives it alone."""
+    models = [copy.deepcopy(base_model) for _ in range(3)]
+    torch.manual_seed(0)
+    with torch.no_grad():  # three different models, so that a row played by the wrong model shows
+        for m in models[1:]:
+            for p in m.blocks[2].parameters():
+                p.add_(torch.randn_like(p) * 0.05)
+    seeds = [0, 1, 2]
+    together = evaluate_lockstep(models, seeds, held_out=6)
+    alone = [evaluate(m, seed, held_out=6)[0] for m, seed in zip(models, seeds, strict=True)]
+    for a, b in zip(alone, together, strict=True):
+        assert {f: s.to_dict() for f, s in a.items()} == {f: s.to_dict() for f, s in b.items()}
+    assert len({str({f: s.to_dict() for f, s in t.items()}) for t in together}) == 3  # they do differ

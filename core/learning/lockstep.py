@@ -26,15 +26,17 @@ from dataclasses import dataclass
 import torch
 
 from breadth.core.learning import checkpoint, stacked
-from breadth.core.learning.evaluate import evaluate
 from breadth.core.learning.model import GPT
 from breadth.core.learning.train import demonstration_tensors, use_one_thread
 from breadth.core.storage.paths import BASE
-from breadth.core.world.families import Problem
+from breadth.core.world.families import FAMILIES, Problem, family
 from breadth.core.world.mix import Mix
 from breadth.core.world.recipes import FINETUNE
-from breadth.core.world.records import Diverged, RunMeta, StepStats
+from breadth.core.world.records import Diverged, HeldOutScore, RunMeta, StepStats
+from breadth.core.world.rollout import rollout
+from breadth.core.world.scoring import Scored, tally
 from breadth.core.world.settings import HELD_OUT, FinetuneSettings
+from breadth.core.world.verdict import judge
 
 OnRunStep = Callable[[int, StepStats], bool | None]  # (the run's index among the jobs, its step) -> False stops it
 DROPOUT_STREAM = 0x5DEECE66  # a run's dropout generator is seeded with its seed XOR this: not its batch stream
@@ -214,6 +216,31 @@ def finetune_cheap(
     return out
 
 
+EVAL_ROWS = 2048  # episodes decoded at once when scoring runs together (rows of the stacked KV cache)
+
+
+def evaluate_lockstep(
+    models: list[GPT], seeds: list[int], held_out: int | None = HELD_OUT, families: list[str] | None = None
+) -> list[dict[str, HeldOutScore]]:
+    """Each model's held-out scores for its seed, as `evaluate.evaluate` scores them, the models playing together:
+    greedy rollouts of every model at once (`stacked.Decoder`), `EVAL_ROWS` episodes at a time."""
+    names = list(FAMILIES) if families is None else families
+    problems = [[p for name in names for p in family(name).held_out(seed, held_out)] for seed in seeds]
+    weights, config = stacked.frozen(models), models[0].config
+    rope = stacked.rope_tables(models[0], config.block_size)
+    rows = max(1, min(EVAL_ROWS // len(models), max(len(p) for p in problems)))  # per run, at a time
+    scored: list[list[Scored]] = [[] for _ in models]
+    for start in range(0, max(len(p) for p in problems), rows):
+        chunks = [p[start : start + rows] for p in problems]
+        padded = [c + [c[-1] if c else p[0]] * (rows - len(c)) for c, p in zip(chunks, problems, strict=True)]
+        prompts = [problem.prompt for chunk in padded for problem in chunk]
+        episodes = rollout(stacked.Decoder(weights, config, rows, rope), prompts, config.block_size)
+        for k, chunk in enumerate(chunks):  # padding rows are played and dropped
+            mine = episodes[k * rows : k * rows + len(chunk)]
+            scored[k] += [Scored(p, ep, judge(ep, p)) for p, ep in zip(chunk, mine, strict=True)]
+    return [tally(s, names) for s in scored]
+
+
 def train_lockstep(
     jobs: list[Job],
     on_step: OnRunStep | None = None,
@@ -224,7 +251,7 @@ def train_lockstep(
     record (as `experiment.train_run` returns them), or the Diverged error of a run whose loss stopped being finite.
 
     A record's train seconds are the wall time from the group's start to that run's last step (the runs
-    shared it); its eval seconds are its own scoring's.
+    shared it); its eval seconds are its share of scoring every run together (`evaluate_lockstep`).
     """
     use_one_thread()
     loaded, _ = checkpoint.load(base)
@@ -238,26 +265,27 @@ def train_lockstep(
 
     problems = [j.mix.demonstrations(j.settings.seed) for j in jobs]
     outcomes = finetune_lockstep(models, problems, [j.settings for j in jobs], hook)
-    results: list[tuple[GPT, RunMeta] | Diverged] = []
-    for job, model, losses, trained in zip(jobs, models, outcomes, ended, strict=True):
-        if isinstance(losses, Diverged):
-            results.append(losses)
-            continue
-        scoring = time.perf_counter()
-        scores, _ = evaluate(model, job.settings.seed, held_out)
-        s = job.settings
+    kept = [k for k, losses in enumerate(outcomes) if not isinstance(losses, Diverged)]
+    scoring = time.perf_counter()
+    scores = (
+        evaluate_lockstep([models[k] for k in kept], [jobs[k].settings.seed for k in kept], held_out) if kept else []
+    )
+    share = (time.perf_counter() - scoring) / max(1, len(kept))  # the runs were scored together
+    results: list[tuple[GPT, RunMeta] | Diverged] = list(outcomes)  # type: ignore[arg-type]
+    for k, scored in zip(kept, scores, strict=True):
+        s, losses = jobs[k].settings, outcomes[k]
         record = RunMeta(
             FINETUNE,
             s,
-            job.mix.spec(),
-            s.seed,
-            held_out,
-            scores,
-            tuple(losses),
-            trained,
-            time.perf_counter() - scoring,
-            len(losses) == s.steps,
-            str(base),
+            mix=jobs[k].mix.spec(),
+            seed=s.seed,
+            held_out=held_out,
+            scores=scored,
+            losses=tuple(losses),
+            train_seconds=ended[k],
+            eval_seconds=share,
+            completed=len(losses) == s.steps,
+            base=str(base),
         )
-        results.append((model, record))
+        results[k] = (models[k], record)
     return results

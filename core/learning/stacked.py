@@ -8,6 +8,7 @@ is drawn the cheap way: per run and step one `randint` of 32-bit integers, viewe
 compared with a threshold into a float mask of scales (0 or 1/(1-p)) that multiplies activations; `Dropout`
 holds the masks of every site of one step. `forward` mirrors `GPT.forward` (same layout of q, k, v, same
 causal attention, GELU, tied head), so at dropout 0 it computes what K separate GPTs compute, up to rounding.
+`Decoder` plays K models greedily together, as `GreedyPolicy` plays one.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import torch
 from torch.nn import functional as F
 
 from breadth.core.learning.model import GPT, GPTConfig, rotate
+from breadth.core.world.vocab import CHARS, PAD, PAD_ID, encode
 
 Weights = dict[str, torch.Tensor]  # parameter name (as in GPT.named_parameters) -> stack (K, *shape)
 _PRODUCTS = ("c_attn.weight", "c_proj.weight", "c_fc.weight")  # linear layers' weights: stacked as (K, in, out)
@@ -157,3 +159,59 @@ def flops_per_step(config: GPTConfig, batch: int, width: int) -> float:
     C, T, L, V = config.n_embd, width, config.n_layer, config.vocab_size
     per_position = L * (2 * C * 3 * C + 2 * C * C + 2 * 2 * C * 4 * C + 2 * 2 * T * C) + 2 * C * V
     return 3.0 * batch * T * per_position
+
+
+def frozen(models: list[GPT]) -> Weights:
+    """The models' weights as stacks to decode with (no gradients), in the layout `forward` reads."""
+    with torch.no_grad():
+        parts = [stack(m, 1) for m in models]
+        return {name: torch.cat([p[name] for p in parts]).detach() for name in parts[0]}
+
+
+class Decoder:
+    """Greedy decoding of K stacked models at once, one position per step for every row (a `Policy` for `rollout`):
+    rows k*R to (k+1)*R - 1 are run k's. It decodes as `GreedyPolicy` does, with the KV cache stacked."""
+
+    def __init__(self, weights: Weights, config: GPTConfig, rows: int, rope: tuple | None = None):
+        self.w, self.config, self.rows, self.rope = weights, config, rows, rope
+        self.K = weights["wte.weight"].size(0)
+        hs = config.n_embd // config.n_head
+        shape = (config.n_layer, self.K * rows, config.n_head, config.block_size, hs)
+        self.keys, self.values = torch.zeros(shape), torch.zeros(shape)  # (L, K*R, nh, T_max, hs)
+        self.pos = 0  # positions decoded so far
+
+    def step(self, chars: list[str]) -> list[str]:
+        """Feed one character per row (PAD for finished rows); each row's likeliest next character."""
+        ids = torch.tensor([encode(c)[0] if c != PAD else PAD_ID for c in chars]).view(self.K, self.rows)
+        with torch.no_grad():
+            logits = self._next(ids)  # (K, R, vocab)
+        logits[..., PAD_ID] = float("-inf")  # the model never chooses padding
+        return [CHARS[i] for i in logits.argmax(-1).view(-1).tolist()]
+
+    def _next(self, ids: torch.Tensor) -> torch.Tensor:
+        """Logits (K, R, vocab) of the next character after ids (K, R) at position `pos`; the cache advances."""
+        w, config, K, R, t = self.w, self.config, self.K, self.rows, self.pos
+        C, V, nh = config.n_embd, config.vocab_size, config.n_head
+        hs = C // nh
+        x = F.embedding(ids + torch.arange(K).view(K, 1) * V, w["wte.weight"].reshape(K * V, C))  # (K, R, C)
+        if "wpe.weight" in w:
+            x = x + w["wpe.weight"][:, None, t]  # (K, 1, C)
+        rope = None if self.rope is None else (self.rope[0][t : t + 1], self.rope[1][t : t + 1])
+        for i in range(config.n_layer):
+            p = f"blocks.{i}."
+            h = _layer_norm(x, w[p + "ln_1.weight"], w[p + "ln_1.bias"])
+            qkv = _linear(h, w[p + "attn.c_attn.weight"], w[p + "attn.c_attn.bias"])  # (K, R, 3C)
+            q, k, v = qkv.view(K * R, 1, 3, nh, hs).permute(2, 0, 3, 1, 4)  # each (K*R, nh, 1, hs)
+            if rope is not None:
+                q, k = rotate(q, *rope), rotate(k, *rope)
+            self.keys[i, :, :, t : t + 1], self.values[i, :, :, t : t + 1] = k, v
+            # the one new query sees every position so far: no mask
+            y = F.scaled_dot_product_attention(q, self.keys[i, :, :, : t + 1], self.values[i, :, :, : t + 1])
+            y = _linear(y.reshape(K, R, C), w[p + "attn.c_proj.weight"], w[p + "attn.c_proj.bias"])
+            x = x + y
+            h = _layer_norm(x, w[p + "ln_2.weight"], w[p + "ln_2.bias"])
+            h = F.gelu(_linear(h, w[p + "mlp.c_fc.weight"], w[p + "mlp.c_fc.bias"]))
+            x = x + _linear(h, w[p + "mlp.c_proj.weight"], w[p + "mlp.c_proj.bias"])
+        self.pos += 1
+        x = _layer_norm(x, w["ln_f.weight"], w["ln_f.bias"])
+        return torch.bmm(x, w["wte.weight"].transpose(1, 2))  # (K, R, vocab)
