@@ -105,6 +105,9 @@ def test_stopping_one_run_leaves_the_others_going(base_path, one_thread):
     assert [len(x) for x in losses] == [12, 5, 12]
     assert [s for k, s in heard if k == 1] == [1, 2, 3, 4, 5]
     assert [s for k, s in heard if k == 0] == list(range(1, 13))
+    problems, settings = jobs[0]  # the others kept their AdamW state when the stacks were rebuilt without run 1
+    today = finetune(copy.deepcopy(base), problems, settings)
+    assert max(abs(x - y) for x, y in zip(today, losses[0], strict=True)) < TOLERANCE
     alone = copy.deepcopy(base)  # the stopped run, trained alone for exactly five steps
     problems, settings = jobs[1]
     finetune(alone, problems, FinetuneSettings(**{**settings.to_dict(), "steps": 5}))
