@@ -152,3 +152,15 @@ def test_models_scored_together_score_as_each_alone(base_model, one_thread):
     for a, b in zip(alone, together, strict=True):
         assert {f: s.to_dict() for f, s in a.items()} == {f: s.to_dict() for f, s in b.items()}
     assert len({str({f: s.to_dict() for f, s in t.items()}) for t in together}) == 3  # they do differ
+
+
+def test_cheap_single_run_repeats_exactly_with_dropout(base_path, one_thread):
+    """The cheaper single run at dropout 0.2 repeats its losses to the bit for its seed, and another seed differs."""
+    base, _ = checkpoint.load(base_path)
+    problems = PRESETS["mix_35_35"].mix.demonstrations(0)
+
+    def losses(seed: int) -> list[float]:
+        return finetune_cheap(copy.deepcopy(base), problems, FinetuneSettings(steps=6, seed=seed))
+
+    assert losses(0) == losses(0)
+    assert losses(0) != losses(1)
