@@ -131,7 +131,11 @@ def _record(store_path, record: RunMeta, base, source: str, checkpoint_path) -> 
 
 
 def evaluate(args) -> int:
-    """Score a checkpoint on held-out sums."""
+    """Score a checkpoint on held-out sums (of many environments, by dimension, with --envs, --where or --draw)."""
+    if args.envs is not None or args.where or args.draw is not None:
+        from breadth.core.cli.env_scores import evaluate_environments
+
+        return evaluate_environments(args)
     from breadth.core.learning import checkpoint
     from breadth.core.learning.evaluate import evaluate as run_eval
     from breadth.core.learning.train import use_one_thread

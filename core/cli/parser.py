@@ -160,13 +160,26 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser(
         "eval",
-        help="score a checkpoint on held-out sums of every family",
+        help="score a checkpoint on held-out sums of every family (or of many environments: --envs)",
         description="Greedy rollouts, with the calculator in the loop, on each family's "
-        "held-out sums; prints solved/total and the failure kinds.",
+        "held-out sums; prints solved/total and the failure kinds. With --envs, --where or --draw: every chosen "
+        "environment's test split, summarised by dimension (a table per operand count: digits of each number x "
+        "the operation at each gap, in each call form), with the means per form, operation and operand count.",
     )
     s.add_argument("checkpoint", type=_checkpoint, help=CHECKPOINT_HELP)
     _held_out_flag(s)
     s.add_argument("--seed", default=None, help="held-out sets of this seed (default: the checkpoint's training seed)")
+    s.add_argument(
+        "--envs",
+        metavar="all|ID,...",
+        help="score environments instead of the ten families: all, or ids (breadth/two-digit-v1,...); "
+        "summarised by dimension",
+    )
+    s.add_argument("--where", action="append", metavar="DIM=VALUE", help="only environments at this coordinate")
+    s.add_argument("--draw", type=_positive_int, help="a seeded draw of this many environments (after --where)")
+    s.add_argument(
+        "--draw-seed", type=int, default=0, help="the draw's seed, as `breadth envs --seed` takes it (default 0)"
+    )
     s.add_argument("--json", type=_path, default=None, help="also write the scores and episodes here")
     s.add_argument(
         "--figure",
