@@ -76,12 +76,13 @@ def test_every_environment_summarised_reads_whole_at_80_columns():
     assert f"overall: {100 * summarise(scores).overall.mean:.0f}% mean over {len(environments())} environments" in text
 
 
-@pytest.fixture(scope="module")
-def model():
+@pytest.fixture(scope="module", params=["mix_35_35", "two_digit_70"])
+def model(request):
+    """A shipped model: one whose episodes mostly end early, one with many running to the context's end."""
     from breadth.core.learning import checkpoint
     from breadth.core.storage.presets import checkpoint_path
 
-    return checkpoint.load(checkpoint_path("mix_35_35"))[0]
+    return checkpoint.load(checkpoint_path(request.param))[0]
 
 
 def test_fast_scoring_plays_exactly_as_evaluate(model):

@@ -33,11 +33,13 @@ ENV_BATCH = 128  # episodes decoded together when scoring many environments
 def evaluate_environments(
     model: GPT, seed: int, held_out: int | None, names: list[str], batch: int = ENV_BATCH
 ) -> tuple[dict[str, HeldOutScore], list[Scored]]:
-    """As `evaluate` on the environments `names`, decoded faster: every episode's prompt fed in one step and
-    finished rows dropped from the batch (`GreedyPolicy`'s feeds_many and drop_finished), in batches of `batch`.
+    """As `evaluate` on the environments `names`, decoded faster: sorted by prompt length and environment, the
+    prompts of a batch fed in one step and finished rows dropped from it (`GreedyPolicy`'s feeds_many and
+    drop_finished), in batches of `batch`.
     The episodes, verdicts and scores are exactly `evaluate`'s (tests/test_env_scores.py)."""
     problems = [p for name in names for p in family(name).held_out(seed, held_out)]
-    by_length = sorted(range(len(problems)), key=lambda i: len(problems[i].prompt))  # alike prompts share steps
+    # alike prompts share their first step, and one environment's episodes tend to end alike
+    by_length = sorted(range(len(problems)), key=lambda i: (len(problems[i].prompt), problems[i].family))
     policy = lambda rows: GreedyPolicy(model, rows, drop_finished=True, feeds_many=True)  # noqa: E731
     played = play(policy, [problems[i] for i in by_length], batch=batch, max_length=model.config.block_size)
     scored: list[Scored] = [None] * len(problems)  # back in `evaluate`'s order: each environment's split in order
