@@ -14,6 +14,7 @@ def private_home(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("BREADTH_HOME", str(home))
     monkeypatch.delenv("BREADTH_RUNS", raising=False)
     monkeypatch.delenv("BREADTH_STORE", raising=False)
+    monkeypatch.delenv("BREADTH_NO_FILES", raising=False)  # one test's served app never makes the next refuse files
     return home
 
 

@@ -30,6 +30,7 @@ def test_every_label_ends_with_an_example_made_from_the_family_coordinates():
         assert family.label.endswith(" " + example.prompt.removesuffix("="))
         assert len(example.operands) == family.at.operands
     assert len({f.label for f in FAMILIES.values()}) == len(FAMILIES)
+    assert len({f.words for f in FAMILIES.values()}) == len(FAMILIES)  # words alone (a verdict's) tell them apart too
     made = Family("probe_5x2", "p5x2", "five two-digit numbers", "", Coordinates(4, 2, "-"))
     assert made.contains(made.example.operands)  # a family not registered gets a valid example too
 

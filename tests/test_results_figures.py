@@ -36,7 +36,7 @@ def test_model_figure_is_a_projector_slide_with_large_type(tmp_path):
     svg = written[1].read_text()
     sizes = font_sizes(svg)
     assert sizes and min(sizes) >= 16
-    plain = ("two-digit sums 23+45", "three single digits 3+4+5", "three two-digit numbers 99-32-21")
+    plain = ("two-digit sums 23+45", "three single digits 3+4+5", "three two-digit numbers subtracted 99-32-21")
     for text in ("a2x2 35+a3x1 35, seed 0", *plain, "fine-tuning loss"):
         assert text in svg
     assert "other environments: mean 1%" in svg  # the mean outside its mix, as the score panel gives it

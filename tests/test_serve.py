@@ -315,3 +315,16 @@ def test_stopping_or_killing_the_server_ends_every_app_and_engine(sig):
         wait_until(lambda: not any(alive(p) for p in processes), 20, "every app and engine to end")
     finally:
         stop(server)
+
+
+def test_no_files_in_process_is_undone_when_the_app_ends(monkeypatch):
+    """`main(["--no-files"])` called in-process (a script, a test) tells its app no files, and only that app: once
+    it ends, the environment is as it was, so the next app in the process may load and save again."""
+    import os
+
+    from breadth.tui import __main__ as entry
+
+    seen = []
+    monkeypatch.setattr(entry, "_run_app", lambda demo, fresh=False: seen.append(os.environ.get(NO_FILES_ENV)) or 0)
+    assert entry.main(["--no-files"]) == 0
+    assert seen == ["1"] and NO_FILES_ENV not in os.environ

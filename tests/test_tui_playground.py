@@ -138,7 +138,7 @@ async def test_a_probe_naming_a_family_plays_its_sums_and_refuses_an_operand_out
         await pilot.press("enter")
         await wait_for(pilot, lambda: app.playground.probes and not app.playground.busy(), what="the probe")
         (view,) = app.playground.probes.values()
-        assert view.state.problem.family == "add_3x2" and "3 two-digit add" in str(view.render())
+        assert view.state.problem.family == "add_3x2" and "(three two-digit numbers)" in str(view.render())
 
 
 async def test_pace_key_cycles_the_streaming_pace():
@@ -176,7 +176,8 @@ async def test_the_probe_log_keeps_the_last_probes_only(monkeypatch):
 
 
 async def test_a_difference_plays_and_its_verdict_names_its_family():
-    """`9-4-3` plays with two calls of `-`, and the verdict names its family (sub_3x1) by its label."""
+    """`9-4-3` plays with two calls of `-`, and the verdict names its family (sub_3x1) in words that say it
+    subtracts (not the words of 3+4+5's family)."""
     app = fake_app()
     async with app.run_test(size=(80, 24)) as pilot:
         assert "9-4-3" in str(app.playground.query_one("#hint").render())
@@ -184,6 +185,7 @@ async def test_a_difference_plays_and_its_verdict_names_its_family():
         assert view.state.problem.family == "sub_3x1"
         assert _roles_and_text(view)[1:3] == [("action", "B9-4|"), ("environment", "5|")]
         shown = str(view.render())
-        assert "correct" in shown and f"({FAMILIES['sub_3x1'].label})" in shown
+        assert "correct" in shown and "(three single digits subtracted)" in shown
+        assert FAMILIES["sub_3x1"].words != FAMILIES["three_digit"].words
         outside = await _play_one(pilot, "123+4")
         assert "(outside every family)" in str(outside.render())

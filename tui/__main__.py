@@ -131,11 +131,24 @@ def main(argv: list[str] | None = None) -> int:
     demo = demo_probes(args.probes) if args.demo else None  # a bad probes file stops the server too
     if args.serve:
         return _serve(args)
-    if args.no_files:
-        from breadth.tui.file_access import NO_FILES_ENV
+    if not args.no_files:
+        return _run_here(demo, args.fresh)
+    from breadth.tui.file_access import NO_FILES_ENV
 
-        os.environ[NO_FILES_ENV] = "1"  # the app, and nothing it starts, may use a path on this machine
-    if not args.fresh:
+    before = os.environ.get(NO_FILES_ENV)
+    os.environ[NO_FILES_ENV] = "1"  # the app, and nothing it starts, may use a path on this machine
+    try:
+        return _run_here(demo, args.fresh)
+    finally:  # called in-process (a test, a script), the next app may use files again
+        if before is None:
+            os.environ.pop(NO_FILES_ENV, None)
+        else:
+            os.environ[NO_FILES_ENV] = before
+
+
+def _run_here(demo, fresh: bool) -> int:
+    """Run the app in this process, in a temporary breadth folder with `fresh`."""
+    if not fresh:
         return _run_app(demo)
     from breadth.core.storage.paths import fresh_home
 

@@ -313,7 +313,7 @@ def grid_family(operands: int, digits: int, op: str) -> Family:
     return Family(
         f"{name}_{operands}x{digits}",
         grid_short(operands, digits, op),
-        numbers_words(operands, digits),
+        numbers_words(operands, digits) + ("" if op == "+" else " subtracted"),  # words that tell families apart
         f"{operands} {numbers} numbers {operation(op).done}: {calls} call{'s' if calls > 1 else ''}",
         Coordinates(operands, digits, op),
     )
