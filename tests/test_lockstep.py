@@ -8,7 +8,7 @@ import copy
 import pytest
 import torch
 
-from breadth.core.learning import checkpoint, stacked
+from breadth.core.learning import checkpoint, lockstep, stacked
 from breadth.core.learning.evaluate import evaluate
 from breadth.core.learning.lockstep import Job, evaluate_lockstep, finetune_cheap, finetune_lockstep, train_lockstep
 from breadth.core.learning.model import GPT, GPTConfig
@@ -138,8 +138,10 @@ def test_unstacked_run_saves_and_plays_identically(base_path, one_thread, tmp_pa
     assert not torch.equal(results[0][0].wte.weight, results[1][0].wte.weight)  # two runs, two models
 
 
-def test_models_scored_together_score_as_each_alone(base_model, one_thread):
+@pytest.mark.parametrize("rows", [lockstep.EVAL_ROWS, 39])  # every episode at once, or five chunks of 12 a run
+def test_models_scored_together_score_as_each_alone(rows, base_model, one_thread, monkeypatch):
     """`evaluate_lockstep` plays K models at once and gives each exactly the scores `evaluate` gives it alone."""
+    monkeypatch.setattr(lockstep, "EVAL_ROWS", rows)
     models = [copy.deepcopy(base_model) for _ in range(3)]
     torch.manual_seed(0)
     with torch.no_grad():  # three different models, so that a row played by the wrong model shows

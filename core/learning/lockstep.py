@@ -228,9 +228,11 @@ def evaluate_lockstep(
     problems = [[p for name in names for p in family(name).held_out(seed, held_out)] for seed in seeds]
     weights, config = stacked.frozen(models), models[0].config
     rope = stacked.rope_tables(models[0], config.block_size)
-    rows = max(1, min(EVAL_ROWS // len(models), max(len(p) for p in problems)))  # per run, at a time
+    most = max(len(p) for p in problems)
+    chunks = -(-most // max(1, EVAL_ROWS // len(models)))  # as few as fit, of equal size: little padding
+    rows = -(-most // chunks)  # each run's episodes played at a time
     scored: list[list[Scored]] = [[] for _ in models]
-    for start in range(0, max(len(p) for p in problems), rows):
+    for start in range(0, most, rows):
         chunks = [p[start : start + rows] for p in problems]
         padded = [c + [c[-1] if c else p[0]] * (rows - len(c)) for c, p in zip(chunks, problems, strict=True)]
         prompts = [problem.prompt for chunk in padded for problem in chunk]

@@ -176,8 +176,8 @@ class Decoder:
         self.w, self.config, self.rows, self.rope = weights, config, rows, rope
         self.K = weights["wte.weight"].size(0)
         hs = config.n_embd // config.n_head
-        shape = (config.n_layer, self.K * rows, config.n_head, config.block_size, hs)
-        self.keys, self.values = torch.zeros(shape), torch.zeros(shape)  # (L, K*R, nh, T_max, hs)
+        shape = (config.n_layer, self.K * rows * config.n_head, config.block_size, hs)
+        self.keys, self.values = torch.zeros(shape), torch.zeros(shape)  # (L, K*R*nh, T_max, hs)
         self.pos = 0  # positions decoded so far
 
     def step(self, chars: list[str]) -> list[str]:
@@ -204,10 +204,11 @@ class Decoder:
             q, k, v = qkv.view(K * R, 1, 3, nh, hs).permute(2, 0, 3, 1, 4)  # each (K*R, nh, 1, hs)
             if rope is not None:
                 q, k = rotate(q, *rope), rotate(k, *rope)
-            self.keys[i, :, :, t : t + 1], self.values[i, :, :, t : t + 1] = k, v
-            # the one new query sees every position so far: no mask
-            y = F.scaled_dot_product_attention(q, self.keys[i, :, :, : t + 1], self.values[i, :, :, : t + 1])
-            y = _linear(y.reshape(K, R, C), w[p + "attn.c_proj.weight"], w[p + "attn.c_proj.bias"])
+            self.keys[i, :, t], self.values[i, :, t] = k.reshape(-1, hs), v.reshape(-1, hs)
+            # the one new query sees every position so far, so no mask; products over the cache in place
+            att = torch.bmm(q.reshape(-1, 1, hs), self.keys[i, :, : t + 1].transpose(1, 2)) * hs**-0.5
+            y = torch.bmm(att.softmax(-1), self.values[i, :, : t + 1])  # (K*R*nh, 1, hs)
+            y = _linear(y.view(K, R, C), w[p + "attn.c_proj.weight"], w[p + "attn.c_proj.bias"])
             x = x + y
             h = _layer_norm(x, w[p + "ln_2.weight"], w[p + "ln_2.bias"])
             h = F.gelu(_linear(h, w[p + "mlp.c_fc.weight"], w[p + "mlp.c_fc.bias"]))
