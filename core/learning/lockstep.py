@@ -3,15 +3,18 @@
 Each run has its own demonstrations (its mix and seed), its own batch order (a generator seeded as
 `train.finetune` seeds it, so it draws the same batches), its own dropout stream (a second generator, seeded
 from its seed) and its own learning rate, weight decay and dropout; runs share only the base and the shape.
-Every step stacks the weights of the runs still going (`core.learning.stacked`), pads their batches to one
-width, takes one batched forward and backward, and one fused AdamW step over every run's parameters. A run
-ends at its own step count, when its `on_step` returns False, or when its loss stops being finite; the
-others go on. Each run's model is an ordinary `GPT` throughout, so what `train_lockstep` returns saves with
-`checkpoint.save` like any fine-tune. One job alone (`finetune_cheap`) is the cheaper single run.
+The runs' weights live in stacks on a leading K dimension (`core.learning.stacked`), one stack per parameter
+for each group of runs that share a learning rate and weight decay; every step pads the going runs' batches to
+one width, takes one batched forward and backward, and one fused AdamW step over the stacks. A run ends at its
+own step count, when its `on_step` returns False, or when its loss stops being finite: its weights are copied
+into its own `GPT` (which `checkpoint.save` writes like any fine-tune's) and the stacks are rebuilt without
+it, the others keeping their optimiser state. One job alone (`finetune_cheap`) is the cheaper single run.
 
 At dropout 0 a lockstep run computes what `train.finetune` computes, up to rounding; with dropout its masks
 come from another generator than `F.dropout`'s, so it differs from a single run of the same seed as another
-seed would, and repeats exactly when the same group of jobs runs again on the same machine.
+seed would, and repeats exactly when the same group of jobs runs again on the same machine. A run's numbers
+depend a little on its group: batches are padded to the group's widest, which changes rounding and, with
+dropout, how much of its stream a step draws.
 """
 
 from __future__ import annotations
