@@ -14,6 +14,7 @@ from breadth.core.learning.lockstep import Job, evaluate_lockstep, finetune_chea
 from breadth.core.learning.model import GPT, GPTConfig
 from breadth.core.learning.train import demonstration_tensors, finetune
 from breadth.core.storage.presets import PRESETS
+from breadth.core.world.records import Diverged
 from breadth.core.world.settings import FinetuneSettings
 
 # Largest difference between a lockstep run's loss and the same run's by `train.finetune` at dropout 0, over 40
@@ -166,3 +167,22 @@ def test_cheap_single_run_repeats_exactly_with_dropout(base_path, one_thread):
 
     assert losses(0) == losses(0)
     assert losses(0) != losses(1)
+
+
+def test_a_diverged_run_ends_alone(base_path, one_thread, monkeypatch):
+    """A run whose loss stops being finite ends with Diverged (one line); the others train to their last step."""
+    real, calls = stacked.losses, []
+
+    def second_run_blows_up_at_step_three(logits, targets):
+        out = real(logits, targets)
+        calls.append(len(out))
+        return torch.cat([out[:1], out[1:2] * float("nan"), out[2:]]) if len(calls) == 3 else out
+
+    monkeypatch.setattr(stacked, "losses", second_run_blows_up_at_step_three)
+    base, _ = checkpoint.load(base_path)
+    jobs = _jobs(5, 0.0)
+    out = finetune_lockstep([copy.deepcopy(base) for _ in jobs], [p for p, _ in jobs], [s for _, s in jobs])
+    diverged = [x for x in out if isinstance(x, Diverged)]  # the stacks' second row: which run is the stacks' say
+    assert len(diverged) == 1 and str(diverged[0]).startswith("the loss became nan at step 3")
+    assert [len(x) for x in out if not isinstance(x, Diverged)] == [5, 5]  # two learning-rate groups: no leak
+    assert calls == [3, 3, 3, 2, 2]  # it left the stacks after step 3

@@ -33,7 +33,7 @@ def stack(model: GPT, k: int) -> Weights:
     out = {}
     for name, p in model.named_parameters():  # the tied head is wte.weight: one stack serves both
         t = p.detach().t() if _transposed(name) else p.detach()
-        out[name] = t.expand(k, *t.shape).contiguous().requires_grad_()
+        out[name] = t.unsqueeze(0).repeat(k, *(1,) * t.dim()).requires_grad_()  # new memory, even for k = 1
     return out
 
 
