@@ -14,6 +14,7 @@ from breadth.core.learning.lockstep import Job, evaluate_lockstep, finetune_chea
 from breadth.core.learning.model import GPT, GPTConfig
 from breadth.core.learning.train import demonstration_tensors, finetune
 from breadth.core.storage.presets import PRESETS
+from breadth.core.world.families import FAMILIES
 from breadth.core.world.records import Diverged
 from breadth.core.world.settings import FinetuneSettings
 
@@ -149,12 +150,15 @@ def test_models_scored_together_score_as_each_alone(rows, base_model, one_thread
         for m in models[1:]:
             for p in m.blocks[2].parameters():
                 p.add_(torch.randn_like(p) * 0.05)
-    seeds = [0, 1, 2]
-    together = evaluate_lockstep(models, seeds, held_out=6)
-    alone = [evaluate(m, seed, held_out=6)[0] for m, seed in zip(models, seeds, strict=True)]
+    seeds, names = [0, 1, 2], list(FAMILIES)
+    families = [None, names[:1], names[1:3]]  # each model scored on its own environments
+    together = evaluate_lockstep(models, seeds, held_out=6, families=families)
+    alone = [evaluate(m, seed, 6, f)[0] for m, seed, f in zip(models, seeds, families, strict=True)]
     for a, b in zip(alone, together, strict=True):
         assert {f: s.to_dict() for f, s in a.items()} == {f: s.to_dict() for f, s in b.items()}
-    assert len({str({f: s.to_dict() for f, s in t.items()}) for t in together}) == 3  # they do differ
+    assert [len(t) for t in together] == [len(names), 1, 2]
+    same_sums = [str({f: x.to_dict() for f, x in evaluate(m, 0, 6)[0].items()}) for m in models]
+    assert len(set(same_sums)) == 3  # the models play differently: a row given to the wrong model would show
 
 
 def test_cheap_single_run_repeats_exactly_with_dropout(base_path, one_thread):

@@ -51,6 +51,7 @@ class Job:
 
     mix: Mix
     settings: FinetuneSettings
+    families: tuple[str, ...] | None = None  # the environments it is scored on (None: every registered family)
 
 
 class _Run:
@@ -223,12 +224,18 @@ EVAL_ROWS = 2048  # episodes decoded at once when scoring runs together (rows of
 
 
 def evaluate_lockstep(
-    models: list[GPT], seeds: list[int], held_out: int | None = HELD_OUT, families: list[str] | None = None
+    models: list[GPT],
+    seeds: list[int],
+    held_out: int | None = HELD_OUT,
+    families: list[tuple[str, ...] | list[str] | None] | None = None,
 ) -> list[dict[str, HeldOutScore]]:
     """Each model's held-out scores for its seed, as `evaluate.evaluate` scores them, the models playing together:
-    greedy rollouts of every model at once (`stacked.Decoder`), `EVAL_ROWS` episodes at a time."""
-    names = list(FAMILIES) if families is None else families
-    problems = [[p for name in names for p in family(name).held_out(seed, held_out)] for seed in seeds]
+    greedy rollouts of every model at once (`stacked.Decoder`), `EVAL_ROWS` episodes at a time. `families`, per
+    model, the environments it is scored on (None: every registered family)."""
+    names = [list(FAMILIES) if f is None else list(f) for f in (families or [None] * len(models))]
+    problems = [
+        [p for n in each for p in family(n).held_out(seed, held_out)] for each, seed in zip(names, seeds, strict=True)
+    ]
     weights, config = stacked.frozen(models), models[0].config
     rope = stacked.rope_tables(models[0], config.block_size)
     most = max(len(p) for p in problems)
@@ -243,7 +250,7 @@ def evaluate_lockstep(
         for k, chunk in enumerate(chunks):  # padding rows are played and dropped
             mine = episodes[k * rows : k * rows + len(chunk)]
             scored[k] += [Scored(p, ep, judge(ep, p)) for p, ep in zip(chunk, mine, strict=True)]
-    return [tally(s, names) for s in scored]
+    return [tally(s, each) for s, each in zip(scored, names, strict=True)]
 
 
 def train_lockstep(
@@ -272,9 +279,8 @@ def train_lockstep(
     outcomes = finetune_lockstep(models, problems, [j.settings for j in jobs], hook)
     kept = [k for k, losses in enumerate(outcomes) if not isinstance(losses, Diverged)]
     scoring = time.perf_counter()
-    scores = (
-        evaluate_lockstep([models[k] for k in kept], [jobs[k].settings.seed for k in kept], held_out) if kept else []
-    )
+    seeds, families = [jobs[k].settings.seed for k in kept], [jobs[k].families for k in kept]
+    scores = evaluate_lockstep([models[k] for k in kept], seeds, held_out, families) if kept else []
     share = (time.perf_counter() - scoring) / max(1, len(kept))  # the runs were scored together
     results: list[tuple[GPT, RunMeta] | Diverged] = list(outcomes)  # type: ignore[arg-type]
     for k, scored in zip(kept, scores, strict=True):
