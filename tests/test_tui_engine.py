@@ -38,9 +38,16 @@ async def test_train_streams_loss_then_scores_and_saves_the_model(runs):
         _set(app, "held-out", "12")
         await pilot.press("f2")
         plot = app.train_panel.query_one(LossPlot)
-        await wait_for(pilot, lambda: len(plot.live) >= 10, what="ten loss points")
-        assert app.training is not None
-        assert app.train_panel.query_one("#train", Button).disabled  # no second job while one runs
+        train_off: list[bool] = []  # Train's state whenever a poll saw the job running (a quiet machine runs 40 steps
+        #                             before a later check could catch it)
+
+        def ten_points() -> bool:
+            if app.training is not None:
+                train_off.append(app.train_panel.query_one("#train", Button).disabled)
+            return len(plot.live) >= 10
+
+        await wait_for(pilot, ten_points, what="ten loss points")
+        assert train_off and all(train_off)  # the job was seen running, and no second job could start meanwhile
         await wait_for(pilot, lambda: app.training is None, timeout=60, what="training to end")
         assert len(plot.live) == 40
         entry = app.entries[app.current]
