@@ -220,7 +220,7 @@ class MatrixView(Screen):
             return
         seeds = sorted({len(line.seeds) for line in message.lines}) or [0]
         over = f"{seeds[0]}" if len(seeds) == 1 else f"{seeds[0]}-{seeds[-1]}"
-        shipped = " · the runs shipped with breadth (yours replace them once stored)" if message.shipped else ""
+        shipped = " · runs shipped with breadth" if message.shipped else ""  # yours replace them once stored
         status.update(
             f"held-out % solved, mean over {over} seeds · {len(message.lines)} mixes{shipped}"
             if message.lines
