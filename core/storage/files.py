@@ -234,8 +234,11 @@ def clean_stale_temporaries(folder: Path) -> None:
 
 
 def _alive(pid: int) -> bool:
-    if pid == os.getpid():
-        return True
+    return pid == os.getpid() or process_running(pid)
+
+
+def process_running(pid: int) -> bool:
+    """Whether process `pid` exists (another user's counts: it exists, we may not signal it)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

@@ -19,6 +19,8 @@ from pathlib import Path
 
 from platformdirs import user_data_path
 
+from breadth.core.storage.files import process_running
+
 
 def shipped_checkpoint(name: str) -> Path:
     """The shipped checkpoint `name` (`base`, `mix_35_35`, ...), inside the installed `checkpoints` package."""
@@ -102,13 +104,5 @@ def remove_orphans(where: Path | None = None) -> list[Path]:
 
 
 def _running(pid: int) -> bool:
-    """Whether process `pid` exists (one of another user's counts: it is running)."""
-    if pid <= 0:
-        return True  # not a process id fresh_home wrote: keep the folder
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+    """Whether process `pid` exists (a pid fresh_home cannot have written counts as running: keep the folder)."""
+    return pid <= 0 or process_running(pid)
