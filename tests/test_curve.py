@@ -11,9 +11,9 @@ import os
 import pytest
 
 from breadth.core.cli.main import USAGE_ERROR, main
-from breadth.core.results.curve import CEILING, PLATE_PASSES, CurvePlan, points, warnings
+from breadth.core.results.curve import CEILING, PLATE_PASSES, CurvePlan, StoredCurve, points, warnings
 from breadth.core.results.grid import GridError
-from breadth.core.storage.store import StoredRun
+from breadth.core.storage.store import Store, StoredRun
 from breadth.core.sweeps import sweep
 from breadth.core.world.environments import where
 from breadth.core.world.records import HeldOutScore, RunMeta
@@ -114,6 +114,39 @@ def test_breadth_curve_runs_what_the_store_lacks_and_resumes(tmp_path, monkeypat
     assert [r["n"] for r in rows] == [1, 2, CEILING] and rows[0]["held"][0] == pytest.approx(0.8)
     assert main(argv) == 0
     assert len(log.read_text().splitlines()) == 6 and "ran 0, already stored 6" in capsys.readouterr().out
+    with Store(read_only=True) as store:  # the plan is in the store once, for the app's curve view
+        [(name, data, _)] = store.curves()
+    curve = StoredCurve.from_dict(data)
+    assert curve.name == name and curve.what == "form=infix op=add operands=3"
+    assert curve.plan.splits == 2 and curve.plan.sizes == (1, 2) and curve.plan.held == 2
+
+
+def test_a_stored_plan_reads_back_as_it_was_written_and_names_its_base():
+    """A plan through the store's JSON is the same plan (same jobs, same keys); another base is another curve."""
+    p = plan(passes=60.0, min_steps=300, settings=FinetuneSettings(lr=1e-3, dropout=0.1))
+    curve = StoredCurve(p, "operands=3", "b" * 20)
+    again = StoredCurve.from_dict(json.loads(json.dumps(curve.to_dict())))
+    assert again == curve and [j.key for j, _, _ in again.plan.jobs("x")] == [j.key for j, _, _ in p.jobs("x")]
+    assert StoredCurve(p, "operands=3", "c" * 20).name != curve.name
+
+
+@pytest.mark.parametrize(
+    ("change", "says"),
+    [
+        ({"pool": "a2x2"}, "not lists"),
+        ({"pool": ["breadth-nope"]}, "not registered here"),
+        ({"splits": True}, "wrong kind"),
+        ({"passes": float("inf")}, "wrong kind"),
+        ({"seeds": list(range(1000)), "splits": 1000}, "more than 100,000 runs"),
+        ({"settings": {"lr": 9.0}}, "settings"),
+        ({"extra": 1}, "unexpected shape"),
+    ],
+)
+def test_a_stored_plan_breadth_did_not_write_is_one_line(change, says):
+    """Plans read from a store are checked before any run is listed: a bad one is one GridError line."""
+    data = plan().to_dict() | change
+    with pytest.raises(GridError, match=says):
+        StoredCurve.from_dict({"plan": data, "what": "x", "base": "y"})
 
 
 @pytest.mark.parametrize(
@@ -123,10 +156,13 @@ def test_breadth_curve_runs_what_the_store_lacks_and_resumes(tmp_path, monkeypat
         (["--n", "1,x"], "--n takes whole numbers"),
         (["--n", "0"], "N counts training environments"),
         (["--where", "operands=7"], "no environment at"),
+        (["--steps", "10"], "unrecognized arguments: --steps"),  # the budget sets the steps
+        (["--group-size", "4"], "unrecognized arguments: --group-size"),  # the curve fine-tunes on demonstrations
     ],
 )
 def test_a_curve_that_cannot_run_is_one_line(extra, says, capsys):
-    """Holding out the whole pool, a bad N, an empty pool: one line, exit 2, before any run."""
+    """Holding out the whole pool, a bad N, an empty pool, a flag the curve does not take: one line, exit 2, before
+    any run."""
     argv = ["curve", "--where", "form=infix", "--where", "op=add", "--where", "operands=3", *extra]
     assert main(argv) == USAGE_ERROR
     err = capsys.readouterr().err.strip()

@@ -12,6 +12,7 @@ from breadth.core.world.story import Act, Probe, Story, default_story, read_stor
 from breadth.tui import messages as m
 from breadth.tui.app import BreadthApp
 from breadth.tui.parts import demo
+from breadth.tui.screens.curve_view import CurveView
 from breadth.tui.screens.matrix_view import MatrixView
 from breadth.tui.screens.procedure_view import ProcedureView
 from breadth.tui.widgets.caption import Caption
@@ -41,40 +42,44 @@ async def _step(pilot, key: str = "pagedown") -> None:
 
 async def test_pagedown_walks_the_default_story_act_by_act_with_captions_lies_and_views():
     """Each act opens with its title and caption; its probes race with theirs; the lie act sets the calculator and
-    the next act makes it honest again; the procedure and matrix acts open their views with the caption on them,
-    and PageDown goes on from inside them; the curve's act (not built yet) is never shown."""
+    the next act makes it honest again; the procedure, matrix and curve acts open their views with the caption on
+    them, and PageDown goes on from inside them."""
     app = BreadthApp(engine_factory=FakeEngine, demo=default_story())
     async with app.run_test(size=(80, 24)) as pilot:
         await wait_for(pilot, lambda: app.supervisor.ready, what="the engine")
         app.playground.pace = 0
-        assert not app.query_one(Caption).display and "5 acts, 8 probes" in _message(app)
+        assert not app.query_one(Caption).display and "6 acts, 8 probes" in _message(app)
         await _step(pilot)
-        assert _caption(app).startswith("act 1 of 5: Three models, one sum  One model, fine-tuned")
+        assert _caption(app).startswith("act 1 of 6: Three models, one sum  One model, fine-tuned")
         titles = [lane.state.title for lane in app.playground.race.views()]
         assert all(f"({title})" in _caption(app) for title in titles[:2]), titles  # the specialists, by name
         assert not app.playground.race.by_probe  # an act's opening plays nothing
         await _step(pilot)
         assert "race 23+45" in _head(app) and "B23+45| is a model's call to the calculator" in _caption(app)
-        assert "act 1 of 5 · probe 1 of 4: 23+45" in _message(app)
+        assert "act 1 of 6 · probe 1 of 4: 23+45" in _message(app)
         for _ in range(5):  # the race's other three probes, then the next act's opening and its first probe
             await _step(pilot)
         assert "race 12+34+56" in _head(app) and "a3x2" in _caption(app)
         await _step(pilot)
         await _step(pilot)  # the lie's opening
-        assert _caption(app).startswith("act 3 of 5: The lie") and app.playground.lie_spec() == "off by one"
+        assert _caption(app).startswith("act 3 of 6: The lie") and app.playground.lie_spec() == "off by one"
         await _step(pilot)
         assert "race 23+45" in _head(app) and "69" in _caption(app)
         await _step(pilot)
         await _step(pilot)  # the shipped model's snapshots: the procedure opens, the calculator honest again
         assert isinstance(app.screen, ProcedureView) and app.playground.lie_spec() == ""
         await wait_for(pilot, lambda: app.screen.query(Caption), what="the caption on the procedure view")
-        assert _caption(app).startswith("act 4 of 5: The procedure forming  The mix's training from its first")
+        assert _caption(app).startswith("act 4 of 6: The procedure forming  The mix's training from its first")
         await wait_for(pilot, lambda: app.screen.at == 0, what="the first snapshot")  # where the procedure forms
         await _step(pilot)  # from inside the procedure view
         assert isinstance(app.screen, MatrixView)
         await wait_for(pilot, lambda: app.screen.query(Caption), what="the caption on the matrix")
-        assert _caption(app).startswith("act 5 of 5: The matrix") and app.screen.query_one(Caption).display
-        await _step(pilot)  # from inside the matrix view: the story's end, back on the main screen
+        assert _caption(app).startswith("act 5 of 6: The matrix") and app.screen.query_one(Caption).display
+        await _step(pilot)  # from inside the matrix view: the breadth curve
+        assert isinstance(app.screen, CurveView)
+        await wait_for(pilot, lambda: app.screen.query(Caption), what="the caption on the curve")
+        assert _caption(app).startswith("act 6 of 6: The breadth curve") and app.screen.query_one(Caption).display
+        await _step(pilot)  # from inside the curve view: the story's end, back on the main screen
         assert app.screen is app.screen_stack[0] and "end of the story" in _message(app)
 
 

@@ -34,6 +34,7 @@ from breadth.tui.parts.figures import Figures
 from breadth.tui.parts.models import DEFAULT_MODEL, Models
 from breadth.tui.parts.play import PlayRouter
 from breadth.tui.parts.training import Training
+from breadth.tui.screens.curve_view import CurveView
 from breadth.tui.screens.demos_view import DemosView
 from breadth.tui.screens.help import HelpScreen
 from breadth.tui.screens.matrix_view import MatrixView
@@ -178,18 +179,15 @@ class BreadthApp(App):
 
     @guarded
     def action_lie(self) -> None:
-        """The calculator for the next sums: honest, off by one, or always a number typed in the box it opens."""
-        self.notify(f"calculator: {self.playground.cycle_lie()}", timeout=2)
+        self.notify(f"calculator: {self.playground.cycle_lie()}", timeout=2)  # honest, off by one, or a typed number
 
     @guarded
     def action_shade(self) -> None:
-        """Shade the model's characters by the probability it gave them, with a picked character's alternatives."""
-        self.playground.shaded = not self.playground.shaded
+        self.playground.shaded = not self.playground.shaded  # characters by their probability; a pick's alternatives
 
     @guarded
     def action_stage(self) -> None:
-        """Switch between the stage layout (the race large, nothing else) and the normal one."""
-        self.stage = not self.stage
+        self.stage = not self.stage  # the stage layout (the race large, nothing else), or back to the normal one
 
     @guarded
     def action_pick(self, by: int) -> None:
@@ -206,6 +204,10 @@ class BreadthApp(App):
     @guarded
     def action_matrix(self) -> None:
         self.open_screen(MatrixView, MatrixView)
+
+    @guarded
+    def action_curve(self) -> None:
+        self.open_screen(CurveView, CurveView)
 
     @guarded
     def action_figures(self) -> None:

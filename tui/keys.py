@@ -21,6 +21,7 @@ APP_KEYS = [
     Binding("f8", "pace", "Pace", priority=True, show=False),
     Binding("f9", "procedure", "Watch", priority=True),
     Binding("f10,ctrl+g", "matrix", "Matrix", priority=True),
+    Binding("f11,f23", "curve", "Curve", priority=True),  # Shift+F11 too: some terminals take F11 (full screen)
     Binding("f12", "figures", "Figures", show=False),  # not priority: a view with figures of its own binds F12
     Binding("f14", "demos", "Demos", priority=True, show=False),
     Binding("f21", "next_model", "Next model", priority=True, show=False),

@@ -13,7 +13,7 @@ from rich.table import Table
 
 from breadth.core.cli.envs import chosen_environments
 from breadth.core.cli.parser import figure_paths, recipe_settings
-from breadth.core.results.curve import CEILING, CurvePlan, points, warnings
+from breadth.core.results.curve import CEILING, CurvePlan, StoredCurve, points, warnings
 from breadth.core.results.grid import GridError, parse_seeds
 from breadth.core.storage.files import check_outputs, user_path, write_json
 from breadth.core.storage.header import read_header, weights_hash
@@ -35,6 +35,8 @@ def curve(args) -> int:
     what = " ".join(args.where or ["every environment"])
     with Store(args.store) as store:
         base_hash = weights_hash(base)
+        stored = StoredCurve(plan, what, base_hash)
+        store.add_curve(stored.name, stored.to_dict())  # the app's curve view draws it from the store as it fills
         jobs = [job for job, _, _ in plan.jobs(base_hash)]
         console.print(
             f"{len(jobs)} runs: {len(plan.pool)} environments ({shown(what)}), {plan.held} held out, "

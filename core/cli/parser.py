@@ -94,7 +94,7 @@ def recipe_settings(args, seed: str | None = None):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from breadth.core.world.settings import FinetuneSettings, ModelShape, PretrainSettings, RewardSettings
+    from breadth.core.world.settings import FinetuneSettings, ModelShape, PretrainSettings, RewardSettings, swept
 
     ft = FinetuneSettings()
     p = _Parser(
@@ -225,7 +225,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--held-out-sums", type=_positive_int, default=30, help="test sums per environment (default 30)")
     s.add_argument("--passes", type=float, default=400 * 8 / 70, help="times each demonstration is seen (the plate's)")
     s.add_argument("--min-steps", type=_positive_int, default=400, help="never fewer steps (default 400)")
-    _settings_flags(s)
+    for setting in swept(FinetuneSettings):  # the curve fine-tunes on demonstrations; its budget sets the steps
+        if setting.name != "steps":
+            _setting_flag(s, setting, "")
     _runner_flags(s, "the curve", "the curve's points")
 
     sub.add_parser(

@@ -11,19 +11,23 @@ Outcomes are often bimodal (a seed's held-out success either clicks or does not)
 over seeds and splits with its 95% interval the curve reports the share of (split, seed) pairs that
 transfer: held-out success above half of that split's ceiling on that seed. Runs are ordinary stored
 runs (their mix names the environments, their scores cover exactly the families they were scored on),
-so a curve resumes from the store like any sweep.
+so a curve resumes from the store like any sweep. The plan itself is stored too (`to_dict`, `from_dict`), so
+the app can draw a curve from the store while it fills.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 import random
 from dataclasses import dataclass, replace
 
 from breadth.core.results.grid import Cell, GridError, Job
 from breadth.core.storage.store import StoredRun, run_key
+from breadth.core.world.families import family
 from breadth.core.world.mix import Mix
-from breadth.core.world.settings import FinetuneSettings
+from breadth.core.world.settings import FinetuneSettings, SettingsError
 from breadth.core.world.stats import mean_interval
 
 PLATE_PASSES = 400 * 8 / 70  # times the plate's recipe shows each demonstration: 400 steps of 8, 70 demonstrations
@@ -52,6 +56,45 @@ class CurvePlan:
             raise GridError("a curve needs at least one split, one N and one seed")
         if any(n < 1 for n in self.sizes):
             raise GridError("N counts training environments: 1 or more")
+
+    def to_dict(self) -> dict:
+        """The plan as plain JSON values (what the store keeps)."""
+        out = {name: getattr(self, name) for name in PLAN_FIELDS}
+        return out | {
+            "pool": list(self.pool),
+            "sizes": list(self.sizes),
+            "seeds": list(self.seeds),
+            "settings": self.settings.to_dict(),
+        }
+
+    @classmethod
+    def from_dict(cls, data: object) -> CurvePlan:
+        """A plan from JSON data read from a store; GridError (one line) for data breadth did not write."""
+        if not isinstance(data, dict) or set(data) != {*PLAN_FIELDS, "pool", "sizes", "seeds", "settings"}:
+            raise GridError("a stored curve plan of an unexpected shape")
+        lists = [data[name] for name in ("pool", "sizes", "seeds")]
+        if not all(isinstance(v, list) and len(v) <= 100_000 for v in lists):
+            raise GridError("a stored curve plan whose pool, sizes or seeds are not lists")
+        pool, sizes, seeds = lists
+        held, splits, demos, held_out, passes, min_steps = (data[name] for name in PLAN_FIELDS)
+        if not all(isinstance(p, str) for p in pool) or not all(
+            _whole(x) for x in [*sizes, *seeds, held, splits, demos, held_out, min_steps]
+        ):
+            raise GridError("a stored curve plan with values of the wrong kind")
+        if isinstance(passes, bool) or not isinstance(passes, int | float) or not 0 < passes < 1e6:
+            raise GridError("a stored curve plan with values of the wrong kind")
+        if len(seeds) * splits * (len(sizes) + 1) > MAX_RUNS:
+            raise GridError(f"a stored curve plan of more than {MAX_RUNS:,} runs")
+        for name in pool:
+            try:
+                family(name)
+            except KeyError:
+                raise GridError(f"a stored curve's environment {name[:40]!r} is not registered here") from None
+        try:
+            settings = FinetuneSettings.from_dict(data["settings"])
+        except SettingsError as e:
+            raise GridError(f"a stored curve plan's settings: {e}") from None
+        return cls(tuple(pool), held, splits, tuple(sizes), demos, tuple(seeds), settings, held_out, passes, min_steps)
 
     def split(self, index: int) -> tuple[list[str], list[str]]:
         """Split `index`: the held-out environments and the others in the order nested subsets take them."""
@@ -88,10 +131,43 @@ class CurvePlan:
         return Job(Cell(mix, replace(settings, seed=0)), seed, self.held_out, key, families)
 
 
-def _pool(name: str) -> int:
-    from breadth.core.world.families import family
+MAX_RUNS = 100_000  # a stored plan of more runs than this is not one breadth wrote (and would not be drawn)
+PLAN_FIELDS = ("held", "splits", "demos", "held_out", "passes", "min_steps")  # the plan's numbers, stored as they are
 
+
+def _whole(x: object) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool) and 0 <= x <= 10**9
+
+
+def _pool(name: str) -> int:
     return family(name).demo_pool
+
+
+@dataclass(frozen=True)
+class StoredCurve:
+    """A curve as the store keeps it: its plan, the words that chose its pool, the base its runs start from."""
+
+    plan: CurvePlan
+    what: str  # `operands=2`, or `every environment`
+    base_hash: str
+    created: float = 0.0
+
+    @property
+    def name(self) -> str:
+        """Its name in the store: a hash of the plan and the base (the same plan from another base is another curve)."""
+        text = json.dumps([self.plan.to_dict(), self.base_hash], sort_keys=True)
+        return "curve-" + hashlib.sha256(text.encode()).hexdigest()[:16]
+
+    def to_dict(self) -> dict:
+        """What the store keeps under the name."""
+        return {"plan": self.plan.to_dict(), "what": self.what, "base": self.base_hash}
+
+    @classmethod
+    def from_dict(cls, data: dict, created: float = 0.0) -> StoredCurve:
+        """A stored curve from the store's JSON; GridError (one line) for data breadth did not write."""
+        if set(data) != {"plan", "what", "base"} or not all(isinstance(data[k], str) for k in ("what", "base")):
+            raise GridError("a stored curve of an unexpected shape")
+        return cls(CurvePlan.from_dict(data["plan"]), data["what"][:200], data["base"][:64], created)
 
 
 @dataclass(frozen=True)

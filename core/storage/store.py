@@ -206,6 +206,40 @@ class Store:
                 self.unreadable.append(str(e))
         return found
 
+    def add_curve(self, name: str, plan: dict) -> bool:
+        """Record a breadth curve's plan under `name` (its runs are stored as they finish); False if a plan of that
+        name was there already (nothing changes)."""
+        if self.read_only:
+            raise StoreError(f"{self.path}: opened read-only; nothing is stored")
+        try:
+            cursor = self.db.execute(
+                "INSERT OR IGNORE INTO curves VALUES (?, ?, ?)", (name, json.dumps(plan, sort_keys=True), time.time())
+            )
+        except sqlite3.Error as e:
+            raise StoreError(f"{self.path}: cannot store the curve: {sqlite_why(e)}") from None
+        return cursor.rowcount == 1
+
+    def curves(self) -> list[tuple[str, dict, float]]:
+        """Every stored curve's plan as (name, plan, created), newest first; a row breadth did not write as it reads
+        it is skipped and named in `unreadable`."""
+        try:
+            rows = self.db.execute("SELECT name, plan, created FROM curves ORDER BY created DESC, name").fetchall()
+        except sqlite3.Error as e:
+            raise StoreError(f"{self.path}: cannot read curves: {sqlite_why(e)}") from None
+        found, self.unreadable = [], []
+        for name, plan, created in rows:
+            try:
+                if not (isinstance(name, str) and isinstance(plan, str)) or len(plan) > RECORD_LIMIT:
+                    raise ValueError("not text of a plan")
+                data = json.loads(plan)
+                if not isinstance(data, dict):
+                    raise ValueError("not a mapping")
+            except (ValueError, RecursionError) as e:
+                self.unreadable.append(f"curve {str(name)[:40]!r}: skipped ({str(e).splitlines()[0][:80]})")
+                continue
+            found.append((name, data, _when(created)))
+        return found
+
 
 RECORD_LIMIT = 1_000_000  # characters: a stored record longer than this is not one breadth wrote
 

@@ -1,8 +1,9 @@
 """The results store's file: what makes an SQLite file a breadth store, its schema, migrations and openers.
 
 A store has a version (`PRAGMA user_version`), an application id in its header, and the tables `runs`
-and `scores`, and nothing else. A file that is not a breadth store (not SQLite, another program's
-database, a schema below zero or newer than this program's) is refused before anything is written to
+and `scores` (from schema 4 also `curves`: the plans of the breadth curves run into it), and nothing else.
+A file that is not a breadth store (not SQLite, another program's database, a schema below zero or newer
+than this program's) is refused before anything is written to
 it: its identity is read through an immutable connection that cannot change it. Older schemas are
 migrated one step at a time, in a transaction each (in memory when the store is opened read-only).
 """
@@ -22,10 +23,11 @@ from breadth.core.world.families import FAMILIES
 from breadth.core.world.recipes import FINETUNE, recipe_of
 from breadth.core.world.settings import FinetuneSettings, SettingsError
 
-SCHEMA = 3  # the schema this program writes; older stores are migrated, newer ones refused
+SCHEMA = 4  # the schema this program writes; older stores are migrated, newer ones refused
 SQLITE_MAGIC = b"SQLite format 3\x00"
 APPLICATION_ID = 0x62726474  # 'brdt' in the file's header (PRAGMA application_id): this file is a breadth store
-TABLES = {"runs", "scores"}  # a store holds these tables and no others
+TABLES = {"runs", "scores"}  # a store holds these tables (schemas 1-3) and no others
+CURVES_FROM = 4  # the schema that added the `curves` table
 BUSY_SECONDS = 30.0  # how long a writer waits for another (the app's engine and a sweep may share a store)
 
 
@@ -159,6 +161,18 @@ def _settings_as_json(db: sqlite3.Connection) -> None:
 
 
 _MIGRATIONS[3] = _settings_as_json
+_MIGRATIONS[CURVES_FROM] = """
+    CREATE TABLE curves (
+        name TEXT PRIMARY KEY,
+        plan TEXT NOT NULL,
+        created REAL NOT NULL
+    )
+"""  # schema 4: a breadth curve's plan (its pool, splits, N, seeds, settings), so views can draw it from the store
+
+
+def tables_of(version: int) -> set[str]:
+    """The tables a store of schema `version` holds, and no others."""
+    return TABLES | {"curves"} if version >= CURVES_FROM else set(TABLES)
 
 
 def migrate(db: sqlite3.Connection, version: int) -> None:
@@ -235,7 +249,7 @@ def identify(path: Path) -> int:
         return 0  # an empty database: a store begins here
     if version > SCHEMA and (application == APPLICATION_ID or TABLES <= tables):
         raise StoreError(refusal(path, version))
-    if not 1 <= version <= SCHEMA or tables != TABLES:
+    if not 1 <= version <= SCHEMA or tables != tables_of(version):
         listed = ", ".join(sorted(map(str, tables))[:5]) or "none"
         raise StoreError(
             f"{path}: an SQLite database that is not a breadth results store (schema {version}, tables: {listed}); "

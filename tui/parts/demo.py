@@ -7,8 +7,8 @@ says what the presenter says; the line under the sum box says where the story is
 and the first time a verdict's failure kind shows (`malformed call`), what it means in plain words.
 A probe stepped to before the engine is ready waits, named, and plays once it is; past the last step the
 story says it has ended rather than playing the last probe again. An act whose view this app cannot show
-(the breadth curve, until it is built) is left out; an act whose view does not open (the procedure with no
-snapshots to show) is stepped over.
+(a view a newer story names) is left out; an act whose view does not open (the procedure with no snapshots to
+show) is stepped over.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from breadth.core.world.story import IN_PLAIN_WORDS, Step, Story
 from breadth.tui import messages as m
 from breadth.tui.guard import guarded
 from breadth.tui.parts import Part, hears
+from breadth.tui.screens.curve_view import CurveView
 from breadth.tui.screens.matrix_view import MatrixView
 from breadth.tui.screens.procedure_view import ProcedureView
 from breadth.tui.widgets.caption import Caption
@@ -46,9 +47,10 @@ class View:
         return isinstance(app.screen, self.screen)
 
 
-VIEWS = {  # the story's views this app can open; the breadth curve (issue 18) is one entry here once it is built
+VIEWS = {  # the story's views this app can open
     "procedure": View(ProcedureView, lambda app: app.action_procedure(), start="step(-1000)"),  # its Home key
     "matrix": View(MatrixView, lambda app: app.action_matrix()),
+    "curve": View(CurveView, lambda app: app.action_curve()),
 }
 
 

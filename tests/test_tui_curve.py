@@ -1,0 +1,153 @@
+"""The breadth curve view (F11): the store's newest curve drawn from its plan and runs, filling in as runs are
+stored, its rows with intervals and the ceiling at 80x24, other curves a key away, the shipped curve on a fresh
+home, and a store's text shown as text."""
+
+from __future__ import annotations
+
+import io
+
+from rich.console import Console
+from textual.widgets import Static
+from tui_helpers import fake_app, wait_for
+
+from breadth.core.results.curve import CEILING, CurvePlan, StoredCurve
+from breadth.core.storage.header import weights_hash
+from breadth.core.storage.paths import BASE
+from breadth.core.storage.store import Store, StoredRun
+from breadth.core.world.environments import where
+from breadth.core.world.records import HeldOutScore, RunMeta
+from breadth.core.world.settings import FinetuneSettings
+from breadth.tui.screens import curve_view
+from breadth.tui.screens.curve_view import CurvePlot, CurveView
+
+POOL = tuple(f.name for f in where(form="infix", op="add", operands="3"))  # eight layouts of three numbers
+
+
+def _plan(**changes) -> CurvePlan:
+    fields = {"pool": POOL, "held": 2, "splits": 2, "sizes": (1, 2, 4), "demos": 30, "seeds": (0,)}
+    return CurvePlan(**(fields | changes), settings=FinetuneSettings())
+
+
+def _fill(store: Store, curve: StoredCurve, rate: dict[int, float], limit: int | None = None) -> int:
+    """Store the curve's plan and the runs of its jobs (at most `limit`): training environments solved 27/30, held
+    out at `rate[N]` of 30 (the ceiling at rate[CEILING]). Returns how many runs it stored."""
+    store.add_curve(curve.name, curve.to_dict())
+    jobs = curve.plan.jobs(curve.base_hash)[:limit]
+    for job, split, n in jobs:
+        held, _ = curve.plan.split(split)
+        trained = held if n == CEILING else [name for name, _ in job.cell.mix.counts]
+        scores = {name: HeldOutScore(name, 27, 30, {"no call": 3}) for name in trained}
+        for name in held:
+            solved = round(30 * rate[n])
+            scores[name] = HeldOutScore(name, solved, 30, {"no call": 30 - solved} if solved < 30 else {})
+        settings = FinetuneSettings(steps=job.cell.settings.steps, seed=job.seed)
+        run = RunMeta("finetune", settings, job.cell.mix.spec(), job.seed, 30, scores, (1.0,), 1.0, 0.1)
+        store.add(StoredRun(job.key, run, curve.base_hash, "curve"))
+    return len(jobs)
+
+
+def _text(app, selector: str) -> str:
+    return str(app.screen.query_one(selector, Static).render())
+
+
+def _rows(app) -> list[str]:
+    """The rows under the chart as the screen shows them (a table, rendered as text), header first."""
+    console = Console(width=80, record=True, file=io.StringIO())
+    console.print(app.screen.query_one("#curve-rows", Static).content)
+    return [line for line in console.export_text().splitlines() if line.strip()]
+
+
+async def test_f11_draws_the_stores_curve_with_its_rows_and_ceiling_at_80x24(tmp_path, monkeypatch):
+    """F11 opens the view: the status names the pool and the runs stored, a row per N and the ceiling with the
+    held-out % the runs hold, the plot has a training and a held-out line; Escape closes it."""
+    monkeypatch.setenv("BREADTH_STORE", str(tmp_path / "s.sqlite"))
+    curve = StoredCurve(_plan(), "operands=3 op=add", weights_hash(BASE))
+    with Store() as store:
+        total = _fill(store, curve, {1: 0.0, 2: 0.1, 4: 0.5, CEILING: 0.9})
+    app = fake_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("f11")
+        await wait_for(pilot, lambda: isinstance(app.screen, CurveView) and "runs" in _text(app, "#curve-status"))
+        status = _text(app, "#curve-status")
+        assert "operands=3 op=add" in status and f"{total}/{total} runs" in status and "shipped" not in status
+        rows = _rows(app)
+        assert [r.split()[0] for r in rows[1:]] == ["1", "2", "4", "ceiling"]
+        assert rows[3].split()[4] == "50" and rows[4].split()[4] == "90"  # held out % at N=4 and the ceiling
+        plot = app.screen.query_one(CurvePlot)
+        assert [p.n for p in plot.found] == [1, 2, 4, CEILING]
+        assert app.screen.query_one("#curve-rows").region.bottom <= 23  # the rows are on screen above the footer
+        await pilot.press("escape")
+        assert not isinstance(app.screen, CurveView)
+
+
+async def test_runs_stored_while_the_view_is_open_fill_the_curve(tmp_path, monkeypatch):
+    """The view re-reads the store on a timer: as a curve's runs finish elsewhere, the count and the rows grow."""
+    monkeypatch.setenv("BREADTH_STORE", str(tmp_path / "s.sqlite"))
+    monkeypatch.setattr(curve_view, "REFRESH_SECONDS", 0.2)
+    curve = StoredCurve(_plan(), "operands=3", weights_hash(BASE))
+    rates = {1: 0.0, 2: 0.2, 4: 0.4, CEILING: 0.8}
+    with Store() as store:
+        _fill(store, curve, rates, limit=1)  # seed 0, split 0, N=1 only
+    app = fake_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("f11")
+        await wait_for(pilot, lambda: isinstance(app.screen, CurveView) and "1/8 runs" in _text(app, "#curve-status"))
+        assert [r.split()[0] for r in _rows(app)[1:]] == ["1"]
+        with Store() as store:
+            _fill(store, curve, rates)
+        await wait_for(pilot, lambda: "8/8 runs" in _text(app, "#curve-status"), timeout=10, what="every run")
+        await wait_for(pilot, lambda: any("ceiling" in row for row in _rows(app)), timeout=10, what="the ceiling row")
+
+
+async def test_brackets_step_through_the_stores_curves(tmp_path, monkeypatch):
+    """Two curves in the store: the newest shows first, `[` the older one, `]` back."""
+    monkeypatch.setenv("BREADTH_STORE", str(tmp_path / "s.sqlite"))
+    base = weights_hash(BASE)
+    with Store() as store:
+        _fill(store, StoredCurve(_plan(), "older pool", base), {1: 0, 2: 0, 4: 0, CEILING: 0.5})
+        store.db.execute("UPDATE curves SET created = 1")
+        _fill(store, StoredCurve(_plan(held=3), "newer pool", base), {1: 0, 2: 0, 4: 0, CEILING: 0.5})
+    app = fake_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("f11")
+        await wait_for(pilot, lambda: "curve 1 of 2: newer pool" in _text(app, "#curve-status"), what="the newest")
+        await pilot.press("left_square_bracket")
+        await wait_for(pilot, lambda: "curve 2 of 2: older pool" in _text(app, "#curve-status"), what="the older")
+        await pilot.press("right_square_bracket")
+        await wait_for(pilot, lambda: "curve 1 of 2: newer pool" in _text(app, "#curve-status"), what="back")
+
+
+async def test_a_fresh_home_shows_the_shipped_curve_and_says_so(tmp_path, monkeypatch):
+    """No curve in the user's store (a talk from a fresh home): the view shows the shipped store's curve, marked."""
+    monkeypatch.setenv("BREADTH_STORE", str(tmp_path / "empty.sqlite"))
+    shipped = tmp_path / "shipped.sqlite"
+    with Store(shipped) as store:
+        _fill(store, StoredCurve(_plan(), "shipped pool", weights_hash(BASE)), {1: 0, 2: 0, 4: 0, CEILING: 0.5})
+    monkeypatch.setattr(curve_view, "SHIPPED_CURVE", shipped)
+    app = fake_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("f11")
+        await wait_for(pilot, lambda: "shipped with breadth" in _text(app, "#curve-status"), what="the shipped curve")
+        assert "shipped pool" in _text(app, "#curve-status")
+    assert not (tmp_path / "empty.sqlite").exists()  # reading created no store
+
+
+async def test_a_stores_text_is_shown_as_text_and_a_bad_plan_is_counted_not_raised(tmp_path, monkeypatch):
+    """A curve's words holding markup and an escape are shown literally; a plan breadth did not write is named as
+    unreadable and the view says there is no curve, the app running on."""
+    monkeypatch.setenv("BREADTH_STORE", str(tmp_path / "s.sqlite"))
+    with Store() as store:
+        store.add_curve("bad", {"plan": {"held": "x"}, "what": "w", "base": "b"})
+    app = fake_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("f11")
+        await wait_for(pilot, lambda: "1 stored curves this breadth cannot read" in _text(app, "#curve-status"))
+        await pilot.press("escape")
+    with Store() as store:
+        _fill(store, StoredCurve(_plan(), "[b]bold[/b] \x1b[31mred", weights_hash(BASE)), {1: 0, 2: 0, 4: 0, 0: 0.5})
+    app = fake_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("f11")
+        await wait_for(pilot, lambda: "runs" in _text(app, "#curve-status"), what="the curve")
+        status = _text(app, "#curve-status")
+        assert "[b]bold[/b]" in status and "\x1b" not in status

@@ -1,0 +1,256 @@
+"""The breadth curve view (F11): held-out success against the number of training environments, as the store fills.
+
+`breadth curve` records its plan in the results store before its first run and each run as it finishes; this view
+re-reads the store every few seconds in a thread worker and draws the newest curve: success on the training
+environments and on the held-out ones (means over split x seed pairs) against N, and the ceiling (the held-out
+environments trained directly) as a line; under the chart, a row per N with its 95% interval, the gap and the share
+of pairs that transfer, then what keeps the curve from being read (training environments not learned, a low
+ceiling). `[` and `]` step through the store's curves; F12 saves the curve as a figure. From a fresh home (a talk)
+it shows the curve shipped with breadth (`breadth.results/curve.sqlite`) and says so. What the store holds is shown
+as text, never as markup.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from rich.table import Table
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import Footer, Static
+from textual_plotext import PlotextPlot
+
+from breadth.core.results.curve import CEILING, CurvePoint, StoredCurve, points, warnings
+from breadth.core.results.grid import GridError
+from breadth.core.storage.paths import SHIPPED_CURVE
+from breadth.core.storage.store import Store
+from breadth.core.world.text import shown
+from breadth.tui.figures import FiguresAsked, Slide
+from breadth.tui.guard import guarded, log_error, one_line
+
+REFRESH_SECONDS = 3.0  # how often the store is re-read while the view is open
+TRAIN_COLOUR, HELD_COLOUR, CEILING_COLOUR = "green", "cyan", "gray"
+
+
+@dataclass(frozen=True)
+class CurveRead:
+    """One reading of the store: the curve shown and where the store stands."""
+
+    curve: StoredCurve | None = None
+    index: int = 0  # which of the store's curves (newest first)
+    count: int = 0  # how many curves the store holds that this breadth reads
+    found: list[CurvePoint] = field(default_factory=list)
+    stored: int = 0  # runs of the plan in the store
+    total: int = 0  # runs the plan asks for
+    shipped: bool = False  # the user's store holds no curve: this is the one shipped with breadth
+    skipped: int = 0  # stored curves this breadth cannot read (another version's environments, a damaged row)
+
+
+def read_curve(index: int) -> CurveRead:
+    """The store's curve number `index` (newest first, clamped) with its points; the shipped curve if the user's
+    store holds none. StoreError or GridError (one line) if the store cannot be read."""
+    with Store(read_only=True) as store:
+        rows = store.curves()
+        if rows:
+            return _read(store, rows, index, shipped=False)
+    with Store(SHIPPED_CURVE, immutable=True) as store:
+        return _read(store, store.curves(), index, shipped=True)
+
+
+def _read(store: Store, rows: list, index: int, shipped: bool) -> CurveRead:
+    curves, skipped = [], len(store.unreadable)
+    for _, data, created in rows:
+        try:
+            curves.append(StoredCurve.from_dict(data, created))
+        except GridError:
+            skipped += 1
+    if not curves:
+        return CurveRead(shipped=shipped, skipped=skipped)
+    index = min(max(index, 0), len(curves) - 1)
+    curve = curves[index]
+    jobs = curve.plan.jobs(curve.base_hash)
+    mixes = sorted({job.cell.mix.spec() for job, _, _ in jobs})
+    runs = {run.key: run for run in store.runs(base_hash=curve.base_hash, mixes=mixes)}
+    stored = sum(job.key in runs for job, _, _ in jobs)
+    found = points(curve.plan, runs, curve.base_hash)
+    return CurveRead(curve, index, len(curves), found, stored, len(jobs), shipped, skipped)
+
+
+def status_line(read: CurveRead) -> str:
+    """The line over the chart: which curve, how far it has filled, whose it is."""
+    if read.curve is None:
+        unread = f" ({read.skipped} stored curves this breadth cannot read)" if read.skipped else ""
+        return f"no breadth curve in the results store yet: `breadth curve` fills this{unread}"
+    plan = read.curve.plan
+    where = f"curve {read.index + 1} of {read.count}: " if read.count > 1 else ""
+    whose = " · shipped with breadth" if read.shipped else ""
+    return (
+        f"{where}{shown(read.curve.what)} · {len(plan.pool)} environments, {plan.held} held out · "
+        f"{read.stored}/{read.total} runs{whose}"
+    )
+
+
+def rows_table(found: list[CurvePoint]) -> Table:
+    """A row per N and the ceiling: training and held-out % with 95% intervals, the gap, the share that transfer."""
+    t = Table(box=None, padding=(0, 1), show_edge=False, header_style="bold")
+    for column in ("N", "pairs", "training %", "held out %", "gap", "transfer"):
+        t.add_column(column, justify="right", no_wrap=True)
+    for p in found:
+        share = "-" if p.transfer is None else f"{100 * p.transfer:.0f}%"
+        name = "ceiling" if p.n == CEILING else str(p.n)
+        t.add_row(name, str(p.pairs), _pct(p.train), _pct(p.held), f"{100 * p.gap[0]:+.0f}", share)
+    return t
+
+
+def _pct(value: tuple[float, float, float]) -> str:
+    m, low, high = value
+    return f"{100 * m:.0f} [{100 * low:.0f}-{100 * high:.0f}]"
+
+
+class CurvePlot(PlotextPlot):
+    """Training (green) and held-out (cyan) success against N, N on a doubling axis, the ceiling in grey."""
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.found: list[CurvePoint] = []
+
+    def show(self, found: list[CurvePoint]) -> None:
+        """Draw these points (at once: the store changes every few seconds at most)."""
+        self.found = found
+        plt = self.plt
+        plt.clear_data()
+        plt.clear_figure()
+        line = [p for p in found if p.n != CEILING]
+        xs = [math.log2(p.n) for p in line]  # N doubles along the axis, labelled as N
+        if xs:
+            for attr, colour in (("train", TRAIN_COLOUR), ("held", HELD_COLOUR)):
+                plt.plot(xs, [100 * getattr(p, attr)[0] for p in line], color=colour, marker="braille")
+            plt.xticks(xs, [str(p.n) for p in line])
+            span = (min(xs) - 0.2, max(xs) + 0.2) if len(xs) > 1 else (xs[0] - 1, xs[0] + 1)
+            plt.xlim(*span)
+            ceiling = next((p for p in found if p.n == CEILING), None)
+            if ceiling is not None:
+                plt.hline(100 * ceiling.held[0], CEILING_COLOUR)
+        plt.ylim(0, 100)
+        plt.yticks([0, 50, 100], ["0%", "50%", "100%"])
+        self.refresh()
+
+    def render(self):
+        try:
+            return super().render()
+        except Exception as e:  # noqa: BLE001 -- a plot must never take the app down on stage
+            return Text(f"(plot unavailable: {e})", style="dim")
+
+
+class CurveView(Screen):
+    """The newest breadth curve of the results store, re-read every few seconds."""
+
+    BINDINGS = [
+        Binding("escape", "app.pop_screen", "Close"),
+        Binding("left_square_bracket", "step(1)", "Older curve", key_display="["),
+        Binding("right_square_bracket", "step(-1)", "Newer curve", key_display="]"),
+        Binding("f12,ctrl+f", "figures", "Figure"),
+    ]
+
+    @dataclass
+    class Read(Message):
+        """A reading of the store (or why it could not be read)."""
+
+        read: CurveRead = field(default_factory=CurveRead)
+        error: str = ""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.index = 0  # the curve shown, newest first
+        self.last = CurveRead()
+        self.logged = ""  # the last store error written to app.log (not every few seconds)
+
+    def compose(self) -> ComposeResult:
+        yield Static("breadth curve: reading the results store…", id="curve-status")
+        yield Static(self.key_line(), id="curve-key")
+        yield CurvePlot(id="curve-plot")
+        yield Static("", id="curve-rows")
+        yield Static("", id="curve-warnings")
+        yield Footer(compact=True, show_command_palette=False)
+
+    @staticmethod
+    def key_line() -> Text:
+        """What the chart's colours mean, readable without colour."""
+        return Text.assemble(
+            ("training", f"bold {TRAIN_COLOUR}"),
+            " · ",
+            ("held out", f"bold {HELD_COLOUR}"),
+            " · ",
+            ("ceiling (held out, trained directly)", "bold grey70"),  # plotext's gray, as rich names it
+            " · x: N",
+        )
+
+    def on_mount(self) -> None:
+        self.read_store()
+        self.set_interval(REFRESH_SECONDS, self.read_store)
+
+    def read_store(self) -> None:
+        """Re-read the store in a thread worker (SQLite and the plan's keys stay off the UI thread)."""
+        self.run_worker(self._read, thread=True, group="curve", exclusive=True)
+
+    def _read(self) -> None:
+        try:
+            self.post_message(self.Read(read_curve(self.index)))
+        except Exception as e:  # noqa: BLE001 -- a store that cannot be read is one line, and the view stays
+            if one_line(e) != self.logged:
+                self.logged = one_line(e)
+                log_error(e, "reading the results store for the breadth curve")
+            self.post_message(self.Read(error=one_line(e)))
+
+    @on(Read)
+    @guarded
+    def show_read(self, message: Read) -> None:
+        status = self.query_one("#curve-status", Static)
+        if message.error:
+            status.update(Text(f"results store not read: {shown(message.error)}", style="bold red"))
+            return
+        read = message.read
+        self.index = read.index
+        status.update(Text(status_line(read)))
+        if read == self.last:
+            return  # nothing new: no redraw
+        self.last = read
+        self.query_one(CurvePlot).show(read.found)
+        self.query_one("#curve-rows", Static).update(rows_table(read.found) if read.found else "")
+        said = warnings(read.found)
+        self.query_one("#curve-warnings", Static).update(
+            Text("\n".join(f"! {line}" for line in said), style="yellow") if said else ""
+        )
+
+    def action_step(self, by: int) -> None:
+        """`[` an older curve, `]` a newer one (the store's curves, newest first)."""
+        if self.last.count < 2:
+            self.notify("the store holds one breadth curve", timeout=2)
+            return
+        self.index = min(max(self.index + by, 0), self.last.count - 1)
+        self.read_store()
+
+    def action_figures(self) -> None:
+        """F12: the curve as it stands, as a figure, written by the app's figures worker."""
+        read = self.last
+        if read.curve is None or not read.found:
+            self.notify("no curve points yet: nothing to draw", severity="error", timeout=3)
+            return
+        found, what = list(read.found), read.curve.what
+        self.post_message(FiguresAsked(Slide("curve", lambda out: _curve_figure(found, what, out)), self))
+
+    def say(self, line: str, error: bool = False) -> None:
+        """Where the figure went, or why not (the figures worker answers the screen that asked)."""
+        self.notify(shown(line), severity="error" if error else "information", timeout=4)
+
+
+def _curve_figure(found: list[CurvePoint], what: str, out):
+    """In the figures worker: the curve drawn by matplotlib (imported only then)."""
+    from breadth.core.results.curve_figure import curve_figure
+
+    return curve_figure(found, out, shown(what))
