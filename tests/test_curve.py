@@ -88,6 +88,8 @@ def test_points_read_the_store_with_intervals_the_gap_and_the_share_that_transfe
     assert found[1].transfer == 0.0 and found[4].transfer == 1.0  # seed 1's ceiling is 0: not judged
     assert found[CEILING].transfer is None
     assert any("ceiling is 45%" in w for w in warnings(list(found.values())))
+    ceiling = found[CEILING].held  # 90% and 0% over two pairs each: a t interval far past 0-100%, kept within it
+    assert ceiling[1] == 0.0 and ceiling[2] == 1.0 and all(-1.0 <= x <= 1.0 for pt in found.values() for x in pt.gap)
 
 
 def _fake_job(log: str, spec: dict) -> dict:

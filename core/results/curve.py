@@ -211,7 +211,7 @@ def points(plan: CurvePlan, runs: dict[str, StoredRun], base_hash: str) -> list[
                 len(rows),
                 _interval([r[2] for r in rows]),
                 _interval([r[3] for r in rows]),
-                _interval([r[2] - r[3] for r in rows]),
+                _interval([r[2] - r[3] for r in rows], least=-1.0),
                 share,
             )
         )
@@ -223,9 +223,11 @@ def _mean(scores: dict, names: list[str]) -> float:
     return sum(rates) / len(rates) if rates else 0.0
 
 
-def _interval(values: list[float]) -> tuple[float, float, float]:
+def _interval(values: list[float], least: float = 0.0) -> tuple[float, float, float]:
+    """Mean and 95% t interval, the interval kept within what the values can be (rates: 0-1; a gap: -1 to 1): with
+    three pairs a t interval runs past 100%, which no success rate can."""
     m, low, high = mean_interval(values)
-    return (m, low, high)
+    return (m, max(low, least), min(high, 1.0))
 
 
 def warnings(found: list[CurvePoint], learned: float = 0.5) -> list[str]:
