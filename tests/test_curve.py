@@ -11,7 +11,7 @@ import os
 import pytest
 
 from breadth.core.cli.main import USAGE_ERROR, main
-from breadth.core.results.curve import CEILING, PLATE_PASSES, CurvePlan, StoredCurve, points, warnings
+from breadth.core.results.curve import CEILING, PLATE_PASSES, CurvePlan, StoredCurve, by_neighbour, points, warnings
 from breadth.core.results.grid import GridError
 from breadth.core.storage.store import Store, StoredRun
 from breadth.core.sweeps import sweep
@@ -171,3 +171,31 @@ def test_a_curve_that_cannot_run_is_one_line(extra, says, capsys):
     assert says in err and "\n" not in err
     with pytest.raises(GridError):
         plan(held=len(POOL))
+
+
+def test_held_out_success_is_read_by_the_dimension_a_training_environment_is_one_step_along():
+    """Three environments: two_digit and 2a2_postfix differ in the call's form alone, 2a2_postfix and 1a1_postfix
+    in the digits alone, two_digit and 1a1_postfix in both (no single step). Each held-out environment's success
+    is counted under the dimensions along which a training environment of that run is one step away, else `none`."""
+    pool = ("two_digit", "1a1_postfix", "2a2_postfix")
+    one_step = {  # hand-written: which dimension separates two environments, if exactly one does
+        frozenset({"two_digit", "2a2_postfix"}): "form",
+        frozenset({"2a2_postfix", "1a1_postfix"}): "digits",
+    }
+    rate_of = {"two_digit": 0.1, "1a1_postfix": 0.3, "2a2_postfix": 0.5}
+    p = CurvePlan(pool, 1, 3, (1, 2), 30, (0,), FinetuneSettings())
+    runs, expected = {}, {}
+    for job, s, n in p.jobs("b"):
+        (held,) = p.split(s)[0]
+        scores = {name: HeldOutScore(name, round(100 * rate_of[name]), 100, {}) for name in job.families}
+        record = RunMeta("finetune", job.settings, job.cell.mix.spec(), job.seed, 30, scores, (1.0,), 1.0)
+        runs[job.key] = StoredRun(job.key, record, "b", "curve")
+        if n != CEILING:
+            trained = [name for name, _ in job.cell.mix.counts]
+            dims = {one_step[frozenset({held, t})] for t in trained if frozenset({held, t}) in one_step} or {"none"}
+            for dim in dims:
+                expected.setdefault(dim, {}).setdefault(n, []).append(rate_of[held])
+    found = by_neighbour(p, runs, "b")
+    assert set(found) == set(expected) and len(found) >= 2
+    for dim, row in expected.items():
+        assert {n: (pytest.approx(sum(v) / len(v)), len(v)) for n, v in row.items()} == found[dim]

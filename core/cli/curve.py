@@ -13,7 +13,7 @@ from rich.table import Table
 
 from breadth.core.cli.envs import chosen_environments
 from breadth.core.cli.parser import figure_paths, recipe_settings
-from breadth.core.results.curve import CEILING, CurvePlan, StoredCurve, points, warnings
+from breadth.core.results.curve import CEILING, CurvePlan, StoredCurve, by_neighbour, points, warnings
 from breadth.core.results.grid import GridError, parse_seeds
 from breadth.core.storage.files import check_outputs, user_path, write_json
 from breadth.core.storage.header import read_header, weights_hash
@@ -46,6 +46,9 @@ def curve(args) -> int:
         outcome = run_with_progress(jobs, store, base, base_hash, "curve", args.workers, args.cluster)
     found = points(plan, outcome.stored, base_hash)
     console.print(curve_table(found, f"the breadth curve: {what}"))
+    near = by_neighbour(plan, outcome.stored, base_hash)
+    if near:
+        console.print(neighbour_table(near))
     for line in warnings(found):
         console.print(f"warning: {line}")
     _print_outcome(outcome)
@@ -97,6 +100,20 @@ def curve_table(found, title: str) -> Table:
             "-" if p.transfer is None else f"{100 * p.transfer:.0f}%",
         )
     t.caption = "mean [95% interval] over split x seed pairs; transfer: pairs above half their split's ceiling"
+    t.caption_justify = "left"
+    return t
+
+
+def neighbour_table(near: dict[str, dict[int, tuple[float, int]]]) -> Table:
+    """Held-out success by the dimension along which a training environment is one step away, per N."""
+    sizes = sorted({n for row in near.values() for n in row})
+    t = Table(title="held out % by the nearest training environment", title_justify="left", box=box.SIMPLE_HEAD)
+    t.add_column("one step along")
+    for n in sizes:
+        t.add_column(f"N={n}", justify="right")
+    for dim, row in near.items():
+        t.add_row(dim, *(f"{100 * row[n][0]:.0f} ({row[n][1]})" if n in row else "-" for n in sizes))
+    t.caption = "mean over held-out environments x runs (how many); `none`: no training environment one step away"
     t.caption_justify = "left"
     return t
 

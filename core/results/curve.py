@@ -246,3 +246,47 @@ def warnings(found: list[CurvePoint], learned: float = 0.5) -> list[str]:
             "learned at this budget; the curve cannot rise above it"
         )
     return out
+
+
+NO_NEIGHBOUR = "none"  # a held-out environment no training environment is one step from
+
+
+def by_neighbour(
+    plan: CurvePlan, runs: dict[str, StoredRun], base_hash: str
+) -> dict[str, dict[int, tuple[float, int]]]:
+    """Along which dimension held-out success comes: for each dimension D and each N, the mean held-out success of
+    the held-out environments that some training environment of the run differs from along D alone (a held-out
+    `2s1-postfix` beside a trained `2s1`: D is the call's form), with how many (environment, run) pairs that is;
+    `none` for held-out environments no training environment is one step from. An environment with neighbours
+    along two dimensions counts under both. Ceiling runs are left out."""
+    from breadth.core.results.dimensions import coordinates, value
+    from breadth.core.world.coordinates import ENV_DIMENSIONS
+
+    where: dict[str, tuple[str, ...]] = {}
+
+    def at(name: str) -> tuple[str, ...]:
+        if name not in where:
+            c = coordinates(name)
+            where[name] = tuple(value(c, d) for d in ENV_DIMENSIONS)
+        return where[name]
+
+    rates: dict[str, dict[int, list[float]]] = {}
+    for job, s, n in plan.jobs(base_hash):
+        stored = runs.get(job.key)
+        if n == CEILING or stored is None:
+            continue
+        trained = [at(name) for name, _ in job.cell.mix.counts]
+        for name in plan.split(s)[0]:
+            score = stored.run.scores.get(name)
+            if score is None or not score.total:
+                continue
+            here = at(name)
+            steps = [[i for i, (a, b) in enumerate(zip(t, here, strict=True)) if a != b] for t in trained]
+            dims = {ENV_DIMENSIONS[d[0]] for d in steps if len(d) == 1} or {NO_NEIGHBOUR}
+            for dim in dims:
+                rates.setdefault(dim, {}).setdefault(n, []).append(score.rate)
+    order = [*ENV_DIMENSIONS, NO_NEIGHBOUR]
+    return {
+        dim: {n: (sum(v) / len(v), len(v)) for n, v in sorted(rates[dim].items())}
+        for dim in sorted(rates, key=order.index)
+    }
