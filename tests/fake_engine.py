@@ -26,8 +26,11 @@ from breadth.core.storage.snapshot_file import plan, saved_snapshots, sidecar_of
 from breadth.core.world.episode import Episode
 from breadth.core.world.families import FAMILIES, Problem
 from breadth.core.world.recipes import recipe_of
-from breadth.core.world.records import RunMeta, StepStats
+from breadth.core.world.records import RunMeta, SampledGroup, StepStats
+from breadth.core.world.rewards import judged, sampled
+from breadth.core.world.rollout import rollout
 from breadth.core.world.scoring import play, tally
+from breadth.core.world.settings import RewardSettings
 from breadth.core.world.transcript import Role
 from breadth.core.world.vocab import BOS, PAD
 from breadth.tui.engine import EngineGone
@@ -93,6 +96,35 @@ def guess_without_calling(operands: tuple[int, ...]) -> str:
     return f"{sum(operands) + 1}|"
 
 
+def scripted_before() -> dict[str, float]:
+    """What a scripted reward run measures before its first step: pass@G 0 (nothing to reinforce)."""
+    return {"reward": 0.0, "pass": 0.0, "expected": 0.0, "no_call": 0.25, "calls": 0.5, "chars": 12.0}
+
+
+def scripted_metrics(mix, step: int, steps: int) -> dict[str, float]:
+    """A scripted reward step's metrics: the reward rises to 1 over the run; each family of a mix of several has its
+    own reward, the i-th of n at (i + 1) / n of the mean."""
+    reward = step / steps
+    out = {"reward": reward, "pass": min(1.0, 2 * reward), "expected": 0.9 * reward, "no_call": 1 - reward}
+    out |= {"calls": 1.0 + reward, "chars": 14.0 + step % 3}
+    names = [name for name, _ in mix.counts]
+    if len(names) > 1:
+        out |= {f"reward:{name}": reward * (i + 1) / len(names) for i, name in enumerate(names)}
+    return out
+
+
+def scripted_group(problem: Problem, step: int, steps: int, size: int = 4) -> SampledGroup:
+    """A scripted group of `size` episodes of `problem`, played for real: the demonstrator's in the first
+    `size * step // steps`, the rest guesses without a call (wrong)."""
+    right = size * step // steps
+    played = []
+    for i in range(size):
+        script = demonstrator if i < right else guess_without_calling
+        (episode,) = rollout(ScriptedPolicy(script, 1), [problem.prompt])
+        played.append(judged(problem, episode))
+    return sampled(played)
+
+
 STEP_SECONDS = 0.05  # a scripted training step: the app stays idle enough between steps for Pilot to click
 
 
@@ -116,14 +148,21 @@ class ScriptedModels(Models):
     def context(self, model) -> int:
         return 32
 
-    def train(self, mix, settings, base, held_out, on_step, on_snapshot=None, snapshot_every=0):
+    def train(self, mix, settings, base, held_out, on_step, on_snapshot=None, snapshot_every=0, on_before=None):
         """A stand-in run: a falling loss, STEP_SECONDS a step, through the session's real on_step (Stop, polls).
 
         A run that completes is scored for real: the script played on the held-out sums of `settings.seed`.
-        Snapshots are `Kept(step, steps)`: played, the first half of the run guesses without calling.
+        Snapshots are `Kept(step, steps)`: played, the first half of the run guesses without calling. A reward run
+        (`RewardSettings`) reports `scripted_before` first and each step's `scripted_metrics` and `scripted_group`.
         """
         losses: list[float] = []
         start = time.monotonic()
+        reward = isinstance(settings, RewardSettings)
+        problem = mix.demonstrations(settings.seed)[0]
+        if reward and on_before is not None and on_before(scripted_before()) is False:
+            return None, RunMeta(
+                recipe_of(settings).name, settings, mix.spec(), settings.seed, held_out, completed=False
+            )
         if on_snapshot is not None and snapshot_every:
             on_snapshot(0, Kept(0, settings.steps))
         for step in range(1, settings.steps + 1):
@@ -131,7 +170,9 @@ class ScriptedModels(Models):
             losses.append(2.5 * math.exp(-step / 40) + 0.01)
             if on_snapshot is not None and snapshot_every and (step % snapshot_every == 0 or step == settings.steps):
                 on_snapshot(step, Kept(step, settings.steps))
-            if on_step(StepStats(step, settings.steps, losses[-1], time.monotonic() - start)) is False:
+            measured = scripted_metrics(mix, step, settings.steps) if reward else {}
+            group = scripted_group(problem, step, settings.steps) if reward else None
+            if on_step(StepStats(step, settings.steps, losses[-1], time.monotonic() - start, measured, group)) is False:
                 return None, RunMeta(
                     recipe_of(settings).name,
                     settings,

@@ -20,7 +20,7 @@ from breadth.core.storage.store import Store, StoreError, store_files
 from breadth.core.world.families import short_label
 from breadth.core.world.mix import Mix
 from breadth.core.world.records import Diverged, StepStats
-from breadth.core.world.rewards import METRICS, metric_label
+from breadth.core.world.rewards import METRICS, NEAR_ZERO, metric_label
 from breadth.core.world.settings import RewardSettings, held_out_from_text
 from breadth.core.world.text import shown
 
@@ -28,7 +28,6 @@ LEGEND = (
     "expected: correct with the expected calls; no call: answered without calling; calls, chars: calls and the "
     "model's own characters per episode"
 )
-NEAR_ZERO = 0.05  # pass@G below this: so few groups carry a gradient that reward has next to nothing to reinforce
 
 
 def settings_of(args) -> RewardSettings:

@@ -116,6 +116,23 @@ class Step:
 
 
 @dataclass(frozen=True)
+class Measured:
+    """Job `id` measured its model before the first step (learning from reward: pass@G, reward, ...)."""
+
+    id: int
+    metrics: dict  # metric key (`core.world.rewards.METRICS`) -> value
+
+
+@dataclass(frozen=True)
+class Rollouts:
+    """One group of episodes job `id` sampled at `step` (learning from reward), sent at most ROLLOUTS_HZ a second."""
+
+    id: int
+    step: int
+    group: dict  # `core.world.records.SampledGroup.to_dict()`: plain segments (role, text), rewards, verdicts
+
+
+@dataclass(frozen=True)
 class Evaluating:
     """Fine-tuning of job `id` finished; the held-out evaluation is running."""
 
@@ -215,11 +232,12 @@ _TYPES = {
     for cls in (
         *(Load, Train, Stop, Play, Save, Quit),  # commands
         *(Ready, Loaded, Unloaded, Step, Evaluating, Trained, Stopped, Char, Played, Saved, Failed),  # events
-        *(Snapshot, SnapshotScored),
+        *(Snapshot, SnapshotScored, Measured, Rollouts),
     )
 }
 
 
+ROLLOUTS_HZ = 2  # sampled groups sent per second at most (each step samples one batch of groups)
 MAX_COMMAND = 65_536  # characters in a command line (the UI's commands are a few hundred)
 MAX_EVENT = 8_000_000  # characters in an event line (a finished run's metadata carries its loss curve)
 

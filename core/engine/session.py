@@ -2,7 +2,9 @@
 
 Run as `python -m breadth.core.engine.session`: `serve` reads JSON commands from stdin and writes JSON events to
 stdout (see `breadth.core.engine.protocol`). While a model trains, each step also drains the commands that have
-arrived, so Stop lands within a step and sums can be played on the loaded models during training.
+arrived, so Stop lands within a step and sums can be played on the loaded models during training; a run
+stopped so is not evaluated (nothing of it is kept). A reward run also sends what it measured before its first
+step (a Stop is heard there too) and, at most ROLLOUTS_HZ times a second, one group of its sampled episodes.
 Every failure becomes a `Failed` event; the loop only ends on Quit or when stdin closes.
 """
 
@@ -63,6 +65,7 @@ class Session:
         self.saved: dict[str, dict[int, object]] = {}  # loaded model's key -> step -> snapshot saved beside it
         self.background: deque[Callable[[], None]] = deque()  # work done one piece at a time when idle
         self._restored: tuple[str, int, object] | None = None  # the last snapshot rebuilt for play
+        self._rollouts_sent = -math.inf  # when the training job last sent a sampled group (monotonic seconds)
 
     def handle(self, cmd) -> None:
         """Run one command, turning any error into a Failed event."""
@@ -162,9 +165,17 @@ class Session:
             self.emit(p.Snapshot(cmd.id, step))
 
         self.training = cmd.id
+        self._rollouts_sent = -math.inf  # the first sampled group goes out at once
         try:
             model, record = self.models.train(
-                mix, settings, cmd.base, held_out, lambda s: self._on_step(cmd.id, s), on_snapshot, every
+                mix,
+                settings,
+                cmd.base,
+                held_out,
+                lambda s: self._on_step(cmd.id, s),
+                on_snapshot,
+                every,
+                on_before=partial(self._on_before, cmd.id),
             )
         except BaseException:
             self.snapshots.pop(key, None)
@@ -273,12 +284,27 @@ class Session:
 
     def _on_step(self, job: int, stats) -> bool:
         self.emit(p.Step(job, stats.step, stats.steps, stats.loss, stats.elapsed, dict(stats.metrics)))
+        now = time.monotonic()
+        if stats.group is not None and now - self._rollouts_sent >= 1 / p.ROLLOUTS_HZ:
+            self._rollouts_sent = now
+            self.emit(p.Rollouts(job, stats.step, stats.group.to_dict()))
+        if not self._go_on(job):
+            return False
+        if stats.step == stats.steps:
+            self.emit(p.Evaluating(job))
+        return True
+
+    def _on_before(self, job: int, metrics: dict[str, float]) -> bool:
+        """Send what the recipe measured before the first step; False (stop) if a Stop arrived meanwhile."""
+        self.emit(p.Measured(job, dict(metrics)))
+        return self._go_on(job)
+
+    def _go_on(self, job: int) -> bool:
+        """Handle the commands that arrived; False if one of them stops `job`."""
         self.poll()
         if job in self._stop:
             self._stop.discard(job)
             return False
-        if stats.step == stats.steps:
-            self.emit(p.Evaluating(job))
         return True
 
     def poll(self) -> None:

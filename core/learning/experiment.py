@@ -12,7 +12,7 @@ import importlib.metadata
 import os
 import tempfile
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 
 import torch
@@ -20,7 +20,7 @@ import torch
 from breadth.core.learning import checkpoint, snapshots
 from breadth.core.learning.evaluate import evaluate
 from breadth.core.learning.model import GPT
-from breadth.core.learning.models import Models, OnSnapshot
+from breadth.core.learning.models import Models, OnBefore, OnSnapshot
 from breadth.core.learning.policy import GreedyPolicy
 from breadth.core.learning.recipes import BEFORE, trainer
 from breadth.core.learning.snapshots import Snapshot, restore, snapshot
@@ -43,24 +43,27 @@ def train_run(
     on_step: OnStep | None = None,
     on_snapshot: OnSnapshot | None = None,
     snapshot_every: int = 0,
-    on_before: Callable[[dict[str, float]], None] | None = None,
+    on_before: OnBefore | None = None,
     families: list[str] | None = None,
 ) -> tuple[GPT, RunMeta]:
     """Train the base on `mix` by the recipe whose settings `settings` are, and evaluate: the model and its record.
 
     A recipe that measures the model before training (`BEFORE`: pass@G for learning from reward) does so
-    first and hands the numbers to `on_before`; they and whatever each step measured besides its loss
-    (`StepStats.metrics`) are kept in the record. With `on_snapshot` and `snapshot_every`, a copy of the
-    weights is handed over before the first step, every `snapshot_every` steps and after the last (copies
-    only: the run itself is unchanged).
+    first and hands the numbers to `on_before` (False from it stops the run there); they and whatever each step
+    measured besides its loss (`StepStats.metrics`) are kept in the record. A run stopped by `on_step` or
+    `on_before` is not evaluated: its record says `completed` False and has no scores. With `on_snapshot` and
+    `snapshot_every`, a copy of the weights is handed over before the first step, every `snapshot_every` steps
+    and after the last (copies only: the run itself is unchanged).
     """
     made_by = recipe_of(settings)
     trains = trainer(made_by.name)
     use_one_thread()
     model, _ = checkpoint.load(base)
     before = BEFORE[made_by.name](model, mix, settings) if made_by.name in BEFORE else {}
-    if before and on_before is not None:
-        on_before(before)
+    if before and on_before is not None and on_before(before) is False:
+        return model, RunMeta(
+            made_by.name, settings, mix.spec(), settings.seed, held_out, completed=False, base=str(base), before=before
+        )
     start = time.perf_counter()
     measured: list[Mapping[str, float]] = []  # each step's metrics
     if on_snapshot is not None and snapshot_every > 0:
@@ -78,7 +81,9 @@ def train_run(
 
     losses = trains(model, mix, settings, hook)
     trained = time.perf_counter()
-    scores, _ = evaluate(model, settings.seed, held_out, families)  # every registered family, or those named
+    completed = len(losses) == settings.steps
+    # every registered family, or those named; a stopped run is not scored (nobody keeps it: Stop must be quick)
+    scores = evaluate(model, settings.seed, held_out, families)[0] if completed else {}
     record = RunMeta(
         made_by.name,
         settings,
@@ -89,7 +94,7 @@ def train_run(
         tuple(losses),
         trained - start,
         time.perf_counter() - trained,
-        len(losses) == settings.steps,
+        completed,
         str(base),
         metrics=_columns(measured),
         before=before,
@@ -130,9 +135,10 @@ class TorchModels(Models):
         on_step: OnStep,
         on_snapshot: OnSnapshot | None = None,
         snapshot_every: int = 0,
+        on_before: OnBefore | None = None,
     ) -> tuple[GPT, RunMeta]:
         """Train from `base` by the settings' recipe and evaluate (see `train_run`)."""
-        return train_run(mix, settings, base, held_out, on_step, on_snapshot, snapshot_every)
+        return train_run(mix, settings, base, held_out, on_step, on_snapshot, snapshot_every, on_before)
 
     def restore(self, kept: Snapshot) -> GPT:
         """The model a snapshot holds (see `restore`)."""

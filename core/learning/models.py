@@ -11,6 +11,7 @@ from breadth.core.world.records import OnStep, RunMeta
 from breadth.core.world.rollout import Policy
 
 OnSnapshot = Callable[[int, object], None]  # (step, a copy of the weights) during training
+OnBefore = Callable[[dict[str, float]], bool | None]  # what a recipe measured before its first step; False to stop
 
 
 class Models(ABC):
@@ -38,9 +39,11 @@ class Models(ABC):
         on_step: OnStep,
         on_snapshot: OnSnapshot | None = None,
         snapshot_every: int = 0,
+        on_before: OnBefore | None = None,
     ) -> tuple[object, RunMeta]:
         """Train from `base` by the recipe whose settings these are (`core.world.recipes`), and evaluate: the trained
-        model and its record; snapshots handed to on_snapshot."""
+        model and its record; snapshots handed to on_snapshot, what the recipe measures before its first step to
+        on_before (which returns False to stop there). A stopped run is not evaluated (`completed` False)."""
 
     @abstractmethod
     def restore(self, kept: object) -> object:

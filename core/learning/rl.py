@@ -13,7 +13,7 @@ AdamW step per batch of groups, the learning rate falling linearly to 0 over the
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import torch
 from torch.nn import functional as F
@@ -23,8 +23,8 @@ from breadth.core.learning.policy import SamplingPolicy
 from breadth.core.learning.train import _adamw, run
 from breadth.core.world.families import Problem
 from breadth.core.world.mix import Mix
-from breadth.core.world.records import Diverged, OnStep
-from breadth.core.world.rewards import Group, advantages, judged, metrics
+from breadth.core.world.records import Diverged, OnStep, StepStats
+from breadth.core.world.rewards import Group, advantages, judged, metrics, sampled
 from breadth.core.world.rollout import rollout
 from breadth.core.world.settings import RewardSettings
 from breadth.core.world.vocab import PAD_ID
@@ -120,16 +120,24 @@ def from_reward(model: GPT, mix: Mix, settings: RewardSettings, on_step: OnStep 
     order = PromptOrder(len(problems), torch.Generator().manual_seed(settings.seed))
     sampler = torch.Generator().manual_seed(settings.seed + 1)  # its own stream: prompts never shift the samples
 
+    latest: list[Group] = []  # the step's first group, shown to the step's report
+
     def groups(step: int) -> Groups:
         check_finite(model, step)
         chosen = [problems[i] for i in order.take(settings.prompts)]
-        return batch_of(sample(model, chosen, settings.group, settings.temperature, sampler))
+        batch = batch_of(sample(model, chosen, settings.group, settings.temperature, sampler))
+        latest[:] = batch.groups[:1]
+        return batch
 
     def schedule(step: int) -> float:
         return settings.lr * (1 - (step - 1) / settings.steps)  # the first step at lr, the last at lr / steps
 
+    def report(stats: StepStats) -> bool:
+        """The step's report with one of its groups, as plain segments, for a front end's rollouts view."""
+        return on_step(replace(stats, group=sampled(latest[0]) if latest else None))
+
     opt = _adamw(model, settings.lr, 0.0)
-    return run(model, groups, settings.steps, opt, schedule, on_step, policy_loss)
+    return run(model, groups, settings.steps, opt, schedule, on_step and report, policy_loss)
 
 
 def before_training(model: GPT, mix: Mix, settings: RewardSettings) -> dict[str, float]:

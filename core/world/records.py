@@ -29,6 +29,7 @@ class StepStats:
     loss: float  # training loss of this step's batch
     elapsed: float  # seconds since training started
     metrics: Mapping[str, float] = field(default_factory=dict)  # what else a recipe measures: reward, pass@G...
+    group: SampledGroup | None = None  # one of the step's sampled groups (learning from reward), for a front end
 
 
 OnStep = Callable[[StepStats], bool]  # return False to stop
@@ -62,20 +63,100 @@ class FailedEpisode:
         where = f"a failed episode of {family}"
         if not isinstance(data, dict) or not isinstance(data.get("failure"), str):
             raise MetadataError(f"{where} must be a mapping with a failure kind")
-        segments = data.get("segments")
-        if not isinstance(segments, list):
-            raise MetadataError(f"{where} must list its segments")
-        out = []
-        for seg in segments:
-            if not (isinstance(seg, list) and len(seg) == 2 and all(isinstance(x, str) for x in seg)):
-                raise MetadataError(f"{where}: a segment must be [role, text]")
-            try:
-                out.append(Segment(Role(seg[0]), seg[1]))
-            except ValueError:
-                raise MetadataError(f"{where}: no role {seg[0][:20]!r}") from None
+        out = _segments(data.get("segments"), where)
         if sum(len(s.text) for s in out) > _EXAMPLE_CHARS or len(data["failure"]) > 40:
             raise MetadataError(f"{where} is longer than any episode")
         return cls(data["failure"], tuple(out))
+
+
+def _segments(segments: object, where: str) -> list[Segment]:
+    """Segments stored as [[role, text], ...]; MetadataError (one line naming `where`) for any other shape."""
+    if not isinstance(segments, list):
+        raise MetadataError(f"{where} must list its segments")
+    out = []
+    for seg in segments:
+        if not (isinstance(seg, list) and len(seg) == 2 and all(isinstance(x, str) for x in seg)):
+            raise MetadataError(f"{where}: a segment must be [role, text]")
+        try:
+            out.append(Segment(Role(seg[0]), seg[1]))
+        except ValueError:
+            raise MetadataError(f"{where}: no role {seg[0][:20]!r}") from None
+    return out
+
+
+MAX_SAMPLES = 16  # episodes of a sampled group a front end is sent (a group holds up to 64)
+_SAMPLE_CHARS = 1_100  # longest sampled episode read back (the largest context is 1,024 characters)
+
+
+@dataclass(frozen=True)
+class SampledEpisode:
+    """One episode a reward run sampled, as a front end shows it: who wrote what, its reward and its verdict."""
+
+    segments: tuple[Segment, ...]  # the transcript, by who wrote each part
+    reward: float  # 1 for a correct answer, 0 otherwise
+    failure: str | None  # a Failure value when not correct
+    expected: bool  # correct with exactly the expected calls (not by a coincidence such as a leading zero)
+
+    def to_dict(self) -> dict:
+        return {
+            "segments": [[s.role.value, s.text] for s in self.segments],
+            "reward": self.reward,
+            "failure": self.failure,
+            "expected": self.expected,
+        }
+
+    @classmethod
+    def from_dict(cls, data: object) -> SampledEpisode:
+        """The episode sent as `data`; MetadataError (one line) if it has the wrong shape or is too long."""
+        where = "a sampled episode"
+        if not isinstance(data, dict):
+            raise MetadataError(f"{where} must be a mapping")
+        segments = _segments(data.get("segments"), where)
+        reward, failure, expected = data.get("reward"), data.get("failure"), data.get("expected")
+        if isinstance(reward, bool) or not isinstance(reward, (int, float)) or not 0 <= reward <= 1:
+            raise MetadataError(f"{where}: its reward must be a number from 0 to 1")
+        if not (failure is None or (isinstance(failure, str) and len(failure) <= 40)) or not isinstance(expected, bool):
+            raise MetadataError(f"{where}: its failure must be a kind or null, and expected true or false")
+        if sum(len(s.text) for s in segments) > _SAMPLE_CHARS:
+            raise MetadataError(f"{where} is longer than any episode")
+        return cls(tuple(segments), float(reward), failure, expected)
+
+
+@dataclass(frozen=True)
+class SampledGroup:
+    """The episodes a reward run sampled for one prompt at one step (at most MAX_SAMPLES of them)."""
+
+    prompt: str  # the sum as posed: `3+4+5=`
+    family: str  # the family holding it
+    episodes: tuple[SampledEpisode, ...]
+    size: int  # episodes in the whole group (G), at least as many as shown
+
+    def to_dict(self) -> dict:
+        return {
+            "prompt": self.prompt,
+            "family": self.family,
+            "episodes": [e.to_dict() for e in self.episodes],
+            "size": self.size,
+        }
+
+    @classmethod
+    def from_dict(cls, data: object) -> SampledGroup:
+        """The group sent as `data`; MetadataError (one line) if it has the wrong shape or too many episodes."""
+        if (
+            not isinstance(data, dict)
+            or not isinstance(data.get("prompt"), str)
+            or not isinstance(data.get("family"), str)
+        ):
+            raise MetadataError("a sampled group must be a mapping with its prompt and family")
+        if len(data["prompt"]) > _SAMPLE_CHARS or len(data["family"]) > 80:
+            raise MetadataError("a sampled group's prompt or family is longer than any")
+        episodes = data.get("episodes")
+        if not isinstance(episodes, list) or not 0 < len(episodes) <= MAX_SAMPLES:
+            raise MetadataError(f"a sampled group must list 1 to {MAX_SAMPLES} episodes")
+        size = data.get("size", len(episodes))
+        if isinstance(size, bool) or not isinstance(size, int) or size < len(episodes):
+            raise MetadataError("a sampled group's size must be a whole number, at least its episodes shown")
+        return cls(data["prompt"], data["family"], tuple(SampledEpisode.from_dict(e) for e in episodes), size)
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from breadth.core.world.episode import End, Episode
 from breadth.core.world.families import Problem
+from breadth.core.world.records import MAX_SAMPLES, SampledEpisode, SampledGroup
 from breadth.core.world.transcript import Role
 from breadth.core.world.verdict import Verdict, judge
 
@@ -35,6 +36,7 @@ METRICS: tuple[Metric, ...] = (
     Metric("calls", "calls", "calls made per episode, on average"),
     Metric("chars", "chars", "the model's own characters per episode, on average"),
 )
+NEAR_ZERO = 0.05  # pass@G below this: so few groups carry a gradient that reward has next to nothing to reinforce
 FAMILY_REWARD = "reward:"  # `reward:three_digit`: the mean reward of one family's episodes, for a mix of several
 
 
@@ -110,3 +112,18 @@ def metric_label(key: str, group: int | None = None) -> str:
         return f"reward {key.removeprefix(FAMILY_REWARD)}"
     label = next((m.label for m in METRICS if m.key == key), key)
     return label.replace("@G", f"@{group}") if group is not None else label
+
+
+def sampled(group: Group) -> SampledGroup:
+    """A group as a front end shows it (its first MAX_SAMPLES episodes): each one's segments, reward and verdict."""
+    first = group[0].problem
+    episodes = tuple(
+        SampledEpisode(
+            tuple(j.episode.transcript.segments),
+            j.reward,
+            j.verdict.failure.value if j.verdict.failure else None,
+            j.expected_calls,
+        )
+        for j in group[:MAX_SAMPLES]
+    )
+    return SampledGroup(first.prompt, first.family, episodes, len(group))
