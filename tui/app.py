@@ -174,6 +174,10 @@ class BreadthApp(App):
         self.jobs.watch_procedure()
 
     @guarded
+    def action_rollouts(self) -> None:
+        self.jobs.watch_rollouts()
+
+    @guarded
     def action_demo_step(self, by: int) -> None:
         self.demo_mode.step(by)
 

@@ -38,6 +38,18 @@ class TrainingStep(FromEngine):
     event: p.Step
 
 
+class RunMeasured(FromEngine):
+    """Job `event.id` measured its model before the first step (pass@G of a reward run)."""
+
+    event: p.Measured
+
+
+class RolloutsSampled(FromEngine):
+    """Job `event.id` sampled a group of episodes at `event.step` (a reward run); `event.group` is plain data."""
+
+    event: p.Rollouts
+
+
 class EvaluationStarted(FromEngine):
     """Job `event.id` finished fine-tuning; the held-out evaluation runs."""
 
@@ -118,6 +130,8 @@ FOR_EVENT: dict[type, type[FromEngine]] = {
     p.Loaded: ModelLoaded,
     p.Unloaded: ModelUnloaded,
     p.Step: TrainingStep,
+    p.Measured: RunMeasured,
+    p.Rollouts: RolloutsSampled,
     p.Evaluating: EvaluationStarted,
     p.Trained: ModelTrained,
     p.Stopped: TrainingStopped,

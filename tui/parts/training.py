@@ -1,5 +1,5 @@
-"""The training controller: one fine-tuning job at a time in the engine, its loss and status on the train panel,
-and each run's snapshots for the procedure view (F9)."""
+"""The training controller: one fine-tuning job at a time in the engine, its loss (or reward) and status on the
+train panel, each run's snapshots for the procedure view (F9) and a reward run's sampled groups (Shift+F1)."""
 
 from __future__ import annotations
 
@@ -8,13 +8,14 @@ from pathlib import Path
 from breadth.core.engine import protocol as p
 from breadth.core.storage.header import CheckpointError
 from breadth.core.storage.paths import BASE, runs_dir
-from breadth.core.world.recipes import recipe_of
+from breadth.core.world.recipes import REWARD, recipe_of
 from breadth.core.world.records import HeldOutScore
 from breadth.tui import messages as m
 from breadth.tui.guard import guarded, one_line
 from breadth.tui.parts import Part, hears
 from breadth.tui.parts.models import engine_gone
 from breadth.tui.screens.procedure_view import ProcedureView, RunProgress, saved_run
+from breadth.tui.screens.rollouts_view import Feed, RolloutsView
 from breadth.tui.widgets.train_panel import TrainPanel
 
 
@@ -26,6 +27,8 @@ class Training(Part):
         self.job = 0  # the last training job's id
         self.progress: dict[str, RunProgress] = {}  # run key -> its snapshots and their scores (F9)
         self.left_focus = None  # the widget focused once the job began (the Train button's going moves it)
+        self.rollouts = Feed()  # the latest reward run's latest sampled group (Shift+F1)
+        self.rollouts_job: int | None = None  # that run's job
 
     @hears(TrainPanel.TrainRequested)
     @guarded
@@ -45,6 +48,9 @@ class Training(Part):
         trained = tuple(name for name, _ in message.mix.counts)
         run = RunProgress(f"run:{self.job}", f"{message.mix.short()} #{self.job}", s.seed, s.steps, trained)
         self.progress[run.key] = run
+        if recipe_of(s).name == REWARD:
+            self.rollouts_job = self.job
+            self.rollouts.begin(run.title, s.steps, s.group)
         settings = message.settings.to_dict()
         app.supervisor.send(
             p.Train(
@@ -63,12 +69,30 @@ class Training(Part):
     def plot_step(self, message: m.TrainingStep) -> None:
         ev = message.event
         if ev.id == self.app.training:
-            self.app.train_panel.step(ev.step, ev.steps, ev.loss, ev.elapsed)
+            self.app.train_panel.step(ev.step, ev.steps, ev.loss, ev.elapsed, ev.metrics)
         run = self.progress.get(f"run:{ev.id}")
         if run is not None:
             run.losses.append(ev.loss)
             if isinstance(self.app.screen, ProcedureView) and self.app.screen.run is run:
                 self.app.screen.add_loss(ev.loss)
+
+    @hears(m.RunMeasured)
+    @guarded
+    def show_measured(self, message: m.RunMeasured) -> None:
+        """pass@G before training, under the reward plot."""
+        if message.event.id == self.app.training:
+            self.app.train_panel.measured(message.event.metrics)
+
+    @hears(m.RolloutsSampled)
+    @guarded
+    def keep_rollouts(self, message: m.RolloutsSampled) -> None:
+        """The reward run's latest group, for the rollouts view (which redraws from it on its own timer)."""
+        if message.event.id == self.rollouts_job:
+            self.rollouts.sampled(message.event.step, message.event.group)
+
+    def watch_rollouts(self) -> None:
+        """Open the rollouts view on the latest reward run's latest group (or its one line saying there is none)."""
+        self.app.open_screen(RolloutsView, lambda: RolloutsView(self.rollouts))
 
     @hears(m.EvaluationStarted)
     @guarded
@@ -89,6 +113,8 @@ class Training(Part):
         if ev.id == app.training:
             app.training = None
             self.give_back_focus()
+        if ev.id == self.rollouts_job:
+            self.rollouts.end()
         if ev.key in self.progress:
             self.progress[ev.key].finished = True
         entry = app.models.entries[ev.key]
@@ -119,6 +145,7 @@ class Training(Part):
     @guarded
     def end_stopped_job(self, message: m.TrainingStopped) -> None:
         self.app.training = None
+        self.rollouts.end()
         self.give_back_focus()
         self.progress.pop(f"run:{message.event.id}", None)  # the engine dropped its snapshots
         title = self.app.models.title(self.app.current)
@@ -139,6 +166,7 @@ class Training(Part):
             self.progress.clear()
 
     def abort(self, text: str) -> None:
+        self.rollouts.end()
         if self.app.training is not None:
             self.app.training = None
             self.app.train_panel.show_error(text)

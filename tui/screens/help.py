@@ -70,6 +70,7 @@ DOES = {  # action (without its argument) -> what its key does, in a few words (
     "figures": "figures for slides, in the figures folder",
     "race": "race 2-4 models on each sum; again: one",
     "demos": "what the form's mix learns from",
+    "rollouts": "a reward run's latest sampled episodes",
     "lie": "the calculator lies: honest, +1, a number",
     "shade": "shade the model's characters by confidence",
     "pick": "while shading: pick a character",
@@ -82,7 +83,7 @@ DOES = {  # action (without its argument) -> what its key does, in a few words (
 
 GROUPS = (  # (group, actions and focused keys in the order shown)
     ("play", ("enter", "recall", "race", "shade", "pick", "pick_lane", "lie", "pace", "demo_step")),
-    ("train", ("train", "stop", "procedure", "demos")),
+    ("train", ("train", "stop", "procedure", "demos", "rollouts")),
     ("models", ("focus", "next_model", "save", "load")),
     ("show", ("stage", "matrix", "curve", "figures", "help", "quit")),
 )

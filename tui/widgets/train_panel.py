@@ -1,4 +1,4 @@
-"""The training panel: pick a mix and settings, press Train, watch the loss, step and time left.
+"""The training panel: pick a mix and settings, press Train, watch the loss (or the reward), step and time left.
 
 Every family of the grid can be trained: the plate's two have their counts in view, the others sit
 under *more families* (four to a row), whose title lists the counts set there while it is folded.
@@ -14,18 +14,19 @@ from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.message import Message
 from textual.reactive import var
-from textual.widgets import Button, Collapsible, Input, Label, Select
+from textual.widgets import Button, Collapsible, Input, Label, Select, Static
 
 from breadth.core.storage.presets import DEFAULT_PRESET, PRESETS, preset_of
 from breadth.core.world.families import DIMENSIONS, FAMILIES, dimension_values
 from breadth.core.world.mix import Mix, MixError, select
-from breadth.core.world.recipes import FINETUNE, Recipe, mix_recipes, recipe
+from breadth.core.world.recipes import FINETUNE, REWARD, Recipe, mix_recipes, recipe, recipe_of
 from breadth.core.world.settings import HELD_OUT, Setting, held_out_from_text
 from breadth.core.world.text import shown
 from breadth.tui.catalog import PLATE
 from breadth.tui.guard import guarded
 from breadth.tui.widgets.bounded_input import BoundedInput
 from breadth.tui.widgets.loss_plot import LossPlot
+from breadth.tui.widgets.reward_plot import RewardPlot, reward_line
 
 CUSTOM = "custom"
 MORE = tuple(n for n in FAMILIES if n not in PLATE)  # families under "more families"
@@ -51,6 +52,10 @@ class TrainPanel(Vertical):
         """The user asked to stop the running job."""
 
     training = var(False, init=False)  # a job runs: the form's Train is off and Stop is on
+    rewarded = False  # the last job started learns from reward: its reward plot is shown in the loss plot's place
+    reward_run: tuple[int, list[str]] = (0, [])  # that job's group size and the environments of its mix
+    before: dict | None = None  # what it measured before its first step (pass@G, ...)
+    latest: dict | None = None  # its last step's metrics
     status = ""  # the status line as plain text
     status_is_error = False
 
@@ -89,6 +94,10 @@ class TrainPanel(Vertical):
                 yield Label("per family", classes="lbl")
         self.loss_plot = LossPlot(id="loss")
         yield self.loss_plot
+        self.reward_plot = RewardPlot(id="reward")  # in the loss plot's place while a run learns from reward
+        self.reward_plot.display = False
+        yield self.reward_plot
+        yield Static("", id="reward-line")
 
     # the form
 
@@ -223,14 +232,39 @@ class TrainPanel(Vertical):
         self.query_one("#stop", Button).disabled = not training
 
     def started(self, mix: Mix, settings: object) -> None:
-        """A job on `mix` began: clear the live curve and say so."""
-        self.loss_plot.start(settings.steps)
+        """A job on `mix` began: clear the live curve (the reward's, for a run that learns from reward) and say so."""
+        self.rewarded = recipe_of(settings).name == REWARD
+        self.loss_plot.display = not self.rewarded
+        self.reward_plot.display = self.rewarded
+        line = self.query_one("#reward-line", Static)
+        line.display = self.rewarded
+        if self.rewarded:
+            self.reward_run = (settings.group, [name for name, _ in mix.counts])
+            self.before, self.latest = None, None
+            self.reward_plot.start(settings.steps, self.reward_run[1])
+            line.update(reward_line(None, None, *self.reward_run))
+        else:
+            self.loss_plot.start(settings.steps)
         self.show(f"starting {mix.spec()}...")
 
-    def step(self, step: int, steps: int, loss: float, elapsed: float) -> None:
-        """Plot one step's loss and show the step, the loss and the time left."""
-        self.loss_plot.add(loss)
+    def measured(self, before: dict) -> None:
+        """What the reward run measured before its first step (pass@G), on the line under the plot."""
+        if self.rewarded:
+            self.before = before
+            self.query_one("#reward-line", Static).update(reward_line(before, self.latest, *self.reward_run))
+
+    def step(self, step: int, steps: int, loss: float, elapsed: float, metrics: dict | None = None) -> None:
+        """Plot one step (its loss, or its rewards in a reward run) and show the step, the value and the time left."""
         left = elapsed / step * (steps - step)
+        if self.rewarded and metrics:
+            self.reward_plot.add(step, metrics)
+            self.latest = metrics
+            self.query_one("#reward-line", Static).update(reward_line(self.before, metrics, *self.reward_run))
+            reward = metrics.get("reward")
+            said = f"reward {reward:.2f}" if isinstance(reward, (int, float)) else f"loss {loss:+.3f}"
+            self.show(f"{step}/{steps} {said} {elapsed:.0f}s, {left:.0f}s left")
+            return
+        self.loss_plot.add(loss)
         self.show(f"{step}/{steps} loss {loss:.3f} {elapsed:.0f}s, {left:.0f}s left")
 
     def show_reference(self, losses: list[float], label: str) -> None:

@@ -1,0 +1,142 @@
+"""The rollouts view (Shift+F1): the latest group of episodes a reward run sampled, each in its writers' colours.
+
+A run that learns from reward samples a group of episodes per prompt at every step; the engine sends one group
+at most twice a second (`protocol.Rollouts`). The training controller keeps the latest in a `Feed`, and this
+view redraws from it on a timer (at most every REFRESH seconds, never per event): the prompt over the group,
+then each episode on one line with its reward and verdict, the model's characters in cyan and the calculator's
+results on yellow as the playground shows them (`core.world.text.episode_text`, text, never markup). With no
+reward run going, one line says so.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Footer, Static
+
+from breadth.core.world.families import FAMILIES
+from breadth.core.world.records import MetadataError, SampledGroup
+from breadth.core.world.text import episode_text, shown
+from breadth.core.world.transcript import Role, Transcript
+from breadth.tui.guard import guarded, one_line
+
+REFRESH = 0.5  # seconds between redraws at most
+NO_RUN = "no reward run is going: choose 'learn from: reward' in the train form and press F2"
+
+
+@dataclass
+class Feed:
+    """What the view shows, kept by the training controller: the reward run and the latest group it sampled."""
+
+    title: str = ""  # the run, as the procedure view names it: `a3x1 35 #2`
+    running: bool = False  # the run is sampling now
+    group_size: int = 0  # G
+    step: int = 0  # the step that sampled `group`
+    steps: int = 0
+    group: SampledGroup | None = None
+    error: str = ""  # why the last group sent could not be read (one line)
+    version: int = 0  # bumped on every change: the view redraws when it moved
+
+    def sampled(self, step: int, data: object) -> None:
+        """A group the engine sent at `step`, read (a malformed one is one line, the last good group stays)."""
+        try:
+            self.group, self.step, self.error = SampledGroup.from_dict(data), step, ""
+        except MetadataError as e:
+            self.error = one_line(e)
+        self.version += 1
+
+    def begin(self, title: str, steps: int, group_size: int) -> None:
+        """A reward run began: nothing sampled yet."""
+        self.title, self.steps, self.group_size, self.running = title, steps, group_size, True
+        self.group, self.step, self.error = None, 0, ""
+        self.version += 1
+
+    def end(self) -> None:
+        """The run ended (trained, stopped or failed); its last group stays in view."""
+        if self.running:
+            self.running = False
+            self.version += 1
+
+
+def status(feed: Feed) -> Text:
+    """The one line over the group: which run, which step, whether it still runs, the group's reward."""
+    if not feed.running and feed.group is None:
+        return Text(NO_RUN, style="bold")
+    out = Text.assemble(("rollouts ", "bold"), shown(feed.title))
+    if feed.group is None:
+        return out.append(": sampling the first group...", "dim")
+    rewards = [e.reward for e in feed.group.episodes]
+    shown_of = f" (first {len(rewards)} of {feed.group.size})" if feed.group.size > len(rewards) else ""
+    out.append(f" · step {feed.step}/{feed.steps} · group reward {sum(rewards) / len(rewards):.2f}{shown_of}")
+    if not feed.running:
+        out.append(" · run ended: its last group", "dim")
+    return out
+
+
+def legend() -> Text:
+    """Which colour is whose: prompt, model, calculator; then what the marks before each episode mean."""
+    parts: list = [(f" {role.writer} ", role.style) for role in Role]
+    return Text.assemble(
+        *(x for p in parts for x in (p, " ")), "· 1 ✓ correct (", ("=", "bold green"), " with the expected calls)"
+    )
+
+
+def group_lines(group: SampledGroup) -> Text:
+    """The prompt and its family, then each episode: reward, a mark, the transcript in colour, its verdict."""
+    family = FAMILIES.get(group.family)
+    name = family.short if family is not None else shown(group.family)
+    out = Text.assemble(("prompt ", "bold"), (shown(group.prompt), "bold"), (f"  ({name})", "dim"))
+    for i, episode in enumerate(group.episodes, 1):
+        out.append("\n")
+        mark = ("✓", "bold green") if episode.reward else ("✗", "bold red")
+        out.append(f"{i:>2} {episode.reward:g} ")
+        out.append(*mark)
+        out.append("=" if episode.expected else " ", "bold green")
+        out.append(" ")
+        out.append_text(episode_text(Transcript(list(episode.segments))))
+        if episode.failure:
+            out.append(f"  {shown(episode.failure)}", "dim red")
+    return out
+
+
+class RolloutsView(Screen):
+    """The latest sampled group of the running (or last) reward run, redrawn at most every REFRESH seconds."""
+
+    BINDINGS = [Binding("escape", "app.pop_screen", "Close")]
+
+    def __init__(self, feed: Feed) -> None:
+        super().__init__()
+        self.feed = feed
+        self.drawn = -1  # the feed's version on screen
+        self.redraws = 0  # how many times the view redrew (for tests)
+
+    def compose(self) -> ComposeResult:
+        yield Static("", id="rollouts-status")
+        yield Static(legend(), id="rollouts-legend")
+        with VerticalScroll(id="rollouts-list"):
+            yield Static("", id="rollouts-lines")
+        yield Footer(compact=True, show_command_palette=False)
+
+    @guarded
+    def on_mount(self) -> None:
+        self.redraw()
+        self.set_interval(REFRESH, self.redraw)
+
+    @guarded
+    def redraw(self) -> None:
+        """Show the feed if it changed since the last redraw."""
+        if self.drawn == self.feed.version:
+            return
+        self.drawn = self.feed.version
+        self.redraws += 1
+        self.query_one("#rollouts-status", Static).update(status(self.feed))
+        lines = group_lines(self.feed.group) if self.feed.group is not None else Text()
+        if self.feed.error:
+            lines = Text.assemble((f"a group could not be shown: {self.feed.error}\n", "bold red"), lines)
+        self.query_one("#rollouts-legend", Static).display = self.feed.group is not None
+        self.query_one("#rollouts-lines", Static).update(lines)
