@@ -50,10 +50,10 @@ async def test_a_reward_run_streams_mean_and_per_environment_reward_and_its_numb
         assert [s for s, _ in plot.mean] == list(range(1, 41)) and plot.mean[-1][1] == 1.0
         assert list(plot.families) == ["two_digit", "three_digit"] and all(len(v) == 40 for v in plot.families.values())
         assert 1 <= plot.draws - drawn <= seconds * REDRAW_HZ + 2  # 40 steps, a handful of draws
-        line = _line(app)
-        assert "pass@8 before training 0%: reward has nothing to reinforce" in line
-        assert "reward 1.00" in line and "with the expected calls 0.90" in line and "no call 0%" in line
-        assert "chars/episode" in line and "━ mean ━ a2x2 ━ a3x1" in line
+        line = _line(app).splitlines()  # the panel is 46 columns wide: the short words, one row each
+        assert line[0] == "pass@8 0% before: nothing to learn" and line[1] == "reward 1.00 · expected 0.90"
+        assert line[2].startswith("no call 0% · ") and line[2].endswith(" chars/episode")
+        assert line[3] == "━ mean ━ a2x2 ━ a3x1"
         assert "reward 1.00" in app.train_panel.status or "done" in app.train_panel.status
 
 
@@ -99,9 +99,12 @@ async def test_the_rollouts_view_shows_the_latest_group_with_rewards_and_says_wh
         )  # the scripted reward rises
         status = str(view.query_one("#rollouts-status", Static).render())
         assert status.startswith("rollouts a3x1 5 #1 · step ") and "group reward" in status
+        numbers = str(view.query_one("#rollouts-numbers", Static).render())  # the full words at 80 columns
+        assert numbers.startswith("pass@8 before training 0%: reward has nothing to reinforce\nreward ")
+        assert "with the expected calls" in numbers and "chars/episode" in numbers
         shown = lines()
         assert shown.startswith("prompt ") and "(a3x1)" in shown
-        assert " 1 1 ✓=" in shown and "no call" in shown  # a correct episode by the expected calls, a wrong one
+        assert " 1 1 ✓= correct  " in shown and " 0 ✗  no call  " in shown  # right by the expected calls; wrong
         before = view.redraws
         await pilot.pause(1.2)
         assert 1 <= view.redraws - before <= 4  # refreshed as groups arrive, at most every 0.5 s
@@ -128,7 +131,7 @@ def test_an_episode_is_shown_as_text_in_its_writers_colours_never_as_markup():
 def test_a_malformed_group_is_one_line_and_the_last_good_group_stays():
     """A group the engine sent in the wrong shape is one line in the view; the group shown before stays."""
     feed = Feed()
-    feed.begin("a3x1 5 #1", 10, 2)
+    feed.begin("a3x1 5 #1", 10, 2, ["three_digit"])
     good = SampledGroup(
         "3+4=", "two_digit", (SampledEpisode((Segment(Role.PROMPT, "3+4="),), 0.0, "unfinished", False),), 2
     )
@@ -138,8 +141,10 @@ def test_a_malformed_group_is_one_line_and_the_last_good_group_stays():
 
 
 def test_the_line_says_next_to_nothing_when_pass_at_g_is_small_and_nothing_while_measuring():
-    """pass@8 of 3% is 'next to nothing to reinforce', 40% gets no warning; before it is measured the line says so."""
+    """pass@8 of 3% is 'next to nothing to reinforce' (narrow: 'little to learn'), 40% gets no warning; before it is
+    measured the line says so."""
     assert "next to nothing to reinforce" in reward_line({"pass": 0.03}, None, 8, ["three_digit"]).plain
+    assert reward_line({"pass": 0.03}, None, 8, ["three_digit"], width=36).plain == "pass@8 3% before: little to learn"
     assert "reinforce" not in reward_line({"pass": 0.4}, None, 8, ["three_digit"]).plain
     assert reward_line(None, None, 8, ["three_digit"]).plain == "measuring pass@8 before training..."
 
@@ -156,7 +161,7 @@ async def test_stop_ends_a_real_reward_run_within_the_grace(tmp_path, monkeypatc
         await pilot.press("f2")
         plot = app.train_panel.query_one(RewardPlot)
         await wait_for(pilot, lambda: len(plot.mean) >= 3, timeout=60, what="three reward steps")
-        assert "pass@8 before training" in _line(app)
+        assert _line(app).startswith("pass@8 ") and " before" in _line(app)
         start = time.monotonic()
         await pilot.press("f3")
         await wait_for(pilot, lambda: app.training is None, timeout=10, what="the stop")

@@ -23,7 +23,8 @@ APP_KEYS = [
     Binding("f10,ctrl+g", "matrix", "Matrix", priority=True),
     Binding("f11,f23", "curve", "Curve", priority=True),  # Shift+F11 too: some terminals take F11 (full screen)
     Binding("f12", "figures", "Figures", show=False),  # not priority: a view with figures of its own binds F12
-    Binding("f13", "rollouts", "Rollouts", priority=True, show=False),  # Shift+F1: a slip to F1 opens only the help
+    # Shift+F1 (textual 8 names it shift+f1 in tmux, f13 elsewhere); a slip to F1 opens only the help
+    Binding("f13,shift+f1", "rollouts", "Rollouts", priority=True, show=False),
     Binding("f14", "demos", "Demos", priority=True, show=False),
     Binding("f21", "next_model", "Next model", priority=True, show=False),
     Binding("ctrl+s", "save", "Save", priority=True, show=False),

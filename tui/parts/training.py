@@ -50,7 +50,7 @@ class Training(Part):
         self.progress[run.key] = run
         if recipe_of(s).name == REWARD:
             self.rollouts_job = self.job
-            self.rollouts.begin(run.title, s.steps, s.group)
+            self.rollouts.begin(run.title, s.steps, s.group, list(trained))
         settings = message.settings.to_dict()
         app.supervisor.send(
             p.Train(
@@ -70,6 +70,8 @@ class Training(Part):
         ev = message.event
         if ev.id == self.app.training:
             self.app.train_panel.step(ev.step, ev.steps, ev.loss, ev.elapsed, ev.metrics)
+        if ev.id == self.rollouts_job and ev.metrics:
+            self.rollouts.measured(latest=ev.metrics)
         run = self.progress.get(f"run:{ev.id}")
         if run is not None:
             run.losses.append(ev.loss)
@@ -82,6 +84,8 @@ class Training(Part):
         """pass@G before training, under the reward plot."""
         if message.event.id == self.app.training:
             self.app.train_panel.measured(message.event.metrics)
+        if message.event.id == self.rollouts_job:
+            self.rollouts.measured(before=message.event.metrics)
 
     @hears(m.RolloutsSampled)
     @guarded

@@ -109,7 +109,9 @@ def key_lines(bindings: list[Binding]) -> list[tuple[str, str, str]]:
             continue
         action = binding.action.split("(")[0]
         for key in binding.key.split(","):
-            keys.setdefault(action, []).append(key_name(key.strip()))
+            names = keys.setdefault(action, [])
+            if key_name(key.strip()) not in names:  # f13 and shift+f1 are one key: Shift+F1
+                names.append(key_name(key.strip()))
         said.setdefault(action, DOES.get(action, binding.description))
     rows = {action: (joined(names), said[action]) for action, names in keys.items()}
     rows.update(FOCUSED)

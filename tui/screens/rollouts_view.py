@@ -2,7 +2,8 @@
 
 A run that learns from reward samples a group of episodes per prompt at every step; the engine sends one group
 at most twice a second (`protocol.Rollouts`). The training controller keeps the latest in a `Feed`, and this
-view redraws from it on a timer (at most every REFRESH seconds, never per event): the prompt over the group,
+view redraws from it on a timer (at most every REFRESH seconds, never per event): the run's numbers as under
+the reward plot (in full words), the prompt over the group,
 then each episode on one line with its reward and verdict, the model's characters in cyan and the calculator's
 results on yellow as the playground shows them (`core.world.text.episode_text`, text, never markup). With no
 reward run going, one line says so.
@@ -10,7 +11,7 @@ reward run going, one line says so.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -24,6 +25,7 @@ from breadth.core.world.records import MetadataError, SampledGroup
 from breadth.core.world.text import episode_text, shown
 from breadth.core.world.transcript import Role, Transcript
 from breadth.tui.guard import guarded, one_line
+from breadth.tui.widgets.reward_plot import reward_line
 
 REFRESH = 0.5  # seconds between redraws at most
 NO_RUN = "no reward run is going: choose 'learn from: reward' in the train form and press F2"
@@ -40,6 +42,9 @@ class Feed:
     steps: int = 0
     group: SampledGroup | None = None
     error: str = ""  # why the last group sent could not be read (one line)
+    before: dict | None = None  # what the run measured before its first step (pass@G, ...)
+    latest: dict | None = None  # its last step's metrics
+    families: list[str] = field(default_factory=list)  # the environments of its mix
     version: int = 0  # bumped on every change: the view redraws when it moved
 
     def sampled(self, step: int, data: object) -> None:
@@ -50,10 +55,17 @@ class Feed:
             self.error = one_line(e)
         self.version += 1
 
-    def begin(self, title: str, steps: int, group_size: int) -> None:
-        """A reward run began: nothing sampled yet."""
+    def begin(self, title: str, steps: int, group_size: int, families: list[str]) -> None:
+        """A reward run began: nothing sampled or measured yet."""
         self.title, self.steps, self.group_size, self.running = title, steps, group_size, True
-        self.group, self.step, self.error = None, 0, ""
+        self.group, self.step, self.error, self.before, self.latest = None, 0, "", None, None
+        self.families = families
+        self.version += 1
+
+    def measured(self, before: dict | None = None, latest: dict | None = None) -> None:
+        """What the run measured before its first step, or at its last step."""
+        self.before = before if before is not None else self.before
+        self.latest = latest if latest is not None else self.latest
         self.version += 1
 
     def end(self) -> None:
@@ -74,7 +86,7 @@ def status(feed: Feed) -> Text:
     shown_of = f" (first {len(rewards)} of {feed.group.size})" if feed.group.size > len(rewards) else ""
     out.append(f" · step {feed.step}/{feed.steps} · group reward {sum(rewards) / len(rewards):.2f}{shown_of}")
     if not feed.running:
-        out.append(" · run ended: its last group", "dim")
+        out.append(" · run ended", "dim")
     return out
 
 
@@ -86,21 +98,23 @@ def legend() -> Text:
     )
 
 
-def group_lines(group: SampledGroup) -> Text:
-    """The prompt and its family, then each episode: reward, a mark, the transcript in colour, its verdict."""
+def group_lines(group: SampledGroup, width: int = 200) -> Text:
+    """The prompt and its family, then each episode: reward, a mark, its verdict and the transcript in colour, on one
+    line if it fits in `width` columns, else the transcript on the next line, indented (long ones wrap there)."""
     family = FAMILIES.get(group.family)
     name = family.short if family is not None else shown(group.family)
     out = Text.assemble(("prompt ", "bold"), (shown(group.prompt), "bold"), (f"  ({name})", "dim"))
-    for i, episode in enumerate(group.episodes, 1):
+    said = [shown(e.failure) if e.failure else "correct" for e in group.episodes]
+    room = max(map(len, said))
+    for i, (episode, verdict) in enumerate(zip(group.episodes, said, strict=True), 1):
         out.append("\n")
-        mark = ("✓", "bold green") if episode.reward else ("✗", "bold red")
         out.append(f"{i:>2} {episode.reward:g} ")
-        out.append(*mark)
+        out.append(*(("✓", "bold green") if episode.reward else ("✗", "bold red")))
         out.append("=" if episode.expected else " ", "bold green")
-        out.append(" ")
-        out.append_text(episode_text(Transcript(list(episode.segments))))
-        if episode.failure:
-            out.append(f"  {shown(episode.failure)}", "dim red")
+        out.append(f" {verdict:<{room}}", "green" if episode.reward else "dim red")
+        transcript = episode_text(Transcript(list(episode.segments)))
+        out.append("  " if len(out.plain.rsplit("\n", 1)[-1]) + 2 + len(transcript) <= width else "\n" + " " * 6)
+        out.append_text(transcript)
     return out
 
 
@@ -117,6 +131,7 @@ class RolloutsView(Screen):
 
     def compose(self) -> ComposeResult:
         yield Static("", id="rollouts-status")
+        yield Static("", id="rollouts-numbers")
         yield Static(legend(), id="rollouts-legend")
         with VerticalScroll(id="rollouts-list"):
             yield Static("", id="rollouts-lines")
@@ -128,6 +143,11 @@ class RolloutsView(Screen):
         self.set_interval(REFRESH, self.redraw)
 
     @guarded
+    def on_resize(self) -> None:
+        self.drawn = -1  # the lines are laid out for the width
+        self.redraw()
+
+    @guarded
     def redraw(self) -> None:
         """Show the feed if it changed since the last redraw."""
         if self.drawn == self.feed.version:
@@ -135,7 +155,12 @@ class RolloutsView(Screen):
         self.drawn = self.feed.version
         self.redraws += 1
         self.query_one("#rollouts-status", Static).update(status(self.feed))
-        lines = group_lines(self.feed.group) if self.feed.group is not None else Text()
+        numbers = self.query_one("#rollouts-numbers", Static)
+        numbers.display = self.feed.running or self.feed.group is not None
+        feed = self.feed
+        numbers.update(reward_line(feed.before, feed.latest, feed.group_size, feed.families, self.size.width - 2))
+        width = self.query_one("#rollouts-list").scrollable_content_region.width or self.size.width - 3
+        lines = group_lines(self.feed.group, width) if self.feed.group is not None else Text()
         if self.feed.error:
             lines = Text.assemble((f"a group could not be shown: {self.feed.error}\n", "bold red"), lines)
         self.query_one("#rollouts-legend", Static).display = self.feed.group is not None

@@ -10,6 +10,8 @@ the model's characters per episode; then which colour is which environment.
 
 from __future__ import annotations
 
+import math
+
 from rich.text import Text
 from textual_plotext import PlotextPlot
 
@@ -17,9 +19,11 @@ from breadth.core.world.families import short_label
 from breadth.core.world.rewards import FAMILY_REWARD, NEAR_ZERO
 from breadth.tui.widgets.loss_plot import MAX_POINTS, REDRAW_HZ
 
+SMALL = 6  # rows under which the chart drops its frame and step labels
 MEAN_COLOUR = "cyan"
 FAMILY_COLOURS = ("orange", "magenta", "green", "yellow")  # one per environment's line, readable on dark and light
 MAX_FAMILY_LINES = len(FAMILY_COLOURS)  # environments drawn as lines of their own; more are left to the mean
+NARROW = 56  # columns under which the line uses its short words (the train panel at 80x24 has 36)
 RICH_COLOUR = {"cyan": "cyan", "orange": "dark_orange", "magenta": "magenta", "green": "green", "yellow": "yellow"}
 
 
@@ -83,9 +87,12 @@ class RewardPlot(PlotextPlot):
         ticks = [1] + [t for t in range(span // 4, span + 1, max(1, span // 4))][:4]
         plt.xticks(ticks, [str(t) for t in ticks])
         plt.ylim(0, 1)
-        plt.yticks(
-            [0, 0.5, 1] if self.size.height >= 6 else [0, 1], ["0", ".5", "1"] if self.size.height >= 6 else ["0", "1"]
-        )
+        if self.size.height >= SMALL:
+            plt.yticks([0, 0.5, 1], ["0", ".5", "1"])
+        else:  # a few rows: the canvas only, no frame or step labels, so that the curve keeps the rows
+            plt.frame(False)
+            plt.xticks([])
+            plt.yticks([0, 1], ["0", "1"] if self.size.height > 1 else ["", ""])
         self.refresh()
 
     def render(self):
@@ -100,36 +107,45 @@ def _number(value: object) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value <= 1
 
 
-def reward_line(before: dict | None, latest: dict | None, group: int, families: list[str]) -> Text:
+def reward_line(before: dict | None, latest: dict | None, group: int, families: list[str], width: int = 80) -> Text:
     """What to read beside the curve: pass@G before training (said plainly when near zero), the step's reward with
-    the share correct with the expected calls, answers without a call, characters per episode, the colour key."""
-    out = Text()
+    the share correct with the expected calls, answers without a call, characters per episode, the colour key.
+    Under NARROW columns (the train panel at 80x24) the same numbers in shorter words, one row each."""
+    narrow = width < NARROW
+    rows: list[Text] = []
     if before is not None and _number(before.get("pass")):
         share = before["pass"]
-        out.append(f"pass@{group} before training {100 * share:.0f}%", "bold")
+        row = Text(
+            f"pass@{group} {100 * share:.0f}% before" if narrow else f"pass@{group} before training {100 * share:.0f}%"
+        )
+        row.stylize("bold")
         if share < NEAR_ZERO:
-            nothing = "nothing" if share == 0 else "next to nothing"
-            out.append(f": reward has {nothing} to reinforce", "bold yellow")
+            if narrow:
+                row.append(": nothing to learn" if share == 0 else ": little to learn", "bold yellow")
+            else:
+                nothing = "nothing" if share == 0 else "next to nothing"
+                row.append(f": reward has {nothing} to reinforce", "bold yellow")
+        rows.append(row)
     elif before is None:
-        out.append(f"measuring pass@{group} before training...", "dim")
+        rows.append(Text(f"measuring pass@{group} before training...", "dim"))
     if latest:
-        out.append("\n")
-        parts = []
+        said = []
         if _number(latest.get("reward")):
-            parts.append(f"reward {latest['reward']:.2f}")
+            said.append(f"reward {latest['reward']:.2f}")
         if _number(latest.get("expected")):
-            parts.append(f"with the expected calls {latest['expected']:.2f}")
+            said.append(f"{'expected' if narrow else 'with the expected calls'} {latest['expected']:.2f}")
+        more = []
         if _number(latest.get("no_call")):
-            parts.append(f"no call {100 * latest['no_call']:.0f}%")
+            more.append(f"no call {100 * latest['no_call']:.0f}%")
         chars = latest.get("chars")
-        if isinstance(chars, (int, float)) and not isinstance(chars, bool):
-            parts.append(f"{chars:.0f} chars/episode")
-        out.append(" · ".join(parts))
+        if isinstance(chars, (int, float)) and not isinstance(chars, bool) and math.isfinite(chars):
+            more.append(f"{chars:.0f} chars/episode")
+        rows += [Text(" · ".join(said)), Text(" · ".join(more))] if narrow else [Text(" · ".join(said + more))]
     if len(families) > 1:
-        out.append("\n")
-        out.append("━ mean", RICH_COLOUR[MEAN_COLOUR])
+        key = Text("━ mean", RICH_COLOUR[MEAN_COLOUR])
         for colour, name in zip(FAMILY_COLOURS, families[:MAX_FAMILY_LINES], strict=False):
-            out.append(f" ━ {short_label(name)}", RICH_COLOUR[colour])
+            key.append(f" ━ {short_label(name)}", RICH_COLOUR[colour])
         if len(families) > MAX_FAMILY_LINES:
-            out.append(f" (+{len(families) - MAX_FAMILY_LINES} in the mean)", "dim")
-    return out
+            key.append(f" (+{len(families) - MAX_FAMILY_LINES} in the mean)", "dim")
+        rows.append(key)
+    return Text("\n").join(row for row in rows if row.plain)

@@ -242,7 +242,7 @@ class TrainPanel(Vertical):
             self.reward_run = (settings.group, [name for name, _ in mix.counts])
             self.before, self.latest = None, None
             self.reward_plot.start(settings.steps, self.reward_run[1])
-            line.update(reward_line(None, None, *self.reward_run))
+            line.update(reward_line(None, None, *self.reward_run, self._line_width()))
         else:
             self.loss_plot.start(settings.steps)
         self.show(f"starting {mix.spec()}...")
@@ -251,7 +251,13 @@ class TrainPanel(Vertical):
         """What the reward run measured before its first step (pass@G), on the line under the plot."""
         if self.rewarded:
             self.before = before
-            self.query_one("#reward-line", Static).update(reward_line(before, self.latest, *self.reward_run))
+            self.query_one("#reward-line", Static).update(
+                reward_line(before, self.latest, *self.reward_run, self._line_width())
+            )
+
+    def _line_width(self) -> int:
+        """Columns the reward line has (the panel's inside)."""
+        return self.content_region.width or self.size.width
 
     def step(self, step: int, steps: int, loss: float, elapsed: float, metrics: dict | None = None) -> None:
         """Plot one step (its loss, or its rewards in a reward run) and show the step, the value and the time left."""
@@ -259,7 +265,9 @@ class TrainPanel(Vertical):
         if self.rewarded and metrics:
             self.reward_plot.add(step, metrics)
             self.latest = metrics
-            self.query_one("#reward-line", Static).update(reward_line(self.before, metrics, *self.reward_run))
+            self.query_one("#reward-line", Static).update(
+                reward_line(self.before, metrics, *self.reward_run, self._line_width())
+            )
             reward = metrics.get("reward")
             said = f"reward {reward:.2f}" if isinstance(reward, (int, float)) else f"loss {loss:+.3f}"
             self.show(f"{step}/{steps} {said} {elapsed:.0f}s, {left:.0f}s left")
