@@ -32,7 +32,7 @@ def curve(args) -> int:
     base = user_path(args.base) if args.base else BASE
     read_header(base)
     check_outputs([args.json, *figure_paths(args.figure)], inputs=[base, *store_files(args.store)])
-    what = " ".join(args.where or ["every environment"])
+    what = " ".join(args.where or ["every environment"]) + (f", base {base.name}" if args.base else "")
     with Store(args.store) as store:
         base_hash = weights_hash(base)
         stored = StoredCurve(plan, what, base_hash)
