@@ -168,3 +168,19 @@ async def test_stop_ends_a_real_reward_run_within_the_grace(tmp_path, monkeypatc
         waited = time.monotonic() - start
         assert "stopped at step" in app.train_panel.status, app.train_panel.status
         assert waited < 1.5, waited
+
+
+async def test_shift_f1_opens_the_rollouts_view_however_the_terminal_names_it():
+    """Shift+F1 opens the view whether the terminal's key reaches Textual as f13 or as shift+f1 (as in tmux, where an
+    f13-only binding never fired); the help lists the key once, as Shift+F1."""
+    from breadth.tui.screens.help import app_bindings, key_lines
+
+    app = fake_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        for key in ("shift+f1", "f13"):
+            await pilot.press(key)
+            assert isinstance(app.screen, RolloutsView), key
+            await pilot.press("escape")
+            assert not isinstance(app.screen, RolloutsView)
+    (keys,) = [keys for _, keys, does in key_lines(app_bindings(BreadthApp)) if "sampled" in does]
+    assert keys == "Shift+F1"
