@@ -23,9 +23,10 @@ SHOTS = {  # PageDowns pressed -> the picture's name: one telling step of each a
     10: "story-3-lie",
     12: "story-4-procedure",
     13: "story-5-matrix",
+    14: "story-6-curve",
 }
 SIZES = ((80, 24), (120, 40))
-SETTLE = {12: 6.0, 13: 2.0}  # seconds for a view to fill in (the procedure's replays, the matrix's store)
+SETTLE = {12: 6.0, 13: 2.0, 14: 2.0}  # seconds for a view to fill in (the procedure's replays, a store's runs)
 
 
 async def shoot(size: tuple[int, int], out: Path) -> list[Path]:

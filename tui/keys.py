@@ -21,12 +21,12 @@ APP_KEYS = [
     Binding("f8", "pace", "Pace", priority=True, show=False),
     Binding("f9", "procedure", "Watch", priority=True),
     Binding("f10,ctrl+g", "matrix", "Matrix", priority=True),
-    Binding("f11,f23", "curve", "Curve", priority=True),  # Shift+F11 too: some terminals take F11 (full screen)
+    Binding("f11,f23,shift+f11", "curve", "Curve", priority=True),  # Shift+F11 too: a terminal may take F11
     Binding("f12", "figures", "Figures", show=False),  # not priority: a view with figures of its own binds F12
     # Shift+F1 (textual 8 names it shift+f1 in tmux, f13 elsewhere); a slip to F1 opens only the help
     Binding("f13,shift+f1", "rollouts", "Rollouts", priority=True, show=False),
-    Binding("f14", "demos", "Demos", priority=True, show=False),
-    Binding("f21", "next_model", "Next model", priority=True, show=False),
+    Binding("f14,shift+f2", "demos", "Demos", priority=True, show=False),  # each Shift+F-key under both names
+    Binding("f21,shift+f9", "next_model", "Next model", priority=True, show=False),
     Binding("ctrl+s", "save", "Save", priority=True, show=False),
     Binding("ctrl+o", "load", "Load", priority=True, show=False),
     Binding("shift+left,alt+left", "pick(-1)", "Earlier character", priority=True, show=False),
