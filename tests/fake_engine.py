@@ -3,7 +3,7 @@
 `FakeEngine` runs `breadth.core.engine.session.serve` in a thread, speaking the same JSON lines as the
 engine process, so it cannot drift from the engine. Only the models are stand-ins (`ScriptedModels`):
 loading reads the checkpoint's real header, and playing feeds a script of action text per sum to
-the real rollout, calculator and verdict. No torch is imported.
+the real rollout, calculator and verdict; scoring many environments answers scripted scores. No torch is imported.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from breadth.core.storage.snapshot_file import plan, saved_snapshots, sidecar_of
 from breadth.core.world.episode import Episode
 from breadth.core.world.families import FAMILIES, Problem
 from breadth.core.world.recipes import recipe_of
-from breadth.core.world.records import RunMeta, SampledGroup, StepStats
+from breadth.core.world.records import HeldOutScore, RunMeta, SampledGroup, StepStats
 from breadth.core.world.rewards import judged, sampled
 from breadth.core.world.rollout import rollout
 from breadth.core.world.scoring import play, tally
@@ -125,14 +125,23 @@ def scripted_group(problem: Problem, step: int, steps: int, size: int = 4) -> Sa
     return sampled(played)
 
 
+def scripted_env_score(name: str, held_out: int) -> HeldOutScore:
+    """A scripted environment score: every sum of a registered family solved (the demonstrator's), none of a
+    generated one (each failed without a call)."""
+    solved = held_out if name in FAMILIES else 0
+    return HeldOutScore(name, solved, held_out, {"no call": held_out - solved} if solved < held_out else {})
+
+
 STEP_SECONDS = 0.05  # a scripted training step: the app stays idle enough between steps for Pilot to click
 
 
 class ScriptedModels(Models):
     """The session's models as scripts: real checkpoint headers, scripted play, scripted training."""
 
-    def __init__(self, script=demonstrator):
+    def __init__(self, script=demonstrator, env_score=scripted_env_score, env_seconds: float = 0.0):
         self.script = script
+        self.env_score = env_score  # (environment name, test sums) -> its HeldOutScore
+        self.env_seconds = env_seconds  # how long scoring one piece of environments takes
 
     def load(self, path: str):
         return path, read_header(path).meta
@@ -144,6 +153,11 @@ class ScriptedModels(Models):
 
     def restore(self, kept):
         return kept
+
+    def score_environments(self, model, seed, held_out, names):
+        """Each environment's scripted score (`env_score`), after `env_seconds`."""
+        time.sleep(self.env_seconds)
+        return {name: self.env_score(name, held_out) for name in names}
 
     def context(self, model) -> int:
         return 32
@@ -270,8 +284,17 @@ class _Out:
 class FakeEngine:
     """The EngineProcess interface the app uses, over the real session in a thread with scripted models."""
 
-    def __init__(self, script=demonstrator, ready: bool = True, answers_stop: bool = True):
+    def __init__(
+        self,
+        script=demonstrator,
+        ready: bool = True,
+        answers_stop: bool = True,
+        env_score=scripted_env_score,
+        env_seconds: float = 0.0,
+    ):
         self.script = script  # operands -> the model's action text
+        self.env_score = env_score  # (environment name, test sums) -> its HeldOutScore, when scoring environments
+        self.env_seconds = env_seconds  # the time one piece of environments takes to score
         self.ready = ready  # False: an engine that never says Ready (still importing torch)
         self.answers_stop = answers_stop  # False: a wedged engine that never confirms a Stop
         self.events: queue.Queue = queue.Queue()
@@ -281,7 +304,7 @@ class FakeEngine:
 
     def models(self):
         """The Models the session serves (a subclass may script them differently)."""
-        return ScriptedModels(self.script)
+        return ScriptedModels(self.script, self.env_score, self.env_seconds)
 
     def start(self) -> None:
         self._alive = True

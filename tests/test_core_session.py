@@ -57,6 +57,9 @@ def test_protocol_round_trips_every_message_and_refuses_garbage():
         p.Save(3, "k", "/x"),
         p.Saved(3, "/x"),
         p.Failed("train", "boom", 1),
+        p.ScoreEnvironments(4, "k", ["two_digit", "2a1"], 5),
+        p.EnvironmentsProgress(4, 8, 183, 0.5),
+        p.EnvironmentsScored(4, "k", 0, 30, {"2a1": {"solved": 1, "total": 30, "failures": {}}}, 8.5, 7.9),
     ]
     for m in messages:
         line = p.encode(m)

@@ -73,6 +73,17 @@ class Save:
 
 
 @dataclass(frozen=True)
+class ScoreEnvironments:
+    """Score the model loaded as `key` on the test split of every environment named (all of them if none), a few
+    environments at a time between other commands; it replaces a scoring still running (that one ends Failed)."""
+
+    id: int  # the scoring job
+    key: str
+    names: list = field(default_factory=list)  # environment names (`core.world.environments`); []: every one
+    held_out: int = HELD_OUT  # test sums per environment
+
+
+@dataclass(frozen=True)
 class Quit:
     """End the engine's loop."""
 
@@ -211,6 +222,29 @@ class SnapshotScored:
 
 
 @dataclass(frozen=True)
+class EnvironmentsProgress:
+    """Scoring job `id` has scored `done` of its `total` environments, `seconds` after it was asked for."""
+
+    id: int
+    done: int
+    total: int
+    seconds: float
+
+
+@dataclass(frozen=True)
+class EnvironmentsScored:
+    """Scoring job `id` scored the model loaded as `key` on `held_out` test sums of seed `seed` per environment."""
+
+    id: int
+    key: str
+    seed: int
+    held_out: int
+    scores: dict  # environment name -> HeldOutScore.to_dict() (without failed transcripts)
+    seconds: float  # from the command to the last score, waits for other commands included
+    busy: float  # of which spent scoring
+
+
+@dataclass(frozen=True)
 class Saved:
     """Save `id` wrote the model to `path`."""
 
@@ -230,9 +264,9 @@ class Failed:
 _TYPES = {
     cls.__name__: cls
     for cls in (
-        *(Load, Train, Stop, Play, Save, Quit),  # commands
+        *(Load, Train, Stop, Play, Save, ScoreEnvironments, Quit),  # commands
         *(Ready, Loaded, Unloaded, Step, Evaluating, Trained, Stopped, Char, Played, Saved, Failed),  # events
-        *(Snapshot, SnapshotScored, Measured, Rollouts),
+        *(Snapshot, SnapshotScored, Measured, Rollouts, EnvironmentsProgress, EnvironmentsScored),
     )
 }
 

@@ -5,7 +5,9 @@ stdout (see `breadth.core.engine.protocol`). While a model trains, each step als
 arrived, so Stop lands within a step and sums can be played on the loaded models during training; a run
 stopped so is not evaluated (nothing of it is kept). A reward run also sends what it measured before its first
 step (a Stop is heard there too) and, at most ROLLOUTS_HZ times a second, one group of its sampled episodes.
-Every failure becomes a `Failed` event; the loop only ends on Quit or when stdin closes.
+Scoring a model on many environments (ScoreEnvironments) is background work done ENV_CHUNK environments at a
+time, so a Play or a Train waits at most one piece; training pauses it. Every failure becomes a `Failed` event;
+the loop only ends on Quit or when stdin closes.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import time
 import traceback
 from collections import deque
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
@@ -30,12 +33,13 @@ from breadth.core.storage.header import CheckpointError, weights_hash
 from breadth.core.storage.snapshot_file import snapshot_problems
 from breadth.core.storage.store import Store, StoredRun, StoreError, run_key
 from breadth.core.world.calculator import Lie
+from breadth.core.world.environments import environments
 from breadth.core.world.episode import Episode
 from breadth.core.world.families import FAMILIES
 from breadth.core.world.mix import Mix
 from breadth.core.world.probe import parse_sum
 from breadth.core.world.recipes import RecipeError, recipe
-from breadth.core.world.records import RunMeta
+from breadth.core.world.records import HeldOutScore, RunMeta
 from breadth.core.world.rollout import Policy, run_episodes
 from breadth.core.world.scoring import play, tally
 from breadth.core.world.settings import held_out_count
@@ -45,6 +49,22 @@ from breadth.core.world.verdict import judge
 MAX_LOADED = 4  # models held at once; older ones that have a file are unloaded (the app reloads them on demand)
 MAX_SNAPSHOTS = 42  # snapshots a run keeps at most (its snapshot interval is widened to fit): 29 MB in float16
 SNAPSHOT_RUNS = 2  # runs whose snapshots are kept, the latest ones
+ENV_CHUNK = 8  # environments scored in one piece of background work: 240 episodes, about 0.5 s on one core
+
+
+@dataclass
+class EnvScoring:
+    """A ScoreEnvironments job under way: what it scores, and the scores so far."""
+
+    id: int
+    key: str
+    model: object  # held here, so that unloading the key meanwhile does not stop the job
+    seed: int  # the test splits of this seed: the model's own, as `breadth eval` takes it
+    held_out: int
+    total: int  # environments to score
+    started: float = field(default_factory=time.perf_counter)
+    busy: float = 0.0  # seconds spent scoring
+    scores: dict[str, HeldOutScore] = field(default_factory=dict)
 
 
 class Session:
@@ -66,6 +86,7 @@ class Session:
         self.background: deque[Callable[[], None]] = deque()  # work done one piece at a time when idle
         self._restored: tuple[str, int, object] | None = None  # the last snapshot rebuilt for play
         self._rollouts_sent = -math.inf  # when the training job last sent a sampled group (monotonic seconds)
+        self.scoring: EnvScoring | None = None  # the ScoreEnvironments job under way, if any
 
     def handle(self, cmd) -> None:
         """Run one command, turning any error into a Failed event."""
@@ -78,6 +99,8 @@ class Session:
                 self._train(cmd)
             elif isinstance(cmd, p.Save):
                 self._save(cmd)
+            elif isinstance(cmd, p.ScoreEnvironments):
+                self._score_environments(cmd)
             elif isinstance(cmd, p.Stop):
                 self._stop.add(cmd.id)
         except Exception as e:  # noqa: BLE001 -- the engine reports, the UI decides
@@ -228,6 +251,43 @@ class Session:
         path = path or self.files.get(key)
         if path is not None and self.snapshots.get(key) and key in self.records:
             self.models.save_snapshots(path, self.records[key], self.snapshots[key], self.snapshot_scores.get(key, {}))
+
+    def _score_environments(self, cmd: p.ScoreEnvironments) -> None:
+        """Queue the scoring of `cmd.key` on each environment's test split, ENV_CHUNK environments a piece; a job
+        still under way is replaced (and ends Failed)."""
+        known = {f.name: f for f in environments()}
+        names = list(dict.fromkeys(cmd.names)) or list(known)
+        unknown = [n for n in names if not isinstance(n, str) or n not in known]
+        if unknown:
+            raise KeyError(f"no environment {str(unknown[0])[:60]!r} ({len(unknown)} unknown)")
+        held_out = held_out_count(cmd.held_out)
+        model, seed = self._use(cmd.key), self.records[cmd.key].seed or 0
+        if self.scoring is not None:
+            self.emit(p.Failed("scoreenvironments", f"replaced by scoring job {cmd.id}", self.scoring.id))
+        job = self.scoring = EnvScoring(cmd.id, cmd.key, model, seed, held_out, len(names))
+        self.background.extend(
+            partial(self._score_piece, job, names[i : i + ENV_CHUNK]) for i in range(0, len(names), ENV_CHUNK)
+        )
+
+    def _score_piece(self, job: EnvScoring, names: list[str]) -> None:
+        """Score one piece of a ScoreEnvironments job (nothing if the job was replaced); progress, or the scores."""
+        if self.scoring is not job:
+            return
+        start = time.perf_counter()
+        try:
+            job.scores |= self.models.score_environments(job.model, job.seed, job.held_out, names)
+        except Exception as e:  # noqa: BLE001 -- one Failed line, and the job ends
+            self.scoring = None
+            self.emit(p.Failed("scoreenvironments", _one_line(e), job.id))
+            return
+        job.busy += time.perf_counter() - start
+        seconds = time.perf_counter() - job.started
+        if len(job.scores) < job.total:
+            self.emit(p.EnvironmentsProgress(job.id, len(job.scores), job.total, seconds))
+            return
+        self.scoring = None
+        scores = {name: {k: v for k, v in sc.to_dict().items() if k != "examples"} for name, sc in job.scores.items()}
+        self.emit(p.EnvironmentsScored(job.id, job.key, job.seed, job.held_out, scores, seconds, job.busy))
 
     def work(self) -> None:
         """Do one piece of background work (scoring or saving snapshots); a failure is a Failed event, never the end."""

@@ -18,7 +18,7 @@ from pathlib import Path
 import torch
 
 from breadth.core.learning import checkpoint, snapshots
-from breadth.core.learning.evaluate import evaluate
+from breadth.core.learning.evaluate import evaluate, evaluate_environments
 from breadth.core.learning.model import GPT
 from breadth.core.learning.models import Models, OnBefore, OnSnapshot
 from breadth.core.learning.policy import GreedyPolicy
@@ -30,7 +30,7 @@ from breadth.core.storage.header import weights_hash
 from breadth.core.storage.paths import BASE
 from breadth.core.world.mix import Mix
 from breadth.core.world.recipes import FINETUNE, recipe, recipe_of
-from breadth.core.world.records import OnStep, RunMeta, StepStats
+from breadth.core.world.records import HeldOutScore, OnStep, RunMeta, StepStats
 from breadth.core.world.rollout import Policy
 from breadth.core.world.settings import HELD_OUT
 
@@ -139,6 +139,10 @@ class TorchModels(Models):
     ) -> tuple[GPT, RunMeta]:
         """Train from `base` by the settings' recipe and evaluate (see `train_run`)."""
         return train_run(mix, settings, base, held_out, on_step, on_snapshot, snapshot_every, on_before)
+
+    def score_environments(self, model: GPT, seed: int, held_out: int, names: list[str]) -> dict[str, HeldOutScore]:
+        """The environments' test splits decoded in batches (see `evaluate_environments`)."""
+        return evaluate_environments(model, seed, held_out, names)[0]
 
     def restore(self, kept: Snapshot) -> GPT:
         """The model a snapshot holds (see `restore`)."""

@@ -7,7 +7,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 
 from breadth.core.world.mix import Mix
-from breadth.core.world.records import OnStep, RunMeta
+from breadth.core.world.records import HeldOutScore, OnStep, RunMeta
 from breadth.core.world.rollout import Policy
 
 OnSnapshot = Callable[[int, object], None]  # (step, a copy of the weights) during training
@@ -44,6 +44,10 @@ class Models(ABC):
         """Train from `base` by the recipe whose settings these are (`core.world.recipes`), and evaluate: the trained
         model and its record; snapshots handed to on_snapshot, what the recipe measures before its first step to
         on_before (which returns False to stop there). A stopped run is not evaluated (`completed` False)."""
+
+    @abstractmethod
+    def score_environments(self, model: object, seed: int, held_out: int, names: list[str]) -> dict[str, HeldOutScore]:
+        """`model`'s score on the test split (`held_out` sums of `seed`) of each environment `names` names."""
 
     @abstractmethod
     def restore(self, kept: object) -> object:
