@@ -30,6 +30,7 @@ from breadth.tui.guard import guarded, log_error
 from breadth.tui.keys import APP_KEYS, key_name
 from breadth.tui.parts.demo import DemoMode
 from breadth.tui.parts.engine_watch import EngineWatch
+from breadth.tui.parts.environments import Board
 from breadth.tui.parts.figures import Figures
 from breadth.tui.parts.models import DEFAULT_MODEL, Models
 from breadth.tui.parts.play import PlayRouter
@@ -73,9 +74,10 @@ class BreadthApp(App):
         self.play = PlayRouter(self)  # single play, races and the procedure view's replays
         self.demo_mode = DemoMode(self, demo)  # `breadth-tui --demo`
         self.figures = Figures(self)  # F12
+        self.board = Board(self)  # Shift+F3: every environment's score of the playing model, kept per model
         self.supervisor = Supervisor(self, factory, on_start=self.engine_watch.started)
         self.hearers: dict[type[Message], list[Callable]] = {}  # message type -> its parts' handlers, in order
-        for part in (self.models, self.engine_watch, self.jobs, self.play, self.demo_mode, self.figures):
+        for part in (self.models, self.engine_watch, self.jobs, self.play, self.demo_mode, self.figures, self.board):
             for kind, handler in part.handlers():
                 self.hearers.setdefault(kind, []).append(handler)
 
@@ -172,6 +174,7 @@ class BreadthApp(App):
         self.jobs.watch_procedure()
 
     action_rollouts = guarded(lambda self: self.jobs.watch_rollouts())  # Shift+F1 (app.py stays under 300 lines)
+    action_environments = guarded(lambda self: self.board.open())  # Shift+F3
 
     @guarded
     def action_demo_step(self, by: int) -> None:
@@ -201,17 +204,13 @@ class BreadthApp(App):
     def action_pace(self) -> None:
         self.notify(f"streaming pace: {self.playground.cycle_pace()}", timeout=1.5)
 
-    @guarded
-    def action_matrix(self) -> None:
-        self.open_screen(MatrixView, MatrixView)
+    action_matrix = guarded(lambda self: self.open_screen(MatrixView, MatrixView))
 
     @guarded
     def action_curve(self) -> None:
         self.open_screen(CurveView, CurveView)
 
-    @guarded
-    def action_figures(self) -> None:
-        self.figures.save()
+    action_figures = guarded(lambda self: self.figures.save())
 
     @guarded
     def action_demos(self) -> None:

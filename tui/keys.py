@@ -26,6 +26,7 @@ APP_KEYS = [
     # Shift+F1 (textual 8 names it shift+f1 in tmux, f13 elsewhere); a slip to F1 opens only the help
     Binding("f13,shift+f1", "rollouts", "Rollouts", priority=True, show=False),
     Binding("f14,shift+f2", "demos", "Demos", priority=True, show=False),  # each Shift+F-key under both names
+    Binding("f15,shift+f3", "environments", "Environments", priority=True, show=False),
     Binding("f21,shift+f9", "next_model", "Next model", priority=True, show=False),
     Binding("ctrl+s", "save", "Save", priority=True, show=False),
     Binding("ctrl+o", "load", "Load", priority=True, show=False),

@@ -104,7 +104,16 @@ class SaveFailed(CommandFailed):
     """Save `event.id` failed: the model is still only in the engine's memory."""
 
 
-FAILED_FOR: dict[str, type[CommandFailed]] = {"train": TrainFailed, "play": PlayFailed, "save": SaveFailed}
+class ScoringFailed(CommandFailed):
+    """Scoring job `event.id` (every environment's score of a model) failed or was replaced."""
+
+
+FAILED_FOR: dict[str, type[CommandFailed]] = {
+    "train": TrainFailed,
+    "play": PlayFailed,
+    "save": SaveFailed,
+    "scoreenvironments": ScoringFailed,
+}
 
 
 class ModelUnloaded(FromEngine):
@@ -125,6 +134,18 @@ class SnapshotScored(FromEngine):
     event: p.SnapshotScored
 
 
+class EnvironmentsProgressed(FromEngine):
+    """Scoring job `event.id` has scored `event.done` of `event.total` environments."""
+
+    event: p.EnvironmentsProgress
+
+
+class EnvironmentsScored(FromEngine):
+    """Scoring job `event.id` scored a model on every environment it was asked for: `event.scores` is plain data."""
+
+    event: p.EnvironmentsScored
+
+
 FOR_EVENT: dict[type, type[FromEngine]] = {
     p.Ready: EngineReady,
     p.Loaded: ModelLoaded,
@@ -141,6 +162,8 @@ FOR_EVENT: dict[type, type[FromEngine]] = {
     p.Failed: CommandFailed,
     p.Snapshot: SnapshotKept,
     p.SnapshotScored: SnapshotScored,
+    p.EnvironmentsProgress: EnvironmentsProgressed,
+    p.EnvironmentsScored: EnvironmentsScored,
 }  # protocol event type -> the message the reader posts for it
 
 

@@ -66,6 +66,7 @@ DOES = {  # action (without its argument) -> what its key does, in a few words (
     "next_model": "the next model of the runs table",
     "matrix": "the transfer matrix of the results store",
     "curve": "the breadth curve of the results store",
+    "environments": "the playing model on every environment",
     "procedure": "watch the procedure form, step by step",
     "figures": "figures for slides, in the figures folder",
     "race": "race 2-4 models on each sum; again: one",
@@ -85,7 +86,7 @@ GROUPS = (  # (group, actions and focused keys in the order shown)
     ("play", ("enter", "recall", "race", "shade", "pick", "pick_lane", "lie", "pace", "demo_step")),
     ("train", ("train", "stop", "procedure", "demos", "rollouts")),
     ("models", ("focus", "next_model", "save", "load")),
-    ("show", ("stage", "matrix", "curve", "figures", "help", "quit")),
+    ("show", ("stage", "matrix", "curve", "environments", "figures", "help", "quit")),
 )
 
 GROUP_WIDTH, KEYS_WIDTH = 7, 18  # the columns before what a key does
