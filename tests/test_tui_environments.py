@@ -1,4 +1,4 @@
-"""The environments view (Shift+F3): the playing model scored on every environment, shown by dimension."""
+"""The environments view (Shift+F4): the playing model scored on every environment, shown by dimension."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ def _view(app) -> EnvironmentsView | None:
     return app.screen if isinstance(app.screen, EnvironmentsView) else None
 
 
-async def _open_drawn(pilot, key: str = "f15") -> EnvironmentsView:
+async def _open_drawn(pilot, key: str = "f16") -> EnvironmentsView:
     """Press `key` and wait for the heat map."""
     await pilot.press(key)
     await wait_for(pilot, lambda: _view(pilot.app) is not None and _view(pilot.app).scoring is not None, what="map")
@@ -109,10 +109,10 @@ async def test_the_cursor_cell_lists_its_environments_with_their_rates_and_failu
 
 async def test_scoring_says_how_far_it_has_got_and_reopening_shows_the_kept_scores_without_asking_again():
     """While the engine scores, the view counts environments and seconds; once scored, closing and opening again
-    (under either name of Shift+F3) draws at once from what the app kept: the engine is asked once."""
+    (under either name of Shift+F4) draws at once from what the app kept: the engine is asked once."""
     app = environments_app(env_seconds=0.05)  # 23 pieces of 8 environments: about 1.2 s
     async with app.run_test(size=(80, 24)) as pilot:
-        await pilot.press("shift+f3")
+        await pilot.press("shift+f4")
         await wait_for(
             pilot, lambda: _view(app) is not None and " of 183 environments" in _text(_view(app), "#env-state")
         )
@@ -120,7 +120,7 @@ async def test_scoring_says_how_far_it_has_got_and_reopening_shows_the_kept_scor
         await wait_for(pilot, lambda: _view(app).scoring is not None, what="the heat map")
         await pilot.press("escape")
         assert _view(app) is None
-        view = await _open_drawn(pilot, "f15")
+        view = await _open_drawn(pilot, "f16")
         assert view.scoring is not None and len(_sent(app)) == 1
 
 
@@ -140,10 +140,10 @@ class FailsOnce:
 @pytest.mark.parametrize("failure", ["error", "engine died"])
 async def test_a_scoring_that_fails_says_why_in_one_line_and_shift_f3_tries_again(failure):
     """A scoring that fails in the engine, or an engine that dies mid-scoring: one line on the view, no traceback;
-    Shift+F3 asks again and the scores come."""
+    Shift+F4 asks again and the scores come."""
     app = fake_app(env_score=FailsOnce() if failure == "error" else scripted, env_seconds=0.05)
     async with app.run_test(size=(80, 24)) as pilot:
-        await pilot.press("f15")
+        await pilot.press("f16")
         if failure == "engine died":
             await wait_for(pilot, lambda: " of 183 " in _text(_view(app), "#env-state"), what="scoring")
             app.supervisor.engine.kill()
@@ -154,3 +154,19 @@ async def test_a_scoring_that_fails_says_why_in_one_line_and_shift_f3_tries_agai
         await wait_for(pilot, lambda: app.supervisor.ready, what="an engine")
         view = await _open_drawn(pilot)
         assert view.scoring.scores is not None and len(_sent(app)) == (2 if failure == "error" else 1)
+
+
+def test_shift_f3_is_bound_to_nothing_since_textual_reads_it_as_a_cursor_position_report():
+    """xterm and tmux send Shift+F3 as CSI 1;2R, which Textual's parser turns into a CursorPosition event, never a
+    key (tried in tmux: the view's key did nothing): no app key may be Shift+F3, and Shift+F4's sequence is a key."""
+    from textual import events
+    from textual._xterm_parser import XTermParser
+
+    from breadth.tui.keys import APP_KEYS
+
+    shift_f3, shift_f4 = list(XTermParser().feed("\x1b[1;2R")), list(XTermParser().feed("\x1b[1;2S"))
+    assert any(isinstance(t, events.CursorPosition) for t in shift_f3)
+    assert not any(isinstance(t, events.Key) for t in shift_f3)
+    assert [t.key for t in shift_f4 if isinstance(t, events.Key)] == ["shift+f4"]
+    keys = {key.strip() for binding in APP_KEYS for key in binding.key.split(",")}
+    assert not keys & {"f15", "shift+f3"} and {"f16", "shift+f4"} <= keys

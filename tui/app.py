@@ -74,7 +74,7 @@ class BreadthApp(App):
         self.play = PlayRouter(self)  # single play, races and the procedure view's replays
         self.demo_mode = DemoMode(self, demo)  # `breadth-tui --demo`
         self.figures = Figures(self)  # F12
-        self.board = Board(self)  # Shift+F3: every environment's score of the playing model, kept per model
+        self.board = Board(self)  # Shift+F4: every environment's score of the playing model, kept per model
         self.supervisor = Supervisor(self, factory, on_start=self.engine_watch.started)
         self.hearers: dict[type[Message], list[Callable]] = {}  # message type -> its parts' handlers, in order
         for part in (self.models, self.engine_watch, self.jobs, self.play, self.demo_mode, self.figures, self.board):
@@ -174,7 +174,7 @@ class BreadthApp(App):
         self.jobs.watch_procedure()
 
     action_rollouts = guarded(lambda self: self.jobs.watch_rollouts())  # Shift+F1 (app.py stays under 300 lines)
-    action_environments = guarded(lambda self: self.board.open())  # Shift+F3
+    action_environments = guarded(lambda self: self.board.open())  # Shift+F4
 
     @guarded
     def action_demo_step(self, by: int) -> None:

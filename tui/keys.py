@@ -3,7 +3,9 @@
 Readline gives Ctrl+A/B/D/E/F/H/K/L/N/P/R/T/U/W/X/Y to editing and history, and Textual's Input binds several
 (Ctrl+A/E/D/W/U/K/X/C/V), so an app key on any of them took it from the sum box. Function keys are neither, and a
 clicker or a stage keyboard has them. Ctrl+G (readline's abort), Ctrl+S and Ctrl+O edit nothing. Terminals send
-F13-F24 for Shift+F1-F12. Shift+arrows pick while shading, beside Alt+arrows (often the terminal's own).
+F13-F24 for Shift+F1-F12, except that Shift+F3 reaches no app: xterm and tmux send it as `CSI 1;2R`, the
+cursor position report's shape, and Textual reads it as one. Shift+arrows pick while shading, beside Alt+arrows
+(often the terminal's own).
 """
 
 from __future__ import annotations
@@ -26,7 +28,8 @@ APP_KEYS = [
     # Shift+F1 (textual 8 names it shift+f1 in tmux, f13 elsewhere); a slip to F1 opens only the help
     Binding("f13,shift+f1", "rollouts", "Rollouts", priority=True, show=False),
     Binding("f14,shift+f2", "demos", "Demos", priority=True, show=False),  # each Shift+F-key under both names
-    Binding("f15,shift+f3", "environments", "Environments", priority=True, show=False),
+    # Shift+F4, not Shift+F3: xterm and tmux send Shift+F3 as CSI 1;2R, which Textual reads as a cursor position
+    Binding("f16,shift+f4", "environments", "Environments", priority=True, show=False),
     Binding("f21,shift+f9", "next_model", "Next model", priority=True, show=False),
     Binding("ctrl+s", "save", "Save", priority=True, show=False),
     Binding("ctrl+o", "load", "Load", priority=True, show=False),

@@ -1,4 +1,4 @@
-"""Every environment's score of the playing model: asked of the engine once per model, kept, shown by Shift+F3.
+"""Every environment's score of the playing model: asked of the engine once per model, kept, shown by Shift+F4.
 
 Scoring 183 environments on 30 test sums each takes the engine seconds, a few environments at a time between
 other commands (`protocol.ScoreEnvironments`), so the app asks when the environments view first needs a model's
@@ -62,11 +62,11 @@ class Board(Part):
         self.last_job = 0
 
     def open(self) -> None:
-        """Shift+F3: the environments view; scoring starts if the playing model has none (or it failed)."""
+        """Shift+F4: the environments view; scoring starts if the playing model has none (or it failed)."""
         self.app.open_screen(EnvironmentsView, lambda: EnvironmentsView(self))
         scoring = self.kept.get(self.app.current)
         if scoring is not None and scoring.error:
-            del self.kept[scoring.key]  # Shift+F3 again after a failure: try again
+            del self.kept[scoring.key]  # Shift+F4 again after a failure: try again
         self.playing()
 
     def playing(self) -> Playing:
@@ -142,8 +142,8 @@ class Board(Part):
     @hears(m.EngineDied)
     @guarded
     def lost(self, message: m.EngineDied) -> None:
-        """A scoring under way died with the engine: say so (Shift+F3 asks the next engine)."""
+        """A scoring under way died with the engine: say so (Shift+F4 asks the next engine)."""
         for job, key in list(self.jobs.items()):
             del self.jobs[job]
             if key in self.kept:
-                self.kept[key].error = "the engine stopped while scoring: press Shift+F3 to score again"
+                self.kept[key].error = "the engine stopped while scoring: press Shift+F4 to score again"
