@@ -23,6 +23,7 @@ def scripted(name: str, held_out: int) -> HeldOutScore:
 
 
 def environments_app(**engine):
+    """The app on a fake engine that answers ScoreEnvironments with `scripted` scores."""
     return fake_app(env_score=scripted, **engine)
 
 
