@@ -57,8 +57,15 @@ async def shoot(size: tuple[int, int], out: Path) -> list[Path]:
     return written
 
 
+def output_folder(args: list[str]) -> Path:
+    """The folder the pictures go to (the first argument, else docs/), created with its parents if missing."""
+    out = Path(args[0] if args else "docs")
+    out.mkdir(parents=True, exist_ok=True)
+    return out
+
+
 def main() -> int:
-    out = Path(sys.argv[1] if len(sys.argv) > 1 else "docs")
+    out = output_folder(sys.argv[1:])
     with tempfile.TemporaryDirectory() as home:
         os.environ["BREADTH_HOME"] = home  # a talk's fresh start: no stored runs, no runs of last week
         for size in SIZES:
