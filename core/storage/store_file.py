@@ -271,15 +271,19 @@ def open_read_only(path: Path, exists: bool, version: int, immutable: bool = Fal
     """A connection that cannot change the store: the file read-only, or in memory (missing, or an older schema).
 
     `immutable`: a store no process writes (one shipped inside the package): SQLite reads it without locks and
-    leaves no -wal or -shm beside it, so it works in a folder it may not write to."""
+    leaves no -wal or -shm beside it, so it works in a folder it may not write to. A store with no -wal beside
+    it is read the same way: SQLite deletes the -wal when the last writer closes, so none is connected, and a
+    read-only command leaves the folder as it found it. With a -wal (a writer may be live) it is opened `mode=ro`,
+    which reads the log."""
+    unwritten = immutable or not Path(f"{path}-wal").exists()
+    params = {"mode": "ro", "immutable": "1"} if unwritten else {"mode": "ro"}
     if exists and version == SCHEMA:
-        params = {"mode": "ro", "immutable": "1"} if immutable else {"mode": "ro"}
         db = sqlite3.connect(_uri(path, **params), uri=True, timeout=BUSY_SECONDS, isolation_level=None)
         db.execute("PRAGMA query_only = ON")
         return db
     memory = sqlite3.connect(":memory:", isolation_level=None)
     if exists:
-        source = sqlite3.connect(_uri(path, mode="ro"), uri=True, timeout=BUSY_SECONDS)
+        source = sqlite3.connect(_uri(path, **params), uri=True, timeout=BUSY_SECONDS)
         try:
             source.backup(memory)
         finally:
