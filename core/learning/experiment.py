@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import os
+import shutil
 import tempfile
 import time
 from collections.abc import Mapping
@@ -178,15 +179,19 @@ def run_job(spec: dict) -> dict:
     """
     settings_class = recipe(spec.get("recipe", FINETUNE)).settings
     mix, settings = Mix.parse(spec["mix"]), settings_class.from_dict(spec["settings"])
-    with tempfile.TemporaryDirectory(prefix="breadth-job-") as tmp:
-        base = spec.get("base_path") or str(BASE)
-        if spec.get("base_bytes") is not None:
+    base, tmp = spec.get("base_path") or str(BASE), None
+    try:
+        if spec.get("base_bytes") is not None:  # a base shipped as bytes: a folder of its own, only then
+            tmp = tempfile.mkdtemp(prefix="breadth-job-")
             base = str(Path(tmp) / "base.safetensors")
             Path(base).write_bytes(spec["base_bytes"])
         found = weights_hash(base)
         if found != spec["base_hash"]:
             raise RuntimeError(f"this worker's base has weights {found}, the sweep's has {spec['base_hash']}")
         _, record = train_run(mix, settings, base, spec["held_out"], families=spec.get("families"))
+    finally:  # also when the run raises (an error, KeyboardInterrupt)
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
     return {"record": record.to_dict(), "versions": versions()}
 
 
