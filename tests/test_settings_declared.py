@@ -44,7 +44,7 @@ def _stored(settings: WithWarmup, solved: int) -> StoredRun:
 
 def test_a_new_setting_is_checked_typed_and_shown_from_its_declaration(one_more_setting):
     """Its limits refuse bad values in one line, it reads from text, and run titles name it off its default."""
-    with pytest.raises(SettingsError, match="warmup must be from 0 to 1000"):
+    with pytest.raises(SettingsError, match="warmup must be from 0 to 1,000"):
         WithWarmup(warmup=5000)
     assert WithWarmup.from_text(warmup="7").warmup == 7
     assert settings_note(WithWarmup(warmup=7)) == "wu 7"

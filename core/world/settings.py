@@ -34,7 +34,12 @@ def _check_number(name: str, value: object, kind: type, low: float, high: float,
     inside = (low < value if open_low else low <= value) and value <= high
     if not inside or (isinstance(value, float) and not math.isfinite(value)):
         lo = "above" if open_low else "from"
-        raise SettingsError(f"{words} must be {lo} {low:g} to {high:g}, not {value!r}")
+        raise SettingsError(f"{words} must be {lo} {_bound(low, kind)} to {_bound(high, kind)}, not {value!r}")
+
+
+def _bound(limit: float, kind: type) -> str:
+    """A limit as people read it: a whole number with thousands separators (4,294,967,295), a float as %g."""
+    return f"{int(limit):,}" if kind is int else f"{limit:g}"
 
 
 def _from_text(name: str, text: str, kind: type):
