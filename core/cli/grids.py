@@ -271,7 +271,7 @@ def _write_outputs(cells: list[CellSummary], json_path: Path | None, figure_path
     points = budget(cells)
     if points:
         title = "the cost of mixing: each family alone and in an even mix of the same total"
-        console.print(budget_table(points, title))
+        console.print(budget_table(points, title, console.width))
     if json_path:
         write_json(json_path, [_cell_json(c) for c in cells])
         console.print(f"wrote {shown(json_path)}")

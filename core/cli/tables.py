@@ -102,14 +102,14 @@ def episode_json(scored: Scored) -> dict:
 def cells_table(cells: list[CellSummary], title: str) -> Table:
     """A row per cell (numbered, for `report --compare`) and family: mean, intervals, and every seed's rate."""
     varies = varied(cells)
-    t = Table(title=shown_text(title), title_justify="left")
+    t = Table(title=shown_text(title), title_justify="left", pad_edge=False)  # room for one-decimal intervals
     t.add_column("#", justify="right", style="dim")
     t.add_column("cell")
     t.add_column("family")
     t.add_column("seeds", justify="right")
     t.add_column("mean %", justify="right")
-    t.add_column("95% seeds", justify="right")
-    t.add_column("pooled", justify="right", style="dim")
+    t.add_column("95% seeds", justify="right", no_wrap=True)  # intervals stay whole; the labels fold instead
+    t.add_column("pooled", justify="right", style="dim", no_wrap=True)
     t.add_column("per seed %", style="dim")
     for i, cell in enumerate(cells, start=1):
         for j, (name, f) in enumerate(cell.families.items()):
@@ -120,8 +120,8 @@ def cells_table(cells: list[CellSummary], title: str) -> Table:
                 shown_text(short),
                 str(len(f.rates)),
                 f"{100 * f.mean:.1f}",
-                f"{100 * f.low:.0f}-{100 * f.high:.0f}",
-                f"{100 * f.pooled_low:.0f}-{100 * f.pooled_high:.0f}",
+                f"{100 * f.low:.1f}-{100 * f.high:.1f}",
+                f"{100 * f.pooled_low:.1f}-{100 * f.pooled_high:.1f}",
                 " ".join(f"{100 * f.rates[s]:.0f}" for s in cell.seeds if s in f.rates),
                 end_section=j == len(cell.families) - 1,
             )
@@ -259,15 +259,18 @@ def _own_other(run: RunMeta) -> tuple[str, str]:
     return tuple(f"{100 * sum(x) / len(x):.0f}%" if x else "-" for x in (own, other))  # type: ignore[return-value]
 
 
-def budget_table(points: list[BudgetPoint], title: str) -> Table:
-    """Per family and total: success trained alone and in an even mix, and the paired cost of mixing."""
+def budget_table(points: list[BudgetPoint], title: str, width: int | None = None) -> Table:
+    """Per family and total: success trained alone and in an even mix, and the paired cost of mixing.
+
+    Narrower than the full table needs (`width`), the alone, mix and demos columns narrow to their longest word or
+    value (their headers fold), so the paired column keeps room for its interval and no cell is cut."""
     t = Table(title=shown_text(title), title_justify="left")
     t.add_column("family")
     t.add_column("total", justify="right")
     t.add_column("alone %", justify="right")
-    t.add_column("95%", justify="right", style="dim")
+    t.add_column("95%", justify="right", style="dim", no_wrap=True)  # intervals stay whole; the headers fold
     t.add_column("in the mix %", justify="right")
-    t.add_column("95%", justify="right", style="dim")
+    t.add_column("95%", justify="right", style="dim", no_wrap=True)
     t.add_column("own demos", justify="right", style="dim")
     t.add_column("mix - alone (paired)", justify="right")
     for i, p in enumerate(points):
@@ -278,13 +281,16 @@ def budget_table(points: list[BudgetPoint], title: str) -> Table:
             shown_text(short),
             str(p.total),
             f"{100 * p.alone.mean:.1f}",
-            f"{100 * p.alone.low:.0f}-{100 * p.alone.high:.0f}",
+            f"{100 * p.alone.low:.1f}-{100 * p.alone.high:.1f}",
             f"{100 * p.mixed.mean:.1f}",
-            f"{100 * p.mixed.low:.0f}-{100 * p.mixed.high:.0f}",
+            f"{100 * p.mixed.low:.1f}-{100 * p.mixed.high:.1f}",
             str(p.mixed_count),
-            f"{100 * mean:+.1f} [{100 * low:+.0f}, {100 * high:+.0f}]" if n > 1 else f"{100 * mean:+.1f}",
+            f"{100 * mean:+.1f} [{100 * low:+.1f}, {100 * high:+.1f}]" if n > 1 else f"{100 * mean:+.1f}",
             end_section=last,
         )
+    if width is not None and _width(t) > width:
+        for column in (t.columns[2], t.columns[4], t.columns[6]):  # alone %, in the mix %, own demos
+            column.max_width = max(len(word) for word in [*str(column.header).split(), *map(str, column.cells)])
     return t
 
 
