@@ -72,7 +72,17 @@ def test_serve_without_textual_serve_names_the_extra_to_install():
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=30)
     assert run.returncode == 2 and run.stdout == ""
     assert len(run.stderr.strip().splitlines()) == 1, run.stderr
-    assert "pip install 'breadth[serve]'" in run.stderr and "textual_serve" in run.stderr
+    assert "pip install -c constraints.txt -e '.[serve]'" in run.stderr and "textual_serve" in run.stderr
+    assert "breadth[serve]" not in run.stderr  # reads like a name on the package index, where breadth is not
+
+
+def test_help_names_the_serve_extra_as_the_readme_installs_it(capsys):
+    """`breadth-tui --help` says to install the serve extra from the repository with the constraints file."""
+    with pytest.raises(SystemExit) as done:
+        main(["--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert done.value.code == 0
+    assert "pip install -c constraints.txt -e '.[serve]'" in out and "breadth[serve]" not in out
 
 
 def test_port_0_takes_a_free_port_and_the_address_printed_serves_the_page():

@@ -27,6 +27,7 @@ PROBES_LIMIT = 64_000  # bytes in a probes file
 MAX_CONNECTIONS = 3  # --serve: browsers at once, each with its app and engine (about 0.36 GB idle, measured)
 CONNECTIONS_LIMIT = 64  # more is a typo, not a room
 USAGE_ERROR = 2
+SERVE_INSTALL = "pip install -c constraints.txt -e '.[serve]'"  # the serve extra, as the README installs it
 
 
 class _Parser(argparse.ArgumentParser):
@@ -57,7 +58,7 @@ def _parser() -> argparse.ArgumentParser:
         "to the apps it serves off loopback",
     )
     serving = parser.add_argument_group(
-        "serving the app to browsers (needs the serve extra: pip install 'breadth[serve]')"
+        f"serving the app to browsers (needs the serve extra, from the repository: {SERVE_INSTALL})"
     )
     serving.add_argument(
         "--serve", action="store_true", help="serve the app on a web page, one app and engine for each browser"
@@ -200,7 +201,7 @@ def _serve(args) -> int:
     try:
         from breadth.tui import serve
     except ImportError as e:
-        _refuse(f"--serve needs textual-serve ({e.name} is missing): pip install 'breadth[serve]'")
+        _refuse(f"--serve needs textual-serve ({e.name} is missing): {SERVE_INSTALL}")
     host = args.host or "127.0.0.1"
     try:
         sock = serve.listen(host, 8000 if args.port is None else args.port)

@@ -9,8 +9,8 @@ The start panel shows the served command line, so it holds no path (a probes fil
 secret. Stopping the server (Ctrl+C, SIGTERM) ends every app, which ends its engine; an app whose server is
 killed outright ends on its broken pipe, and on Linux gets SIGTERM from the kernel too.
 
-This module needs textual-serve (`pip install 'breadth[serve]'`); `breadth-tui` imports it only for --serve,
-and the app itself only reads `tui.file_access`.
+This module needs textual-serve (`pip install -c constraints.txt -e '.[serve]'`); `breadth-tui` imports it only for
+--serve, and the app itself only reads `tui.file_access`.
 """
 
 from __future__ import annotations
