@@ -12,6 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from breadth.core.storage.files import check_outputs, write_json
+from breadth.core.world.calculator import FORMS
 from breadth.core.world.environments import EnvError, coordinates_of, draw, env_id, environments, where
 from breadth.core.world.families import Family
 from breadth.core.world.text import episode_text, shown, shown_text
@@ -39,13 +40,19 @@ def envs(args) -> int:
             at.form,
             f"{family.size():,}",
         )
-    t.caption = "--where takes operands=, digits= (2 or 2.1.2), op= (add, sub or add.sub) and form="
+    t.caption = f"--where takes operands=, digits= (2 or 2.1.2), op= (add, sub or add.sub) and form= ({_either(FORMS)})"
     t.caption_justify = "left"
     console.print(t)
     if args.json:
         write_json(args.json, [env_json(f) for f in chosen])
         console.print(f"wrote {shown(args.json)}")
     return 0
+
+
+def _either(names) -> str:
+    """Names as a choice in words: `infix or postfix`, `a, b or c`."""
+    names = list(names)
+    return " or ".join([", ".join(names[:-1]), names[-1]] if len(names) > 1 else names)
 
 
 def chosen_environments(conditions: list[str], n: int | None, seed: int) -> list[Family]:
