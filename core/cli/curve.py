@@ -40,7 +40,9 @@ def curve(args) -> int:
         jobs = [job for job, _, _ in plan.jobs(base_hash)]
         console.print(
             f"{len(jobs)} runs: {len(plan.pool)} environments ({shown(what)}), {plan.held} held out, "
-            f"{plan.splits} splits x N {','.join(map(str, plan.sizes))} + a ceiling each, x {len(plan.seeds)} seeds; "
+            f"{plan.splits} splits x N "  # the N that run: those above what a split leaves are capped to it
+            f"{','.join(map(str, sorted({n for s in range(plan.splits) for n in plan.sizes_of(s)})))}"
+            f" + a ceiling each, x {len(plan.seeds)} seeds; "
             f"{plan.demos} demonstrations per environment; store {shown(store.path)}"
         )
         outcome = run_with_progress(jobs, store, base, base_hash, "curve", args.workers, args.cluster)
