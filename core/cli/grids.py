@@ -38,6 +38,8 @@ from breadth.core.world.text import shown
 
 console = Console(highlight=False, markup=False, emoji=False)  # what it prints is text: paths, stored names
 errors = Console(stderr=True, highlight=False, markup=False, emoji=False)
+PLAIN_EVERY_RUNS = 10  # not on a terminal (no bar shows): a progress line every this many finished runs,
+PLAIN_EVERY_SECONDS = 30.0  # or at the first run to finish this long after the last line
 
 
 def sweep(args) -> int:
@@ -142,6 +144,9 @@ def _row_json(row) -> dict:
 
 
 def run_with_progress(jobs, store, base, base_hash, source, workers, cluster):
+    """run_jobs with its progress shown: a bar on a terminal, plain lines otherwise (a pipe, a log file)."""
+    if not console.is_terminal:
+        return run_jobs(jobs, store, base, base_hash, source, workers, cluster, plain_progress())
     columns = (
         TextColumn("{task.description}"),
         BarColumn(),
@@ -162,6 +167,39 @@ def run_with_progress(jobs, store, base, base_hash, source, workers, cluster):
             bar.update(task, advance=1 if job is not None else 0, left=f"{total - done} to go")
 
         return run_jobs(jobs, store, base, base_hash, source, workers, cluster, on_run)
+
+
+def plain_progress(clock=time.monotonic):
+    """An on_run that prints a line every PLAIN_EVERY_RUNS runs or PLAIN_EVERY_SECONDS, and at the last run."""
+    start = last = clock()
+    since = stored = 0
+
+    def on_run(job, run, done, total):
+        nonlocal last, since, stored
+        if job is None:  # before any run: those the store holds already
+            stored = done
+            console.print(f"runs: {total - done} to run" + (f", {done} already stored" if done else ""))
+            return
+        since += 1
+        now = clock()
+        if done < total and since < PLAIN_EVERY_RUNS and now - last < PLAIN_EVERY_SECONDS:
+            return
+        elapsed = now - start
+        left = elapsed / (done - stored) * (total - done)
+        console.print(
+            f"runs: {done} of {total} done, {total - done} to go, {_minutes(elapsed)} so far, "
+            f"about {_minutes(left)} left"
+        )
+        last, since = now, 0
+
+    return on_run
+
+
+def _minutes(seconds: float) -> str:
+    """A duration as m:ss (h:mm:ss from an hour)."""
+    minutes, secs = divmod(round(seconds), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
 
 
 def _grid(args) -> Grid:
