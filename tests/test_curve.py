@@ -199,3 +199,16 @@ def test_held_out_success_is_read_by_the_dimension_a_training_environment_is_one
     assert set(found) == set(expected) and len(found) >= 2
     for dim, row in expected.items():
         assert {n: (pytest.approx(sum(v) / len(v)), len(v)) for n, v in row.items()} == found[dim]
+
+
+def test_no_two_splits_hold_out_the_same_set_so_no_run_is_counted_twice():
+    """Six environments, two held out: the seeded draws of splits 0 and 2 hold out the same pair, which ran every
+    run of split 0 twice and counted it as two pairs; split 2 is drawn again, and every job's key is its own."""
+    pool = tuple(f.name for f in where(digits="1", op="add"))
+    p = CurvePlan(pool, 2, 3, (1, 2, 4), 30, (0, 1), FinetuneSettings())
+    held = [frozenset(p.split(i)[0]) for i in range(3)]
+    assert len(set(held)) == 3 and held[0] == frozenset({"add_2x1", "add_4x1"})  # the first draw is kept
+    keys = [job.key for job, _, _ in p.jobs("b")]
+    assert len(keys) == len(set(keys)) == 2 * 3 * 4
+    with pytest.raises(GridError, match="4 splits need as many different held-out sets: 3 environments have 3"):
+        CurvePlan(pool[:3], 2, 4, (1,), 30, (0,), FinetuneSettings())  # three environments have three pairs

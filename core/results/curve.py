@@ -17,6 +17,7 @@ the app can draw a curve from the store while it fills.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import math
@@ -56,6 +57,11 @@ class CurvePlan:
             raise GridError("a curve needs at least one split, one N and one seed")
         if any(n < 1 for n in self.sizes):
             raise GridError("N counts training environments: 1 or more")
+        if math.comb(len(self.pool), self.held) < self.splits:
+            raise GridError(
+                f"{self.splits} splits need as many different held-out sets: {len(self.pool)} environments have "
+                f"{math.comb(len(self.pool), self.held)} of {self.held}"
+            )
 
     def to_dict(self) -> dict:
         """The plan as plain JSON values (what the store keeps)."""
@@ -97,10 +103,9 @@ class CurvePlan:
         return cls(tuple(pool), held, splits, tuple(sizes), demos, tuple(seeds), settings, held_out, passes, min_steps)
 
     def split(self, index: int) -> tuple[list[str], list[str]]:
-        """Split `index`: the held-out environments and the others in the order nested subsets take them."""
-        names = list(self.pool)
-        random.Random(f"curve/{index}").shuffle(names)
-        return sorted(names[: self.held], key=self.pool.index), names[self.held :]
+        """Split `index`: the held-out environments and the others in the order nested subsets take them. No two
+        splits hold out the same set (a draw an earlier split holds is drawn again), so no run is counted twice."""
+        return _splits(self.pool, self.held, index + 1)[index]
 
     def steps(self, environments: int) -> int:
         """Steps for a run on this many environments: each demonstration seen `passes` times, at least min_steps."""
@@ -129,6 +134,26 @@ class CurvePlan:
         families = tuple(dict.fromkeys([*trained, *held]))
         key = run_key(mix.spec(), settings, self.held_out, base_hash, families)
         return Job(Cell(mix, replace(settings, seed=0)), seed, self.held_out, key, families)
+
+
+@functools.cache
+def _splits(pool: tuple[str, ...], held: int, count: int) -> list[tuple[list[str], list[str]]]:
+    """The first `count` splits of `pool`: each a seeded shuffle (`curve/<i>`), drawn again (`curve/<i>/<attempt>`)
+    while its held-out set is one an earlier split holds. The first draws are kept, so curves whose splits never
+    collided keep their runs."""
+    out: list[tuple[list[str], list[str]]] = []
+    seen: set[frozenset[str]] = set()
+    for i in range(count):
+        for attempt in range(10_000):
+            names = list(pool)
+            random.Random(f"curve/{i}" if attempt == 0 else f"curve/{i}/{attempt}").shuffle(names)
+            if frozenset(names[:held]) not in seen:
+                break
+        else:
+            raise GridError(f"no held-out set for split {i} that no earlier split holds")
+        seen.add(frozenset(names[:held]))
+        out.append((sorted(names[:held], key=pool.index), names[held:]))
+    return out
 
 
 MAX_RUNS = 100_000  # a stored plan of more runs than this is not one breadth wrote (and would not be drawn)
