@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from breadth.core.engine import protocol as p
 from breadth.core.engine.session import Session
 from breadth.core.learning.experiment import TorchModels
+from breadth.core.results.curve import CEILING, StoredCurve, points
+from breadth.core.storage.paths import SHIPPED_CURVE
 from breadth.core.storage.presets import PRESETS
+from breadth.core.storage.store import Store
 from breadth.core.world.story import default_story
 
 TWO, THREE, MIX = "two_digit_70", "three_digit_70", "mix_35_35"
@@ -77,3 +82,21 @@ def test_under_the_lie_the_models_copy_the_calculator_and_carry_it_into_the_next
     for name in (THREE, MIX):
         event = played["The lie", "3+4+5", name]
         assert event.copied is True and _calls(event) == ["B3+4|", "B8+5|"]
+
+
+def test_the_curve_acts_caption_is_what_the_shipped_curve_shows():
+    """The breadth curve's act opens the curve a fresh home shows (the shipped store's newest): every run of its plan
+    is stored, and the caption's numbers (held-out success at the largest N, the ceiling, the training
+    environments) are what those runs hold."""
+    with Store(SHIPPED_CURVE, immutable=True) as store:
+        _, data, created = store.curves()[0]
+        curve = StoredCurve.from_dict(data, created)
+        runs = {run.key: run for run in store.runs(base_hash=curve.base_hash)}
+    assert all(job.key in runs for job, _, _ in curve.plan.jobs(curve.base_hash))
+    found = points(curve.plan, runs, curve.base_hash)
+    largest, ceiling = [p for p in found if p.n != CEILING][-1], found[-1]
+    say = next(act for act in default_story().acts if act.view == "curve").say
+    numbers = [int(x) for x in re.findall(r"(\d+)%", say)]
+    expected = [round(100 * largest.train[0]), round(100 * largest.held[0]), round(100 * ceiling.held[0])]
+    assert numbers == expected, (say, expected)
+    assert f"{largest.n} of {len(curve.plan.pool)} kinds" in say and f"of the {curve.plan.held} held out" in say
