@@ -24,8 +24,10 @@ import math
 import random
 from dataclasses import dataclass, replace
 
+from breadth.core.results.dimensions import coordinates, value
 from breadth.core.results.grid import Cell, GridError, Job
 from breadth.core.storage.store import StoredRun, run_key
+from breadth.core.world.coordinates import ENV_DIMENSIONS
 from breadth.core.world.families import family
 from breadth.core.world.mix import Mix
 from breadth.core.world.settings import FinetuneSettings, SettingsError
@@ -284,9 +286,6 @@ def by_neighbour(
     `2s1-postfix` beside a trained `2s1`: D is the call's form), with how many (environment, run) pairs that is;
     `none` for held-out environments no training environment is one step from. An environment with neighbours
     along two dimensions counts under both. Ceiling runs are left out."""
-    from breadth.core.results.dimensions import coordinates, value
-    from breadth.core.world.coordinates import ENV_DIMENSIONS
-
     where: dict[str, tuple[str, ...]] = {}
 
     def at(name: str) -> tuple[str, ...]:
