@@ -1,0 +1,267 @@
+"""The tables and figures of `python -m bench.rl_experiments`: read from its run records, nothing measured here.
+
+Every number is a mean over seeds with its 95% t interval (`core.world.stats.mean_interval`, kept within
+0-100%), on the test split (100 sums per family) unless the table says validation. Figures are written as
+PNG and SVG beside each other, deterministically (`core.results.figures`' writer).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+from bench.rl_experiments import (
+    BOTH_MIX,
+    CHOOSE_GRID,
+    CHOOSE_K,
+    CHOOSE_LRS,
+    CHOOSE_SEEDS,
+    EPISODES,
+    KNOWN,
+    PLATE,
+    RL_MIX,
+    TARGET,
+    WARM_KS,
+)
+from breadth.core.world.stats import mean_interval
+
+console = Console(highlight=False, width=132)
+SHOWN_METRICS = (
+    ("reward", "reward"),
+    ("pass", "pass@G"),
+    ("expected", "correct, expected calls"),
+    ("no_call", "no call"),
+)
+
+
+def _load(folder: Path, name: str) -> dict | None:
+    path = folder / f"{name}.json"
+    return json.loads(path.read_text()) if path.exists() else None
+
+
+def _rate(run: dict, name: str) -> float:
+    s = run["record"]["scores"][name]
+    return s["solved"] / s["total"]
+
+
+def _ci(values: list[float]) -> tuple[float, float, float]:
+    m, lo, hi = mean_interval(values)
+    return m, max(lo, 0.0), min(hi, 1.0)
+
+
+def _pct(values: list[float]) -> str:
+    if not values:
+        return "-"
+    m, lo, hi = _ci(values)
+    return f"{100 * m:.0f} [{100 * lo:.0f}-{100 * hi:.0f}]"
+
+
+def _runs(folder: Path, pattern: str, seeds) -> list[dict]:
+    return [r for s in seeds if (r := _load(folder, pattern.format(s=s))) is not None]
+
+
+def choose(folder: Path) -> tuple[float, int] | None:
+    """Both grids on the validation split; the choice: the (lr, group) of the second grid (reward on both families'
+    sums) with the best mean of the two families' validation success."""
+    best, best_at = -1.0, None
+    warm = _runs(folder, f"warm-k{CHOOSE_K}-s{{s}}", CHOOSE_SEEDS)
+    for grid, title, prefix in (
+        (CHOOSE_GRID, f"reward on {RL_MIX}", "choose"),
+        (tuple((lr, 8) for lr in CHOOSE_LRS), f"reward on {BOTH_MIX}", "choose2"),
+    ):
+        table = Table(
+            title=f"choosing on the validation split: warm start k={CHOOSE_K}, seeds {CHOOSE_SEEDS}, {title}, "
+            f"200 steps x {EPISODES} episodes"
+        )
+        for c in ("lr", "group", "prompts", f"{TARGET} %", f"{KNOWN} %", "mean %", "seeds"):
+            table.add_column(c, justify="right")
+        if warm:
+            t, k = [r["validation"][TARGET] for r in warm], [r["validation"][KNOWN] for r in warm]
+            mean = sum(t + k) / len(t + k)
+            table.add_row("warm start", "-", "-", _pct(t), _pct(k), f"{100 * mean:.1f}", str(len(warm)))
+        for lr, g in grid:
+            runs = _runs(folder, f"{prefix}-lr{lr:g}-g{g}-s{{s}}", CHOOSE_SEEDS)
+            if not runs:
+                continue
+            t = [r["validation"][TARGET] for r in runs]
+            k = [r["validation"][KNOWN] for r in runs]
+            mean = sum(t + k) / len(t + k)
+            if prefix == "choose2" and len(runs) == len(CHOOSE_SEEDS) and mean > best:
+                best, best_at = mean, (lr, g)
+            table.add_row(f"{lr:g}", str(g), str(EPISODES // g), _pct(t), _pct(k), f"{100 * mean:.1f}", str(len(runs)))
+        console.print(table)
+    if best_at:
+        console.print(
+            f"chosen: lr {best_at[0]:g}, group {best_at[1]} (reward on both families: the best mean of their "
+            "validation success)"
+        )
+    return best_at
+
+
+def experiment1(folder: Path, seeds, figures: Path) -> None:
+    runs = _runs(folder, "rl1-s{s}", seeds)
+    warm = _runs(folder, "warm-k0-s{s}", seeds)
+    if not runs:
+        return
+    table = Table(title=f"1. from the two-digit-only model, reward on three-digit sums ({len(runs)} seeds; test split)")
+    for c in ("", "pass@G", "reward", "correct, expected calls", "no call", "chars", f"{KNOWN} %", f"{TARGET} %"):
+        table.add_column(c, justify="right")
+    before = [r["record"]["before"] for r in runs]
+    table.add_row(
+        "before (warm start)",
+        _pct([b["pass"] for b in before]),
+        _pct([b["reward"] for b in before]),
+        _pct([b["expected"] for b in before]),
+        _pct([b["no_call"] for b in before]),
+        f"{sum(b['chars'] for b in before) / len(before):.1f}",
+        _pct([_rate(r, KNOWN) for r in warm]),
+        _pct([_rate(r, TARGET) for r in warm]),
+    )
+    last = [{k: sum(v[-20:]) / len(v[-20:]) for k, v in r["record"]["metrics"].items()} for r in runs]
+    table.add_row(
+        "last 20 steps / after",
+        _pct([m["pass"] for m in last]),
+        _pct([m["reward"] for m in last]),
+        _pct([m["expected"] for m in last]),
+        _pct([m["no_call"] for m in last]),
+        f"{sum(m['chars'] for m in last) / len(last):.1f}",
+        _pct([_rate(r, KNOWN) for r in runs]),
+        _pct([_rate(r, TARGET) for r in runs]),
+    )
+    console.print(table)
+    _metrics_figure(runs, figures / "rl-1-from-two-digit")
+
+
+def experiment2(folder: Path, seeds, figures: Path, steps: int) -> None:
+    table = Table(
+        title=f"2. k three-digit demonstrations, then reward on {BOTH_MIX} ({steps} steps x {EPISODES} episodes) or "
+        "as many episodes of their demonstrations (test split)"
+    )
+    for c in (
+        "k",
+        "pass@G before",
+        f"{TARGET}: demos",
+        "+ reward",
+        "+ demos",
+        f"{KNOWN}: demos",
+        "+ reward",
+        "+ demos",
+        "seeds",
+    ):
+        table.add_column(c, justify="right")
+    rows = []
+    for k in WARM_KS:
+        warm, rl, demo = (_runs(folder, f"{p}-k{k}-s{{s}}", seeds) for p in ("warm", "rl", "demo"))
+        if not warm:
+            continue
+        rows.append((k, warm, rl, demo))
+        table.add_row(
+            str(k),
+            _pct([r["record"]["before"]["pass"] for r in rl]),
+            *(_pct([_rate(r, TARGET) for r in x]) for x in (warm, rl, demo)),
+            *(_pct([_rate(r, KNOWN) for r in x]) for x in (warm, rl, demo)),
+            f"{len(warm)}/{len(rl)}/{len(demo)}",
+        )
+    console.print(table)
+    if rows:
+        _arms_figure(rows, figures / "rl-2-warm-starts", steps)
+
+
+def experiment3(folder: Path, seeds, figures: Path) -> None:
+    table = Table(title="3. the plate's mixes from the base: demonstrations against reward (test split)")
+    for c in ("mix", "arm", "episodes", f"{KNOWN} %", f"{TARGET} %", "pass@G before", "seeds"):
+        table.add_column(c, justify=("left" if c in ("mix", "arm") else "right"))
+    found = []
+    for i, mix in enumerate(PLATE):
+        demos = _runs(folder, "warm-k0-s{s}" if i == 0 else f"plate{i}-s{{s}}", seeds)
+        arms = [("demonstrations", 400 * 8, demos)]
+        arms += [(f"reward {n} steps", n * EPISODES, _runs(folder, f"base-rl{i}-{n}-s{{s}}", seeds)) for n in (25, 200)]
+        for arm, episodes, runs in arms:
+            if not runs:
+                continue
+            before = [r["record"]["before"]["pass"] for r in runs if r["record"].get("before")]
+            table.add_row(
+                mix,
+                arm,
+                f"{episodes:,}",
+                _pct([_rate(r, KNOWN) for r in runs]),
+                _pct([_rate(r, TARGET) for r in runs]),
+                _pct(before),
+                str(len(runs)),
+            )
+            found.append((mix, arm, runs))
+    console.print(table)
+
+
+def _metrics_figure(runs: list[dict], out: Path) -> None:
+    from breadth.core.results.figures import _finish, _pyplot
+
+    plt = _pyplot()
+    fig, (left, right) = plt.subplots(1, 2, figsize=(9.0, 3.6), dpi=150)
+    steps = range(1, len(runs[0]["record"]["metrics"]["reward"]) + 1)
+    for key, label in SHOWN_METRICS:
+        rows = [r["record"]["metrics"][key] for r in runs]
+        mean = [sum(col) / len(col) for col in zip(*rows, strict=True)]
+        left.plot(steps, [100 * _smooth(mean, i) for i in range(len(mean))], label=label)
+    left.set_xlabel("reward step")
+    left.set_ylabel("% of episodes (pass@G: of groups)")
+    left.set_ylim(-2, 102)
+    left.grid(alpha=0.3)
+    left.legend(fontsize=7)
+    left.set_title(f"mean of {len(runs)} seeds, 10-step moving mean", fontsize=9)
+    for key, label in (("chars", "model's characters per episode"), ("calls", "calls per episode x 10")):
+        rows = [r["record"]["metrics"][key] for r in runs]
+        mean = [sum(col) / len(col) * (10 if key == "calls" else 1) for col in zip(*rows, strict=True)]
+        right.plot(steps, [_smooth(mean, i) for i in range(len(mean))], label=label)
+    right.set_xlabel("reward step")
+    right.grid(alpha=0.3)
+    right.legend(fontsize=7)
+    right.set_ylim(bottom=0)
+    fig.suptitle("reward on three-digit sums from the two-digit-only model", fontsize=10)
+    _finish(plt, fig, out)
+
+
+def _smooth(values: list[float], i: int, window: int = 10) -> float:
+    part = values[max(0, i - window + 1) : i + 1]
+    return sum(part) / len(part)
+
+
+def _arms_figure(rows, out: Path, steps: int) -> None:
+    from breadth.core.results.figures import _finish, _pyplot
+
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(6.4, 4.0), dpi=150)
+    xs = list(range(len(rows)))
+    arms = (
+        ("k demonstrations only", 1, "#888888"),
+        (f"then reward ({steps * EPISODES:,} episodes)", 2, "#d62728"),
+        ("then as many demonstration episodes", 3, "#1f77b4"),
+    )
+    for (label, j, colour), shift in zip(arms, (-0.15, 0.0, 0.15), strict=True):
+        means, lows, highs = [], [], []
+        for row in rows:
+            values = [_rate(r, TARGET) for r in row[j]]
+            m, lo, hi = _ci(values) if values else (float("nan"),) * 3
+            means.append(100 * m)
+            lows.append(100 * (m - lo))
+            highs.append(100 * (hi - m))
+        ax.errorbar([x + shift for x in xs], means, yerr=[lows, highs], fmt="o", capsize=3, color=colour, label=label)
+    ax.set_xticks(xs, [str(r[0]) for r in rows])
+    ax.set_xlabel("three-digit demonstrations in the warm start (with 70 two-digit)")
+    ax.set_ylabel("three-digit test success (%)")
+    ax.set_ylim(-3, 103)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7)
+    ax.set_title(f"mean and 95% interval over {len(rows[0][1])} seeds", fontsize=9)
+    _finish(plt, fig, out)
+
+
+def report(folder: Path, lr: float, group: int, seeds, figures: Path) -> None:
+    figures.mkdir(parents=True, exist_ok=True)
+    choose(folder)
+    experiment1(folder, seeds, figures)
+    experiment2(folder, seeds, figures, 200)
+    experiment3(folder, seeds, figures)
