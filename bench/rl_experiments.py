@@ -211,13 +211,39 @@ def execute(tasks: list[dict], folder: Path, workers: int) -> None:
             print(f"{done:4d} {name:28s} {out['seconds']:6.1f} s  ({time.perf_counter() - began:7.1f} s)", flush=True)
 
 
+def record_all(tasks: list[dict], folder: Path, store_path: Path) -> int:
+    """Keep every finished run of `tasks` in a results store (one writer: this process), so that `breadth runs`,
+    `breadth report` and the app list them like any other run; runs already there are left as they are."""
+    from breadth.core.learning.experiment import versions
+    from breadth.core.storage.header import weights_hash
+    from breadth.core.storage.paths import BASE
+    from breadth.core.storage.store import Store, StoredRun, run_key
+    from breadth.core.world.records import RunMeta
+
+    added = 0
+    with Store(store_path) as store:
+        for t in tasks:
+            path = folder / f"{t['name']}.json"
+            if not path.exists():
+                continue
+            record = RunMeta.from_dict(json.loads(path.read_text())["record"])
+            start = model_path(folder, t["start"]) if t["start"] else BASE
+            base_hash = weights_hash(start)
+            key = run_key(record.mix, record.settings, record.held_out, base_hash, t.get("families"))
+            kept = model_path(folder, t["name"])
+            stored = StoredRun(key, record, base_hash, "rl-exp", str(kept) if kept.exists() else None, versions())
+            added += store.add(stored)
+    return added
+
+
 def load(folder: Path, name: str) -> dict:
     return json.loads((folder / f"{name}.json").read_text())
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.rl_experiments", description=__doc__.split("\n")[0])
-    parser.add_argument("what", choices=("choose", "run", "curve", "report"))
+    parser.add_argument("what", choices=("choose", "run", "curve", "report", "store"))
+    parser.add_argument("--store", type=Path, help="with `store`: the results store to keep the finished runs in")
     parser.add_argument("--lr", type=float, default=1e-4)
     parser.add_argument("--group", type=int, default=8)
     parser.add_argument("--seeds", default="0-4")
@@ -234,6 +260,12 @@ def main(argv: list[str] | None = None) -> int:
         execute(curve_tasks(args.lr, args.group, seeds), args.folder, args.workers)
     elif args.what == "run":
         execute(run_tasks(args.lr, args.group, seeds), args.folder, args.workers)
+    elif args.what == "store":
+        if args.store is None:
+            parser.error("`store` needs --store PATH")
+        tasks = choose_tasks() + run_tasks(args.lr, args.group, seeds) + curve_tasks(args.lr, args.group, seeds)
+        unique = list({t["name"]: t for t in tasks}.values())
+        print(f"{record_all(unique, args.folder, args.store)} runs added to {args.store}")
     else:
         from bench.rl_report import report
 

@@ -196,6 +196,104 @@ def experiment3(folder: Path, seeds, figures: Path) -> None:
     console.print(table)
 
 
+def experiment4(folder: Path, seeds, figures: Path) -> None:
+    """The curve under reward: per N, training and held-out success after the warm start and after reward."""
+    from bench.rl_experiments import CURVE_DEMOS, CURVE_PROMPTS, curve_tasks
+
+    tasks = {t["name"]: t for t in curve_tasks(0.0, 8, seeds)}  # names and environments only
+    rows: dict[str, dict[str, list[float]]] = {}
+    ceilings: dict[tuple[str, str], float] = {}  # (stage, pair) -> the ceiling's held-out success
+    for name, t in tasks.items():
+        run = _load(folder, name)
+        if run is None:
+            continue
+        stage = "warm" if name.startswith("cwarm") else "reward"
+        _, split, n, seed = name.split("-")
+        held = t["held"]
+        trained = [f for f in t["families"] if f not in held]
+        scores = run["record"]["scores"]
+        held_rate = sum(scores[f]["solved"] / scores[f]["total"] for f in held) / len(held)
+        row = rows.setdefault(n, {})
+        row.setdefault(f"{stage} held", []).append(held_rate)
+        if trained:
+            train_rate = sum(scores[f]["solved"] / scores[f]["total"] for f in trained) / len(trained)
+            row.setdefault(f"{stage} train", []).append(train_rate)
+            row.setdefault(f"{stage} pairs", []).append((split, seed, held_rate))
+        else:
+            ceilings[(stage, f"{split}-{seed}")] = held_rate
+    if not rows:
+        return
+    table = Table(
+        title=f"4. the curve under reward: two-number sums, 4 of 12 held out, 3 splits x {len(seeds)} seeds; "
+        f"warm start {CURVE_DEMOS} demonstrations per training environment, then reward on up to {CURVE_PROMPTS} "
+        "sums of each (test splits)"
+    )
+    for c in ("N", "pairs", "warm: training %", "held out %", "+ reward: training %", "held out %", "transfer"):
+        table.add_column(c, justify="right")
+    order = sorted((n for n in rows if n != "nceil"), key=lambda n: int(n[1:])) + ["nceil"]
+    for n in order:
+        if n not in rows:
+            continue
+        row = rows[n]
+        pairs = row.get("reward pairs", [])
+        transfer = [h > ceilings.get(("reward", f"{sp}-{sd}"), 2.0) / 2 for sp, sd, h in pairs]
+        table.add_row(
+            "ceiling" if n == "nceil" else n[1:],
+            str(len(row.get("warm held", []))),
+            _pct(row.get("warm train", [])),
+            _pct(row.get("warm held", [])),
+            _pct(row.get("reward train", [])),
+            _pct(row.get("reward held", [])),
+            f"{sum(transfer)} of {len(transfer)}" if transfer else "-",
+        )
+    console.print(table)
+    _curve_figure(rows, order, figures / "rl-4-curve-under-reward", len(seeds))
+
+
+def _curve_figure(rows, order, out: Path, seeds: int) -> None:
+    from breadth.core.results.figures import _finish, _pyplot
+
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(6.4, 4.0), dpi=150)
+    ns = [n for n in order if n != "nceil" and n in rows]
+    xs = [int(n[1:]) for n in ns]
+    styles = {
+        "warm train": ("#2ca02c", "--", "training, demonstrations only"),
+        "warm held": ("#17becf", "--", "held out, demonstrations only"),
+        "reward train": ("#2ca02c", "-", "training, then reward"),
+        "reward held": ("#17becf", "-", "held out, then reward"),
+    }
+    for key, (colour, line, label) in styles.items():
+        found = [(x, _ci(rows[n][key])) for x, n in zip(xs, ns, strict=True) if rows[n].get(key)]
+        if not found:
+            continue
+        ax.errorbar(
+            [x for x, _ in found],
+            [100 * m for _, (m, _, _) in found],
+            yerr=[[100 * (m - lo) for _, (m, lo, _) in found], [100 * (hi - m) for _, (m, _, hi) in found]],
+            color=colour,
+            linestyle=line,
+            marker="o",
+            capsize=3,
+            label=label,
+        )
+    ceiling = rows.get("nceil", {})
+    for key, line in (("warm held", ":"), ("reward held", "-.")):
+        if ceiling.get(key):
+            m = _ci(ceiling[key])[0]
+            stage = "demonstrations only" if key.startswith("warm") else "then reward"
+            ax.axhline(100 * m, color="#7f7f7f", linestyle=line, label=f"ceiling, {stage}")
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(xs, [str(x) for x in xs])
+    ax.set_xlabel("training environments N")
+    ax.set_ylabel("test success (%)")
+    ax.set_ylim(-3, 103)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=6.5)
+    ax.set_title(f"mean and 95% interval over 3 splits x {seeds} seeds", fontsize=9)
+    _finish(plt, fig, out)
+
+
 def _metrics_figure(runs: list[dict], out: Path) -> None:
     from breadth.core.results.figures import _finish, _pyplot
 
@@ -265,3 +363,4 @@ def report(folder: Path, lr: float, group: int, seeds, figures: Path) -> None:
     experiment1(folder, seeds, figures)
     experiment2(folder, seeds, figures, 200)
     experiment3(folder, seeds, figures)
+    experiment4(folder, seeds, figures)
