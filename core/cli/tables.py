@@ -12,6 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from breadth.core.results.matrix import TRAINED, BreadthPoint, MatrixRow, columns, group_of, row_names
+from breadth.core.results.matrix_dimensions import OWN, dimension_columns, pooled
 from breadth.core.results.report import BudgetPoint, CellSummary, PairedDifference, varied
 from breadth.core.storage.presets import PRESETS
 from breadth.core.storage.store import StoredRun
@@ -298,15 +299,27 @@ def matrix_table(rows: list[MatrixRow], title: str, width: int | None = None) ->
     """Rows: training mixes; columns: every family, grouped; cells: mean % over seeds and its 95% interval.
 
     Narrower than the full table needs (`width`), the cells keep their means and lose their intervals (said in
-    the caption; `--json` and the figure keep them), so no cell is cut."""
+    the caption; `--json` and the figure keep them), so no cell is cut. Rows scored on generated environments (a
+    breadth curve's) that do not fit a column each even so have their environments pooled by dimension
+    (`core.results.matrix_dimensions`), said in the caption; the registered families alone keep their columns."""
     full = _matrix(rows, title, intervals=True)
     if width is None or _width(full) <= width:
         return full
-    return _matrix(rows, title, intervals=False)
+    narrow = _matrix(rows, title, intervals=False)
+    if len(columns(rows)) == len(columns()) or _least(narrow) <= width:
+        return narrow
+    return _matrix_by_dimension(rows, title)
+
+
+def _least(table: Table) -> int:
+    """The fewest columns a table needs with no cell cut (labels folded at their words)."""
+    from rich.console import Console
+
+    return Console(width=10_000).measure(table).minimum
 
 
 def _matrix(rows: list[MatrixRow], title: str, intervals: bool) -> Table:
-    names = columns()
+    names = columns(rows)
     if intervals:
         t = Table(title=shown_text(title), title_justify="left", show_lines=True)
     else:  # one character between columns, the trained-on label folded at its words
@@ -319,7 +332,7 @@ def _matrix(rows: list[MatrixRow], title: str, intervals: bool) -> Table:
     t.add_column("seeds" if intervals else "n", justify="right", style="dim", no_wrap=True)
     for i, name in enumerate(names):
         first = i == 0 or group_of(names[i - 1]) != group_of(name)
-        header = f"{group_of(name)}\n{FAMILIES[name].short}" if first else f"\n{FAMILIES[name].short}"
+        header = f"{group_of(name)}\n{short_label(name)}" if first else f"\n{short_label(name)}"
         t.add_column(header, justify="right", no_wrap=not intervals)
     for row, row_name in zip(rows, row_names(rows), strict=True):  # two rows never share a name
         cells = []
@@ -331,6 +344,35 @@ def _matrix(rows: list[MatrixRow], title: str, intervals: bool) -> Table:
             mark = "*" if name in row.trained else ""
             interval = (f"\n{100 * f.low:.0f}-{100 * f.high:.0f}", "dim") if intervals else ("", "")
             cells.append(Text.assemble((f"{mark}{100 * f.mean:.0f}", "bold" if mark else ""), interval))
+        t.add_row(shown_text(row_name), str(len(row.seeds)), *cells)
+    return t
+
+
+def _matrix_by_dimension(rows: list[MatrixRow], title: str) -> Table:
+    """The matrix with its environments pooled by dimension: `own` (trained on, `*`), then held out: all, by
+    operand count, operation and call form; each environment once, its mean over seeds."""
+    dims = dimension_columns(rows)  # one character between columns: the group names are words, wider than cells
+    t = Table(title=shown_text(title), title_justify="left", box=box.SIMPLE_HEAD, show_edge=False, padding=0)
+    environments = len({name for row in rows for name in row.cells})
+    t.caption = (
+        f"{environments} environments, more than fit a column each: own pools those a row trained on (*), the rest "
+        "those it did not (held out): all, then by how many numbers, operation, call form. Mean % over seeds, each "
+        "environment once (each alone with --json); n: seeds; - none there"
+    )
+    t.caption_justify = "left"
+    t.add_column("trained on", ratio=1)
+    t.add_column("n", justify="right", style="dim", no_wrap=True)
+    for i, column in enumerate(dims):
+        first = i == 0 or dims[i - 1].dimension != column.dimension
+        t.add_column(f"{column.group if first else ''}\n{column.header}", justify="right", no_wrap=True)
+    for row, row_name in zip(rows, row_names(rows), strict=True):
+        cells = []
+        for column in dims:
+            r = pooled(row, column)
+            own = column.dimension == OWN
+            cells.append(Text("-", style="dim") if r is None else Text(("*" if own else "") + f"{100 * r.mean:.0f}"))
+            if own and r is not None:
+                cells[-1].stylize("bold")
         t.add_row(shown_text(row_name), str(len(row.seeds)), *cells)
     return t
 

@@ -3,7 +3,9 @@
 A cell is one family's held-out success for models trained on one mix: the mean over seeds with its
 95% interval. A family outside the row's mix is a held-out environment, so the matrix shows how far
 each training mix carries. Columns are grouped by the grid's dimensions (operation, then operands,
-then digits), so environments that differ along one dimension sit side by side. A store's rows can put
+then digits), so environments that differ along one dimension sit side by side; generated environments a row was
+scored on (a breadth curve's) follow the registered families, and where they are more than columns fit, the front
+ends pool them by dimension instead (`core.results.matrix_dimensions`). A store's rows can put
 the plate's first; every row has a name no other row has (`row_names`), and a cell's colour band
 (`band`: high, middle, low, none) is judged on the percent as the cell writes it.
 """
@@ -14,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from breadth.core.results.report import CellKey, CellSummary, FamilySummary, varied
-from breadth.core.world.families import FAMILIES, family_named
+from breadth.core.world.families import FAMILIES, family, family_named
 from breadth.core.world.mix import Mix, MixError, short_spec
 from breadth.core.world.settings import FinetuneSettings
 from breadth.core.world.stats import mean_interval
@@ -42,9 +44,20 @@ class MatrixError(ValueError):
     """Cells that do not make one matrix (they differ in more than the mix); one line."""
 
 
-def columns() -> list[str]:
-    """Every registered family, grouped by operation, then operands, then digits."""
-    return sorted(FAMILIES, key=lambda n: tuple(_order(FAMILIES[n].at.value(d)) for d in GROUPING))
+def columns(rows: Sequence[MatrixRow] = ()) -> list[str]:
+    """Every registered family, grouped by operation, then operands, then digits; then the generated environments
+    some of `rows` were scored on (a breadth curve's), grouped alike and by call form (names that no longer resolve
+    to an environment left out)."""
+    registered = sorted(FAMILIES, key=lambda n: tuple(_order(FAMILIES[n].at.value(d)) for d in GROUPING))
+    scored = {name for row in rows for name in row.cells} - set(FAMILIES)
+    generated = []
+    for name in scored:
+        try:
+            at = family(name).at
+        except KeyError:  # a stored run's environment of a version no longer generated
+            continue
+        generated.append((tuple(_order(at.value(d)) for d in (*GROUPING, "form")), name))
+    return registered + [name for _, name in sorted(generated)]
 
 
 def _order(value: str) -> tuple[int, str]:
@@ -52,8 +65,8 @@ def _order(value: str) -> tuple[int, str]:
 
 
 def group_of(name: str) -> str:
-    """The column group a family belongs to: its first grouping dimension's value (`add`, `sub`)."""
-    return FAMILIES[name].at.value(GROUPING[0])
+    """The column group a family or environment belongs to: its first grouping dimension's value (`add`, `sub`)."""
+    return family(name).at.value(GROUPING[0])
 
 
 def matrix(cells: list[CellSummary], mixes: list[str]) -> list[MatrixRow]:
