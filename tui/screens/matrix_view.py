@@ -6,8 +6,9 @@ mean held-out success over seeds, `*` where the row trained on that family, colo
 high, red 0: the key line says so, and the numbers read the same without colour). The table takes the screen's
 width. The store is re-read in a thread worker every few seconds, so rows appear as `breadth matrix` or
 `breadth sweep` finish runs in another terminal. A mix run with several settings or held-out sizes shows one
-cell: the default settings first, then the most seeds. F12 (or Ctrl+F) saves the matrix as a figure, and says
-where on this screen.
+cell: the default settings first, then the most seeds. Rows scored on generated environments (`breadth curve`'s)
+add a column for each where they fit, and where they do not, the columns pool them by dimension instead
+(`tui.screens.matrix_by_dimension`). F12 (or Ctrl+F) saves the matrix as a figure, and says where on this screen.
 """
 
 from __future__ import annotations
@@ -23,18 +24,20 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
 from breadth.core.results.matrix import MatrixRow, band, band_ranges, columns, group_of, row_names, stored_rows
+from breadth.core.results.matrix_dimensions import DimensionColumn, dimension_columns
 from breadth.core.results.report import summarise
 from breadth.core.storage.header import weights_hash
 from breadth.core.storage.paths import BASE, SHIPPED_RESULTS
 from breadth.core.storage.presets import PRESETS
 from breadth.core.storage.store import Store, StoredRun
-from breadth.core.world.families import FAMILIES, short_label
+from breadth.core.world.families import family, short_label
 from breadth.core.world.mix import Mix, MixError
 from breadth.core.world.records import settings_note
 from breadth.core.world.text import episode_text, shown
 from breadth.core.world.transcript import Transcript
 from breadth.tui.figures import FiguresAsked, Slide
 from breadth.tui.guard import guarded, log_error, one_line
+from breadth.tui.screens import matrix_by_dimension as by_dimension
 
 REFRESH_SECONDS = 3.0  # how often the store is re-read while the view is open
 EXAMPLES_SHOWN = 3  # failed transcripts under a cell, taking its seeds in turn
@@ -79,30 +82,36 @@ def scale_key() -> Text:
     return out.append("· *trained on · - not scored · F12 figure", style="")
 
 
-def widths(screen_width: int, names: list[str], columns_count: int) -> tuple[int, int]:
-    """(row name width, column width) that fill `screen_width`: columns as wide as CELL_MAX allows after the names
-    ask for what they need (up to LABEL_MAX), then the rest to the names (up to LABEL_MAX). Cells have no padding: a
-    column is one wider than its widest text, so that right-justified numbers keep a space between them."""
-    usable = screen_width - 2 - 1  # the table's vertical scrollbar; a space before the names
+def usable(screen_width: int) -> int:
+    """The columns the table's names and cells can take: the screen's less its scrollbar and a space."""
+    return screen_width - 2 - 1  # the table's vertical scrollbar; a space before the names
+
+
+def widths(screen_width: int, names: list[str], columns_count: int, least: int = CELL_WIDTH) -> tuple[int, int]:
+    """(row name width, column width) that fill `screen_width`: columns as wide as CELL_MAX allows (never under
+    `least`) after the names ask for what they need (up to LABEL_MAX), then the rest to the names (up to LABEL_MAX).
+    Cells have no padding: a column is one wider than its widest text, so that right-justified numbers keep a space
+    between them."""
+    usable_width = usable(screen_width)
     want = max(LABEL_WIDTH, min(LABEL_MAX, max((len(shown(n)) for n in names), default=0)))
-    cell = max(CELL_WIDTH, min(CELL_MAX, (usable - want) // columns_count))
-    label = max(LABEL_WIDTH, min(LABEL_MAX, usable - columns_count * cell))  # what the columns leave, within limits
+    cell = max(least, min(CELL_MAX, (usable_width - want) // columns_count))
+    label = max(LABEL_WIDTH, min(LABEL_MAX, usable_width - columns_count * cell))  # what the columns leave, in limits
     return label, cell
 
 
-def cell_detail(row: MatrixRow, family: str) -> Text:
+def cell_detail(row: MatrixRow, name: str) -> Text:
     """The lines under the table for one cell: mix, family, per-seed rates, settings, failure kinds over seeds,
     then a few failed transcripts (seeds in turn) in their writers' colours, each with its failure kind.
     """
-    fam = FAMILIES[family]
+    fam = family(name)
     hidden = f" (+{row.hidden} other settings not shown)" if row.hidden else ""
     counts = "+".join(f"{shown(short_label(name))} {n}" for name, n in _counts(row.mix))  # every family, past three
     out = Text.assemble((counts, "bold"), (hidden, "dim"), "\n")
-    role = "trained on" if family in row.trained else "held out"
+    role = "trained on" if name in row.trained else "held out"
     held = "all" if row.key is None or row.key.held_out is None else row.key.held_out
     note = (settings_note(row.key.settings) if row.key else "") or "default settings"
     notes = Text(f"{note}, held-out {held}\n", style="dim")
-    f = row.cells.get(family)
+    f = row.cells.get(name)
     if f is None or not f.total:
         return out.append(f"{fam.label} ({fam.short}), {role}: not scored in these runs\n").append_text(notes)
     out.append(
@@ -152,6 +161,7 @@ class MatrixView(Screen):
         self.lines: list[MatrixRow] = []
         self.names: list[str] = []  # each row's name, no two alike (core.results.matrix.row_names)
         self.widths = (LABEL_WIDTH, CELL_WIDTH)  # the row names' and each column's, set by the screen's width
+        self.columns: list[str] | list[DimensionColumn] = []  # a family or environment each, or pooled by dimension
         self.base_hash: str | None = None  # hashed once, in the first read
         self.logged = ""  # the last store error written to app.log (not every few seconds)
 
@@ -167,24 +177,41 @@ class MatrixView(Screen):
         self.lay_out()
 
     def lay_out(self, force: bool = False) -> None:
-        """Size the row names and columns to the screen's width; rebuild the table if they changed (or `force`)."""
-        names = columns()
-        fit = widths(self.size.width, self.names, len(names))
-        if fit == self.widths and not force and self.query_one(DataTable).columns:
+        """Size the row names and columns to the screen's width; rebuild the table if they changed (or `force`): a
+        column per family or environment where they fit, else pooled by dimension."""
+        if by_dimension.fits(self.lines, usable(self.size.width), LABEL_WIDTH, CELL_WIDTH):
+            names = columns(self.lines)
+            least = max(CELL_WIDTH, max(len(short_label(n)) for n in names) + 1)
+            fit = widths(self.size.width, self.names, len(names), least)
+        else:
+            names = dimension_columns(self.lines)
+            cells = by_dimension.least_widths(names, CELL_WIDTH)
+            fit = (max(LABEL_WIDTH, min(LABEL_MAX, usable(self.size.width) - sum(cells))), tuple(cells))
+        if fit == self.widths and names == self.columns and not force and self.query_one(DataTable).columns:
             return
-        self.widths = label, cell = fit
+        self.widths, self.columns = fit, names
+        pooled = bool(names) and isinstance(names[0], DimensionColumn)
+        self.query_one("#matrix-key", Static).update(by_dimension.scale_key(BAND_STYLES) if pooled else scale_key())
+        label = fit[0]
         table = self.query_one(DataTable)
         where = table.cursor_coordinate
         table.clear(columns=True)
         for i, name in enumerate(names):
+            if pooled:
+                table.add_column(by_dimension.header(names, i, fit[1][i]), key=name.key, width=fit[1][i])
+                continue
+            cell = fit[1]
             first = i == 0 or group_of(names[i - 1]) != group_of(name)
-            header = f"{group_of(name) if first else '':>{cell}}\n{FAMILIES[name].short:>{cell}}"
+            header = f"{group_of(name) if first else '':>{cell}}\n{short_label(name):>{cell}}"
             table.add_column(header, key=name, width=cell)
         for line, name in zip(self.lines, self.names, strict=True):
-            row = (cell_text(line, family) for family in names)
+            if pooled:
+                row = (by_dimension.cell_text(line, column, BAND_STYLES) for column in names)
+            else:
+                row = (cell_text(line, family) for family in names)
             table.add_row(*row, key=line.mix, label=Text(f" {row_label(name, label).plain:<{label}}"))
         if self.lines:
-            table.move_cursor(row=min(where.row, len(self.lines) - 1), column=where.column)
+            table.move_cursor(row=min(where.row, len(self.lines) - 1), column=min(where.column, len(names) - 1))
 
     def on_mount(self) -> None:
         self.read_store()
@@ -242,9 +269,14 @@ class MatrixView(Screen):
 
     def show_cell(self, row: int, column: int) -> None:
         """The detail lines under the table for the cell at (row, column)."""
-        names = columns()
-        if 0 <= row < len(self.lines) and 0 <= column < len(names):
-            self.query_one("#matrix-detail", Static).update(cell_detail(self.lines[row], names[column]))
+        if 0 <= row < len(self.lines) and 0 <= column < len(self.columns):
+            line, name = self.lines[row], self.columns[column]
+            if isinstance(name, DimensionColumn):
+                text = by_dimension.detail(line, name, max(20, self.size.width - 2))
+                text = Text.assemble((f"{shown(self.names[row])}  ", "bold"), text)
+            else:
+                text = cell_detail(line, name)
+            self.query_one("#matrix-detail", Static).update(text)
 
     def action_figures(self) -> None:
         """F12: the matrix as it stands, as a figure (and this screen), written by the app's figures worker."""

@@ -7,7 +7,9 @@ elsewhere near 0%. The runs table keeps to columns that fit 80x24: the plate's t
 `own` (mean over the run's mix) and `other` (mean over every family outside it); selecting a row
 switches to that model. When the current model's mix has been run on several seeds with the same
 settings (here or in a sweep, read from the results store), a line gives means and 95% intervals
-over those seeds.
+over those seeds. A run scored on generated environments (a breadth curve's: up to a dozen, ids of up to 15
+characters) shows them pooled instead: one bar over its own, then the others' mean and their means by each
+dimension they differ on (`core.results.dimensions`); `own` and `other` are over the environments it was scored on.
 """
 
 from __future__ import annotations
@@ -23,7 +25,9 @@ from textual.reactive import var
 from textual.widgets import DataTable, Static
 from textual.widgets.data_table import ColumnKey
 
-from breadth.core.world.families import FAMILIES
+from breadth.core.results.dimensions import group
+from breadth.core.world.coordinates import ENV_DIMENSIONS
+from breadth.core.world.families import FAMILIES, family, short_label
 from breadth.core.world.mix import Mix, MixError
 from breadth.core.world.records import HeldOutScore, RunMeta
 from breadth.core.world.stats import mean_interval, wilson
@@ -51,6 +55,31 @@ def own_families(run: RunMeta) -> list[str]:
         return [name for name, _ in Mix.parse(run.mix).counts] if run.mix else []
     except MixError:
         return []
+
+
+def registered_only(scores: dict[str, HeldOutScore], own: list[str]) -> bool:
+    """True if a run's mix and scores name the registered families alone (the panel as it has always been)."""
+    return all(n in FAMILIES for n in (*own, *scores))
+
+
+def others_of(scores: dict[str, HeldOutScore], own: list[str]) -> list[str]:
+    """The environments `other` means: every registered family outside the mix, or, for a run scored on generated
+    environments, every one it was scored on outside its mix."""
+    if registered_only(scores, own):
+        return [n for n in FAMILIES if n not in own]
+    return [n for n in scores if n not in own]
+
+
+def pooled_score(scores: dict[str, HeldOutScore], names: list[str], label: str) -> HeldOutScore | None:
+    """The scores of `names` (those scored) as one: sums and failure kinds added; None if none was scored."""
+    got = [scores[n] for n in names if n in scores and scores[n].total]
+    if not got:
+        return None
+    kinds: dict[str, int] = {}
+    for s in got:
+        for kind, n in s.failures.items():
+            kinds[kind] = kinds.get(kind, 0) + n
+    return HeldOutScore(label, sum(s.solved for s in got), sum(s.total for s in got), kinds)
 
 
 def mean_rate(scores: dict[str, HeldOutScore], names: list[str]) -> float | None:
@@ -106,6 +135,43 @@ def other_environments(scores: dict[str, HeldOutScore], own: list[str]) -> Text:
     return Text("\n").join(lines)
 
 
+def pooled_lines(scores: dict[str, HeldOutScore], own: list[str]) -> list[Text]:
+    """A run scored on generated environments: one bar over its own environments (and their failure kinds), then
+    the other environments' mean and, for each dimension on which they differ, the mean at each value."""
+    lines = []
+    mine = pooled_score(scores, own, "own")
+    label = Text("own ", style="bold")
+    lines.append(label + (score_bar(mine) if mine else Text("not evaluated", style="dim")))
+    if mine:
+        kinds = ", ".join(f"{shown(kind)} {n}" for kind, n in sorted(mine.failures.items(), key=lambda kv: -kv[1]))
+        count = sum(1 for n in own if n in scores and scores[n].total)
+        line = f"    {count} environment{'s' if count != 1 else ''}" + (f": {kinds}" if kinds else "")
+        lines.append(Text(line, style="dim", no_wrap=True, overflow="ellipsis"))
+    others = {}
+    for n in others_of(scores, own):
+        try:
+            family(n)  # a stored run's environment of a version no longer generated is left out
+        except KeyError:
+            continue
+        if scores[n].total:
+            others[n] = scores[n]
+    heading = Text("other environments", style="bold")
+    if not others:
+        return [*lines, heading.append("  none scored", style="dim")]
+    mean = sum(s.rate for s in others.values()) / len(others)
+    lines.append(heading.append("  mean ").append(f"{100 * mean:.0f}%", _colour(mean)).append(f" of {len(others)}"))
+    for dimension in ENV_DIMENSIONS:
+        rates = group(others, (dimension,))
+        if len(rates) < 2:
+            continue  # every other environment has the same value: nothing to tell apart
+        line = Text(f"{'numbers' if dimension == 'operands' else dimension} ", style="dim")
+        for i, ((value,), r) in enumerate(sorted(rates.items())):
+            line.append(" · " if i else "").append(f"{value} ").append(f"{r.percent()}", _colour(r.mean))
+        line.no_wrap, line.overflow = True, "ellipsis"
+        lines.append(line)
+    return lines
+
+
 def across_seeds(entries: list[ModelEntry], current: ModelEntry | None = None) -> Text:
     """Mean and 95% interval over seeds (%) for each mix and settings run on two or more seeds.
 
@@ -131,15 +197,19 @@ def across_seeds(entries: list[ModelEntry], current: ModelEntry | None = None) -
             continue
         some = next(iter(runs.values()))
         own = own_families(some.run)
-        first = [*own, *(n for n in PLATE if n not in own)]
-        others = [n for n in FAMILIES if n not in own]
-        parts = [_over_seeds(FAMILIES[n].short, [_rate(r.scores, [n]) for r in runs.values()]) for n in first]
+        others = others_of(some.run.scores, own)
+        if registered_only(some.run.scores, own):
+            first = [*own, *(n for n in PLATE if n not in own)]
+            parts = [_over_seeds(FAMILIES[n].short, [_rate(r.scores, [n]) for r in runs.values()]) for n in first]
+        else:  # generated environments: their own pooled, as the panel shows them
+            first = own
+            parts = [_over_seeds("own", [_rate(r.scores, [n for n in own if n in r.scores]) for r in runs.values()])]
         other = [_rate(r.scores, others) for r in runs.values()]
         if others and None not in other:
             parts.append(_over_seeds("other", other))
         else:  # some run lacks a family outside its mix: each further family scored, as it stands
             rest = (n for n in FAMILIES if n not in first)
-            parts += [_over_seeds(FAMILIES[n].short, [_rate(r.scores, [n]) for r in runs.values()]) for n in rest]
+            parts += [_over_seeds(short_label(n), [_rate(r.scores, [n]) for r in runs.values()]) for n in rest]
         lines.append(Text.assemble((f"{shown(some.mix_label)} ×{len(runs)}: ", "bold"), " ".join(filter(None, parts))))
     return Text("\n").join(lines)
 
@@ -223,8 +293,11 @@ class ScorePanel(Vertical):
                 ("▶ ", "bold"), (shown(entry.title), "bold"), seed, (f"  {shown(note)}" if note else "", "dim")
             )
         )
-        lines = []
         own = own_families(entry.run)
+        if not registered_only(entry.scores, own):  # generated environments: pooled, by dimension
+            self.query_one("#family-scores", Static).update(Text("\n").join(pooled_lines(entry.scores, own)))
+            return
+        lines = []
         width = max((len(FAMILIES[n].short) for n in own), default=0) + 1
         for name in own:  # the families it was trained on, each with its bar
             s = entry.scores.get(name)
@@ -265,7 +338,9 @@ class ScorePanel(Vertical):
 def run_cells(entry: ModelEntry, style: str = "") -> list[Text]:
     """A run's seed and SCORE_COLUMNS as cells right-justified to their width (%); `-` where one is not scored."""
     own = own_families(entry.run)
-    groups = {"own": own, "other": [n for n in FAMILIES if n not in own]}
+    if not registered_only(entry.scores, own):  # own and other over the environments it was scored on
+        own = [n for n in own if n in entry.scores]
+    groups = {"own": own, "other": others_of(entry.scores, own)}
     cells = [Text(f"{entry.seed:>{SEED_WIDTH}}", style=style)]
     for key, _, width in SCORE_COLUMNS:
         rate = mean_rate(entry.scores, groups.get(key, [key]))
