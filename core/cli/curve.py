@@ -1,8 +1,9 @@
 """`breadth curve`: the breadth curve by Cobbe's protocol on generated environments (core.results.curve).
 
-Runs what the store lacks (locally or on Dask, like a sweep: an interrupted curve resumes), then prints one row
-per N (training and held-out success, their gap, the share of split x seed pairs that transfer) and the
-ceiling, and writes them as JSON and a figure if asked.
+Runs what the store lacks (locally or on Dask, like a sweep: an interrupted curve resumes; with `--lockstep K`,
+up to K seeds of a point trained together on one worker, `core.results.groups`), then prints one row per N
+(training and held-out success, their gap, the share of split x seed pairs that transfer) and the ceiling, and
+writes them as JSON and a figure if asked.
 """
 
 from __future__ import annotations
@@ -38,16 +39,18 @@ def curve(args) -> int:
         stored = StoredCurve(plan, what, base_hash)
         store.add_curve(stored.name, stored.to_dict())  # the app's curve view draws it from the store as it fills
         jobs = [job for job, _, _ in plan.jobs(base_hash)]
+        work = plan.groups(base_hash) if plan.lockstep else jobs
         console.print(
             f"{len(jobs)} runs: {len(plan.pool)} environments ({shown(what)}), {plan.held} held out, "
             f"{plan.splits} splits x N "  # the N that run: those above what a split leaves are capped to it
             f"{','.join(map(str, sorted({n for s in range(plan.splits) for n in plan.sizes_of(s)})))}"
             f" + a ceiling each, x {len(plan.seeds)} seeds; "
-            f"{plan.demos} demonstrations per environment; store {shown(store.path)}"
+            f"{plan.demos} demonstrations per environment; {trained(plan, len(work))}; store {shown(store.path)}"
         )
-        outcome = run_with_progress(jobs, store, base, base_hash, "curve", args.workers, args.cluster)
+        outcome = run_with_progress(work, store, base, base_hash, "curve", args.workers, args.cluster)
     found = points(plan, outcome.stored, base_hash)
-    console.print(curve_table(found, f"the breadth curve: {what}"))
+    how = f", in lockstep (up to {plan.lockstep} a group)" if plan.lockstep else ""
+    console.print(curve_table(found, f"the breadth curve: {what}{how}"))
     near = by_neighbour(plan, outcome.stored, base_hash)
     if near:
         console.print(neighbour_table(near))
@@ -83,7 +86,15 @@ def curve_plan(args) -> CurvePlan:
         args.held_out_sums,
         args.passes,
         args.min_steps,
+        args.lockstep or 0,
     )
+
+
+def trained(plan: CurvePlan, tasks: int) -> str:
+    """How the runs train, in words: one at a time, or in how many lockstep groups."""
+    if not plan.lockstep:
+        return "each run trained alone"
+    return f"trained in lockstep: {tasks} groups of up to {plan.lockstep} seeds of one point, a worker each"
 
 
 def curve_table(found, title: str) -> Table:

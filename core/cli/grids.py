@@ -21,6 +21,7 @@ from breadth.core.cli.tables import (
 )
 from breadth.core.results.figures import breadth_figure, figure, matrix_figure
 from breadth.core.results.grid import Grid, GridError, parse_budget, parse_seeds, parse_share, parse_values
+from breadth.core.results.groups import lockstep_groups
 from breadth.core.results.matrix import MatrixError, breadth_points, parse_families
 from breadth.core.results.matrix import matrix as build_matrix
 from breadth.core.results.report import CellSummary, budget, compare, summarise
@@ -62,17 +63,27 @@ def _run_grid(grid: Grid, args, source: str, what: str, extra_outputs: list[Path
     read_header(base)
     outputs = [args.json, *figure_paths(args.figure), *extra_outputs]
     check_outputs(outputs, inputs=[base, *store_files(args.store)])
+    base_hash = weights_hash(base)
+    jobs, work, how = _in_lockstep(grid.jobs(base_hash), getattr(args, "lockstep", None), base_hash)  # before the store
     with Store(args.store) as store:
-        base_hash = weights_hash(base)
-        jobs = grid.jobs(base_hash)
         where = f"Dask at {args.cluster}" if args.cluster else f"{args.workers} local processes"
         console.print(
             f"{len(jobs)} runs: {what} x {len(grid.seeds)} seeds, held-out "
-            f"{'all' if grid.held_out is None else grid.held_out} per family, on {shown(where)}; "
+            f"{'all' if grid.held_out is None else grid.held_out} per family, on {shown(where)}{how}; "
             f"store {shown(store.path)}"
         )
-        outcome = run_with_progress(jobs, store, base, base_hash, source, args.workers, args.cluster)
+        outcome = run_with_progress(work, store, base, base_hash, source, args.workers, args.cluster)
     return summarise([outcome.stored[j.key] for j in jobs if j.key in outcome.stored]), outcome
+
+
+def _in_lockstep(jobs: list, k: int | None, base_hash: str) -> tuple[list, list, str]:
+    """(the jobs, keyed by their lockstep groups if `k`; what to run: those jobs or their groups; how, in words)."""
+    if not k:
+        return jobs, jobs, ""
+    groups = lockstep_groups(jobs, k, base_hash)
+    together = {key: job for g in groups for key, job in zip(g.alone, g.jobs, strict=True)}
+    how = f", in lockstep: {len(groups)} groups of up to {k} seeds of one cell, a worker each"
+    return [together[job.key] for job in jobs], groups, how
 
 
 def _print_outcome(outcome) -> None:

@@ -225,6 +225,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--held-out-sums", type=_positive_int, default=30, help="test sums per environment (default 30)")
     s.add_argument("--passes", type=float, default=400 * 8 / 70, help="times each demonstration is seen (the plate's)")
     s.add_argument("--min-steps", type=_positive_int, default=400, help="never fewer steps (default 400)")
+    _lockstep_flag(s, "seeds of one point")
     for setting in swept(FinetuneSettings):  # the curve fine-tunes on demonstrations; its budget sets the steps
         if setting.name != "steps":
             _setting_flag(s, setting, "")
@@ -272,6 +273,7 @@ def build_parser() -> argparse.ArgumentParser:
     _held_out_flag(s)
     _recipe_flag(s)
     _settings_flags(s, "sweep")
+    _lockstep_flag(s, "seeds of one cell")
     _runner_flags(s, "success against the swept value", "the cells' summaries")
 
     s = sub.add_parser(
@@ -370,6 +372,17 @@ def _runner_flags(s: argparse.ArgumentParser, drawn: str, written: str) -> None:
     s.add_argument("--figure", type=_figure, help=f"also draw {drawn}: FIGURE.png and .svg")
     s.add_argument("--json", type=_path, help=f"also write {written} here")
     _store_flag(s)
+
+
+def _lockstep_flag(s: argparse.ArgumentParser, what: str) -> None:
+    """--lockstep K: train up to K runs together as one batched model (off by default: each run alone)."""
+    s.add_argument(
+        "--lockstep",
+        type=_positive_int,
+        metavar="K",
+        help=f"train up to K {what} together as one batched model on one worker, more runs a minute; stored "
+        "apart from runs trained alone, whose numbers they match only within seed noise (default: each run alone)",
+    )
 
 
 def _store_flag(s: argparse.ArgumentParser) -> None:

@@ -8,18 +8,21 @@ train, save.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.metadata
 import os
 import shutil
 import tempfile
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from dataclasses import replace
 from pathlib import Path
 
 import torch
 
 from breadth.core.learning import checkpoint, snapshots
 from breadth.core.learning.evaluate import evaluate, evaluate_environments
+from breadth.core.learning.lockstep import Job, train_lockstep
 from breadth.core.learning.model import GPT
 from breadth.core.learning.models import Models, OnBefore, OnSnapshot
 from breadth.core.learning.policy import GreedyPolicy
@@ -31,7 +34,7 @@ from breadth.core.storage.header import weights_hash
 from breadth.core.storage.paths import BASE
 from breadth.core.world.mix import Mix
 from breadth.core.world.recipes import FINETUNE, recipe, recipe_of
-from breadth.core.world.records import HeldOutScore, OnStep, RunMeta, StepStats
+from breadth.core.world.records import Diverged, HeldOutScore, Lockstep, OnStep, RunMeta, StepStats
 from breadth.core.world.rollout import Policy
 from breadth.core.world.settings import HELD_OUT
 
@@ -179,6 +182,43 @@ def run_job(spec: dict) -> dict:
     """
     settings_class = recipe(spec.get("recipe", FINETUNE)).settings
     mix, settings = Mix.parse(spec["mix"]), settings_class.from_dict(spec["settings"])
+    with _checked_base(spec) as base:
+        _, record = train_run(mix, settings, base, spec["held_out"], families=spec.get("families"))
+    return {"record": record.to_dict(), "versions": versions()}
+
+
+def run_group(spec: dict) -> dict:
+    """A lockstep group of sweep runs for a worker (`core.learning.lockstep.train_lockstep`): plain data in and out.
+
+    `spec`: runs (one spec per run, as `run_job` takes them, each a fine-tune; one held_out for all), group (the
+    runs' keys as runs trained alone, which each record names with its place), base_hash, and base_path or
+    base_bytes. Out: per run, in order, its record, or the one line saying why it failed (a loss that stopped
+    being finite), and the versions.
+    """
+    runs, group = spec["runs"], tuple(spec["group"])
+    if len(runs) != len(group) or len({run["held_out"] for run in runs}) != 1:
+        raise ValueError("a lockstep group names each of its runs, all scored on one held-out size")
+    if any(run.get("recipe", FINETUNE) != FINETUNE for run in runs):
+        raise ValueError("runs in lockstep are fine-tunes on demonstrations")
+    jobs = [
+        Job(Mix.parse(run["mix"]), recipe(FINETUNE).settings.from_dict(run["settings"]), run.get("families"))
+        for run in runs
+    ]
+    with _checked_base(spec) as base:
+        outcomes = train_lockstep(jobs, base=base, held_out=runs[0]["held_out"])
+    out = []
+    for index, outcome in enumerate(outcomes):
+        if isinstance(outcome, Diverged):
+            out.append({"error": f"{type(outcome).__name__}: {outcome}"})  # made one line where it is shown
+        else:
+            out.append({"record": replace(outcome[1], lockstep=Lockstep(group, index)).to_dict()})
+    return {"runs": out, "versions": versions()}
+
+
+@contextlib.contextmanager
+def _checked_base(spec: dict) -> Iterator[str]:
+    """The path of the base a worker's spec names, checked to have the weights the sweep expects: base_path (or the
+    shipped base), or base_bytes written to a folder of its own, removed afterwards (also when the run raises)."""
     base, tmp = spec.get("base_path") or str(BASE), None
     try:
         if spec.get("base_bytes") is not None:  # a base shipped as bytes: a folder of its own, only then
@@ -188,11 +228,10 @@ def run_job(spec: dict) -> dict:
         found = weights_hash(base)
         if found != spec["base_hash"]:
             raise RuntimeError(f"this worker's base has weights {found}, the sweep's has {spec['base_hash']}")
-        _, record = train_run(mix, settings, base, spec["held_out"], families=spec.get("families"))
+        yield base
     finally:  # also when the run raises (an error, KeyboardInterrupt)
         if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)
-    return {"record": record.to_dict(), "versions": versions()}
 
 
 def versions() -> dict[str, str]:

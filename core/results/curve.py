@@ -12,7 +12,9 @@ over seeds and splits with its 95% interval the curve reports the share of (spli
 transfer: held-out success above half of that split's ceiling on that seed. Runs are ordinary stored
 runs (their mix names the environments, their scores cover exactly the families they were scored on),
 so a curve resumes from the store like any sweep. The plan itself is stored too (`to_dict`, `from_dict`), so
-the app can draw a curve from the store while it fills.
+the app can draw a curve from the store while it fills. A plan may train its runs in lockstep (`lockstep`: up to
+K seeds of one point at a time, `core.results.groups`): its runs are then keyed by their groups, so a lockstep
+curve and a curve of runs trained alone are two curves in the store, neither taken for the other.
 """
 
 from __future__ import annotations
@@ -26,10 +28,12 @@ from dataclasses import dataclass, replace
 
 from breadth.core.results.dimensions import coordinates, value
 from breadth.core.results.grid import Cell, GridError, Job
+from breadth.core.results.groups import Group, lockstep_groups
 from breadth.core.storage.store import StoredRun, run_key
 from breadth.core.world.coordinates import ENV_DIMENSIONS
 from breadth.core.world.families import family
 from breadth.core.world.mix import Mix
+from breadth.core.world.records import MAX_GROUP
 from breadth.core.world.settings import FinetuneSettings, SettingsError
 from breadth.core.world.stats import mean_interval
 
@@ -51,8 +55,11 @@ class CurvePlan:
     held_out: int = 30  # test sums per environment a run is scored on
     passes: float = PLATE_PASSES  # times each demonstration is seen
     min_steps: int = 400  # never fewer steps than this
+    lockstep: int = 0  # train up to this many seeds of a point together (core.learning.lockstep); 0: one at a time
 
     def __post_init__(self) -> None:
+        if not 0 <= self.lockstep <= MAX_GROUP:
+            raise GridError(f"--lockstep takes 1 to {MAX_GROUP} runs a group, not {self.lockstep}")
         if not 1 <= self.held < len(self.pool):
             raise GridError(f"hold out 1 to {len(self.pool) - 1} of the pool's {len(self.pool)} environments")
         if self.splits < 1 or not self.sizes or not self.seeds:
@@ -66,20 +73,25 @@ class CurvePlan:
             )
 
     def to_dict(self) -> dict:
-        """The plan as plain JSON values (what the store keeps)."""
+        """The plan as plain JSON values (what the store keeps); `lockstep` only when it is on, so a curve of runs
+        trained alone keeps the name it always had."""
         out = {name: getattr(self, name) for name in PLAN_FIELDS}
         return out | {
             "pool": list(self.pool),
             "sizes": list(self.sizes),
             "seeds": list(self.seeds),
             "settings": self.settings.to_dict(),
+            **({"lockstep": self.lockstep} if self.lockstep else {}),
         }
 
     @classmethod
     def from_dict(cls, data: object) -> CurvePlan:
         """A plan from JSON data read from a store; GridError (one line) for data breadth did not write."""
-        if not isinstance(data, dict) or set(data) != {*PLAN_FIELDS, "pool", "sizes", "seeds", "settings"}:
+        if not isinstance(data, dict) or set(data) - {"lockstep"} != {*PLAN_FIELDS, *PLAN_LISTS}:
             raise GridError("a stored curve plan of an unexpected shape")
+        lockstep = data.get("lockstep", 0)
+        if not _whole(lockstep) or "lockstep" in data and not 1 <= lockstep <= MAX_GROUP:
+            raise GridError("a stored curve plan with values of the wrong kind")
         lists = [data[name] for name in ("pool", "sizes", "seeds")]
         if not all(isinstance(v, list) and len(v) <= 100_000 for v in lists):
             raise GridError("a stored curve plan whose pool, sizes or seeds are not lists")
@@ -102,7 +114,8 @@ class CurvePlan:
             settings = FinetuneSettings.from_dict(data["settings"])
         except SettingsError as e:
             raise GridError(f"a stored curve plan's settings: {e}") from None
-        return cls(tuple(pool), held, splits, tuple(sizes), demos, tuple(seeds), settings, held_out, passes, min_steps)
+        sizes, seeds = tuple(sizes), tuple(seeds)
+        return cls(tuple(pool), held, splits, sizes, demos, seeds, settings, held_out, passes, min_steps, lockstep)
 
     def split(self, index: int) -> tuple[list[str], list[str]]:
         """Split `index`: the held-out environments and the others in the order nested subsets take them. No two
@@ -119,7 +132,20 @@ class CurvePlan:
         return sorted({min(n, left) for n in self.sizes})
 
     def jobs(self, base_hash: str) -> list[tuple[Job, int, int]]:
-        """Every run as (job, split, N), seed by seed; N = CEILING for the ceiling run of a split."""
+        """Every run as (job, split, N), seed by seed; N = CEILING for the ceiling run of a split. In lockstep, each
+        job is keyed by its group (`groups`)."""
+        alone = self._alone(base_hash)
+        if not self.lockstep:
+            return alone
+        together = {key: job for g in self.groups(base_hash) for key, job in zip(g.alone, g.jobs, strict=True)}
+        return [(together[job.key], s, n) for job, s, n in alone]
+
+    def groups(self, base_hash: str) -> list[Group]:
+        """The lockstep groups the runs train in: up to `lockstep` seeds of one split and N, in seed order."""
+        return lockstep_groups([job for job, _, _ in self._alone(base_hash)], self.lockstep, base_hash)
+
+    def _alone(self, base_hash: str) -> list[tuple[Job, int, int]]:
+        """Every run as (job, split, N) keyed as a run trained alone."""
         out = []
         for seed in self.seeds:
             for s in range(self.splits):
@@ -160,6 +186,7 @@ def _splits(pool: tuple[str, ...], held: int, count: int) -> list[tuple[list[str
 
 MAX_RUNS = 100_000  # a stored plan of more runs than this is not one breadth wrote (and would not be drawn)
 PLAN_FIELDS = ("held", "splits", "demos", "held_out", "passes", "min_steps")  # the plan's numbers, stored as they are
+PLAN_LISTS = ("pool", "sizes", "seeds", "settings")  # the plan's lists and its settings (`lockstep` only when on)
 
 
 def _whole(x: object) -> bool:

@@ -41,18 +41,23 @@ def run_key(
     held_out: int | None,
     base_hash: str,
     families: Iterable[str] | None = None,
+    lockstep: Iterable[str] = (),
 ) -> str:
     """The hash of what determines a run (the same inputs on one machine give the same run).
 
     `settings`: an instance of its recipe's settings class (the recipe is named in the key unless it is the
     plate's, so every fine-tune keeps the key it had before recipes existed). `families`: the families it is
-    scored on; by default every registered family.
+    scored on; by default every registered family. `lockstep`: for a run trained in lockstep, its group's runs by
+    the keys they have trained alone, in order (its numbers depend on its group); none for a run trained alone,
+    whose key is the one it always had.
     """
     scored = sorted(FAMILIES if families is None else families)
     what = {"mix": mix, "settings": settings.to_dict(), "held_out": held_out, "base": base_hash, "families": scored}
     made_by = recipe_of(settings).name
     if made_by != FINETUNE:
         what["recipe"] = made_by
+    if group := list(lockstep):
+        what["lockstep"] = group
     return hashlib.sha256(json.dumps(what, sort_keys=True).encode()).hexdigest()[:20]
 
 

@@ -2,10 +2,12 @@
 
 Runs already in the store are skipped, so a sweep stopped by Ctrl-C or `kill -9` finishes when the
 same command runs again, with no run lost and none repeated. Workers (one torch thread each) get
-plain data and give plain data back (`core.learning.experiment.run_job`); this process is the only
+plain data and give plain data back (`core.learning.experiment.run_job`, or `run_group` for runs in
+lockstep: a `Group` is sent to one worker and trained there together); this process is the only
 writer of the store, one transaction per finished run, and a run it cannot store stops the sweep
 (the StoreError is raised, the workers stopped). Each result is let go once stored, so a worker lost
-late reruns only what it was running.
+late reruns only what it was running. A group of which some runs are stored trains again whole (its
+runs' numbers are that group's) and stores only the runs missing.
 
 Nothing a machine does can hang a sweep or outlive it. Local workers die with the sweep however it
 dies (`kill -9` included). Every question to a Dask cluster has a wall-clock bound, whatever Dask
@@ -24,12 +26,13 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from breadth.core.results.grid import Job
+from breadth.core.results.groups import Group
 from breadth.core.storage.paths import BASE
 from breadth.core.storage.store import Store, StoredRun
 from breadth.core.sweeps.cluster import WATCH_SECONDS, ClusterError, DaskCluster
@@ -55,7 +58,7 @@ OnRun = Callable[[Job, StoredRun | None, int, int], None]  # (job, its run or No
 
 
 def run_jobs(
-    jobs: list[Job],
+    jobs: Sequence[Job | Group],
     store: Store,
     base: Path,
     base_hash: str,
@@ -64,7 +67,8 @@ def run_jobs(
     cluster: str | None = None,
     on_run: OnRun | None = None,
 ) -> SweepOutcome:
-    """Run every job not yet stored; store each result as it arrives, then let it go.
+    """Run every job not yet stored (each alone, or each `Group` together in lockstep on one worker); store each
+    result as it arrives, then let it go. Progress (`on_run`) and the outcome count runs, not groups.
 
     Ctrl-C stops the workers at once, and so does a run the store cannot keep (its StoreError is raised:
     every later run would fail the same way) or a cluster that cannot go on (ClusterError).
@@ -72,14 +76,15 @@ def run_jobs(
     outcome = SweepOutcome()
     existing = {run.key: run for run in store.runs()}
     todo = []
-    for job in jobs:
-        if job.key in existing:
-            outcome.stored[job.key] = existing[job.key]
-        else:
-            todo.append(job)
-    done = len(jobs) - len(todo)
+    for task in jobs:
+        members = _members(task)
+        outcome.stored |= {job.key: existing[job.key] for job in members if job.key in existing}
+        if any(job.key not in existing for job in members):
+            todo.append(task)
+    total = sum(len(_members(task)) for task in jobs)
+    done = len(outcome.stored)
     if on_run is not None:
-        on_run(None, None, done, len(jobs))
+        on_run(None, None, done, total)
     if not todo:
         return outcome
     start = time.perf_counter()
@@ -87,29 +92,22 @@ def run_jobs(
     try:
         where = _base_for_workers(base, remote=cluster is not None)  # read once, not once per job
         run_job = _run_job()
-        pending = {runner.submit(run_job, _spec(job, base_hash, where)): job for job in todo}
+        pending = {runner.submit(run_job, _task_spec(task, base_hash, where)): task for task in todo}
         for future in _finished(pending, runner.watch):
-            job = pending.pop(future)
-            run = None
-            try:
-                result = runner.result(future)
-                run = StoredRun(
-                    job.key, RunMeta.from_dict(result["record"]), base_hash, source, versions=result.get("versions", {})
-                )
-            except ClusterError:
-                raise
-            except (MetadataError, KeyError, TypeError) as e:
-                outcome.failed.append((job, f"a worker sent back an unexpected result ({e})"))
-            except Exception as e:  # noqa: BLE001 -- a failed run is reported, the others go on
-                outcome.failed.append((job, one_line(e, typed=True)))
-            else:
-                store.add(run)  # a StoreError ends the sweep here: the store would refuse every later run too
-                outcome.stored[job.key] = run
-                outcome.ran += 1
+            task = pending.pop(future)
+            for job, run, why in _results(task, future, runner, base_hash, source):
+                if job.key in outcome.stored:
+                    continue  # stored before its group trained again
+                if run is None:
+                    outcome.failed.append((job, why))
+                else:
+                    store.add(run)  # a StoreError ends the sweep here: the store would refuse every later run too
+                    outcome.stored[job.key] = run
+                    outcome.ran += 1
+                done += 1
+                if on_run is not None:
+                    on_run(job, run, done, total)
             runner.release(future)  # stored: no worker keeps it, so none reruns it when lost
-            done += 1
-            if on_run is not None:
-                on_run(job, run, done, len(jobs))
     except BaseException:
         runner.close(abort=True)
         raise
@@ -118,17 +116,51 @@ def run_jobs(
     return outcome
 
 
+def _members(task: Job | Group) -> tuple[Job, ...]:
+    """The runs a task trains: a job alone, or a group's."""
+    return task.jobs if isinstance(task, Group) else (task,)
+
+
+def _results(task: Job | Group, future, runner, base_hash: str, source: str) -> list[tuple[Job, StoredRun | None, str]]:
+    """Per run of a finished task: (job, its run to store, '') or (job, None, why it failed, in one line)."""
+    members = _members(task)
+    try:
+        result = runner.result(future)
+        answers = result["runs"] if isinstance(task, Group) else [result]
+        if not isinstance(answers, list) or len(answers) != len(members):
+            raise TypeError(f"{len(members)} runs sent, results for {len(answers)} returned")
+    except ClusterError:
+        raise
+    except (MetadataError, KeyError, TypeError) as e:
+        return [(job, None, f"a worker sent back an unexpected result ({e})") for job in members]
+    except Exception as e:  # noqa: BLE001 -- a failed run is reported, the others go on
+        return [(job, None, one_line(e, typed=True)) for job in members]
+    out = []
+    for job, answer in zip(members, answers, strict=True):
+        try:
+            if isinstance(answer, dict) and "error" in answer:  # a run of a group that failed alone (diverged)
+                out.append((job, None, one_line(str(answer["error"]))))
+                continue
+            record = RunMeta.from_dict(answer["record"])
+            versions = result.get("versions", {})
+            out.append((job, StoredRun(job.key, record, base_hash, source, versions=versions), ""))
+        except (MetadataError, KeyError, TypeError) as e:
+            out.append((job, None, f"a worker sent back an unexpected result ({e})"))
+    return out
+
+
 def _run_job() -> Callable[[dict], dict]:
     """What each worker is sent to run (tests send a stand-in)."""
     return _run_on_worker
 
 
 def _run_on_worker(spec: dict) -> dict:
-    """`core.learning.experiment.run_job`, imported where it runs: the sweep's own process never imports torch,
-    nor does a Dask scheduler, which unpickles each task it is sent (so this, and not run_job, is sent)."""
-    from breadth.core.learning.experiment import run_job
+    """`core.learning.experiment.run_job` (or `run_group`, for a lockstep group's spec), imported where it runs: the
+    sweep's own process never imports torch, nor does a Dask scheduler, which unpickles each task it is sent (so
+    this, and not run_job, is sent)."""
+    from breadth.core.learning.experiment import run_group, run_job
 
-    return run_job(spec)
+    return run_group(spec) if "group" in spec else run_job(spec)
 
 
 def _finished(futures: Iterable, watch: Callable[[], None]) -> Iterator:
@@ -154,6 +186,16 @@ def _base_for_workers(base: Path, remote: bool) -> dict:
     if Path(base).resolve() == BASE.resolve():
         return {}  # every worker has the shipped base in its package
     return {"base_bytes": Path(base).read_bytes()}
+
+
+def _task_spec(task: Job | Group, base_hash: str, where: dict) -> dict:
+    """What a worker is sent: a job's spec, or a group's (its runs' specs and their keys alone; the base once)."""
+    if not isinstance(task, Group):
+        return _spec(task, base_hash, where)
+    return {"runs": [_spec(job, base_hash, {}) for job in task.jobs], "group": list(task.alone)} | {
+        "base_hash": base_hash,
+        **where,
+    }
 
 
 def _spec(job: Job, base_hash: str, where: dict) -> dict:

@@ -205,6 +205,39 @@ class HeldOutScore:
 
 
 @dataclass(frozen=True)
+class Lockstep:
+    """How a run trained in lockstep (`core.learning.lockstep`): beside which runs and in which place. Its numbers
+    depend a little on its group (batches padded to the group's widest, scoring batched), so a run's group is part
+    of its record and of its store key: a lockstep run is never taken for a run trained alone, nor for one of
+    another group."""
+
+    group: tuple[str, ...]  # the group's runs by the keys they have trained alone, in the stacked order
+    index: int  # this run's place in the group
+
+    def to_dict(self) -> dict:
+        return {"group": list(self.group), "index": self.index}
+
+    @classmethod
+    def from_dict(cls, data: object) -> Lockstep:
+        """The lockstep marker stored as `data`; MetadataError (one line) for any other shape."""
+        if not isinstance(data, dict) or set(data) != {"group", "index"}:
+            raise MetadataError("lockstep must be a mapping of group and index")
+        group, index = data["group"], data["index"]
+        if (
+            not isinstance(group, list)
+            or not 1 <= len(group) <= MAX_GROUP
+            or not all(isinstance(key, str) and 0 < len(key) <= 64 for key in group)
+        ):
+            raise MetadataError(f"lockstep group must be a list of 1 to {MAX_GROUP} run keys")
+        if _count(index, "lockstep index") >= len(group):
+            raise MetadataError(f"lockstep index {index} is outside its group of {len(group)}")
+        return cls(tuple(group), index)
+
+
+MAX_GROUP = 1024  # runs in one lockstep group: a stored group larger than this is not one breadth wrote
+
+
+@dataclass(frozen=True)
 class RunMeta:
     """What a checkpoint says about its model: how it was made and, for a fine-tune, how it scored."""
 
@@ -222,6 +255,7 @@ class RunMeta:
     worksheet_accuracy: float | None = None  # a pre-trained model's share of worksheet sums right
     metrics: dict[str, tuple[float, ...]] = field(default_factory=dict)  # per metric, its value at every step
     before: dict[str, float] = field(default_factory=dict)  # measured before the first step (pass@G...)
+    lockstep: Lockstep | None = None  # trained in lockstep beside other runs (None: alone, one run at a time)
 
     @property
     def mix_label(self) -> str:
@@ -267,6 +301,8 @@ class RunMeta:
             out["metrics"] = {name: [round(x, 5) for x in values] for name, values in self.metrics.items()}
         if self.before:
             out["before"] = {name: round(x, 5) for name, x in self.before.items()}
+        if self.lockstep is not None:  # only runs trained in lockstep: other records keep their old form
+            out["lockstep"] = self.lockstep.to_dict()
         out |= {"train_seconds": round(self.train_seconds, 3), "losses": [round(x, 5) for x in self.losses]}
         return out
 
@@ -318,6 +354,7 @@ class RunMeta:
         before = data.get("before") or {}
         if not isinstance(before, dict) or not all(_is_number(x) for x in before.values()):
             raise MetadataError("before must map each name to a number")
+        lockstep = None if data.get("lockstep") is None else Lockstep.from_dict(data["lockstep"])
         return cls(
             kind,
             settings,
@@ -333,6 +370,7 @@ class RunMeta:
             accuracy,
             {str(name): tuple(float(x) for x in values) for name, values in metrics.items()},
             {str(name): float(x) for name, x in before.items()},
+            lockstep,
         )
 
 
