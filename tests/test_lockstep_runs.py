@@ -74,11 +74,13 @@ def test_lockstep_that_cannot_run_is_refused_in_one_line():
 
 
 def test_a_lockstep_record_names_its_group_and_other_records_keep_their_form():
-    """The marker goes through the record's JSON; a run trained alone has none; a malformed one is MetadataError."""
+    """The marker goes through the record's JSON and names the run (`lockstep 2`); a run trained alone has none; a
+    malformed one is MetadataError."""
     run = RunMeta("finetune", FinetuneSettings(), "two_digit=4", 0, 3, {}, (1.0,))
     assert "lockstep" not in run.to_dict() and RunMeta.from_dict(run.to_dict()).lockstep is None
     marked = replace(run, lockstep=Lockstep(("a" * 20, "b" * 20), 1))
     assert RunMeta.from_dict(json.loads(json.dumps(marked.to_dict()))) == marked
+    assert run.settings_note == "" and marked.settings_note == "lockstep 2"  # how tables and the app name the run
     for bad in ({"group": "ab", "index": 0}, {"group": ["a"], "index": 1}, {"group": [], "index": 0}, [1]):
         with pytest.raises(MetadataError, match="lockstep"):
             RunMeta.from_dict(run.to_dict() | {"lockstep": bad})

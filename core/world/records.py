@@ -271,8 +271,12 @@ class RunMeta:
 
     @property
     def settings_note(self) -> str:
-        """Training settings that differ from the defaults, e.g. `lr 0.001 drop 0.1` ('' for none or a base)."""
-        return settings_note(self.settings) if self.on_mix and self.settings is not None else ""
+        """Training settings that differ from the defaults, e.g. `lr 0.001 drop 0.1`, then `lockstep 8` for a run
+        trained in a lockstep group of 8 ('' for none or a base)."""
+        if not self.on_mix or self.settings is None:
+            return ""
+        note = settings_note(self.settings)
+        return f"{note} lockstep {len(self.lockstep.group)}".strip() if self.lockstep is not None else note
 
     @property
     def seed_text(self) -> str:
