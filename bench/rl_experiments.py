@@ -170,7 +170,7 @@ def do(spec: dict) -> dict:
     validation = {
         n: s.rate for n, s in tally(play(greedy(model), problems, max_length=model.config.block_size), names).items()
     }
-    if spec["name"].startswith("warm-") or spec["name"].startswith("plate"):
+    if spec["name"].startswith(("warm-", "plate", "cwarm-")):  # the runs others start from
         checkpoint.save(model, record, model_path(folder, spec["name"]))
     out = {
         "task": {k: v for k, v in spec.items() if k != "folder"},

@@ -52,11 +52,12 @@ def _ci(values: list[float]) -> tuple[float, float, float]:
     return m, max(lo, 0.0), min(hi, 1.0)
 
 
-def _pct(values: list[float]) -> str:
+def _pct(values: list[float], digits: int = 0) -> str:
+    """Mean and 95% interval in %: `45 [23-68]`."""
     if not values:
         return "-"
     m, lo, hi = _ci(values)
-    return f"{100 * m:.0f} [{100 * lo:.0f}-{100 * hi:.0f}]"
+    return f"{100 * m:.{digits}f} [{100 * lo:.{digits}f}-{100 * hi:.{digits}f}]"
 
 
 def _runs(folder: Path, pattern: str, seeds) -> list[dict]:
@@ -132,6 +133,12 @@ def experiment1(folder: Path, seeds, figures: Path) -> None:
         _pct([_rate(r, TARGET) for r in runs]),
     )
     console.print(table)
+    seeds_line = "; ".join(
+        f"seed {r['record']['seed']}: {KNOWN} {100 * _rate(r, KNOWN):.0f}%, {TARGET} {100 * _rate(r, TARGET):.0f}%, "
+        f"last 20 steps no call {100 * sum(r['record']['metrics']['no_call'][-20:]) / 20:.0f}%"
+        for r in runs
+    )
+    console.print(f"per seed: {seeds_line}", soft_wrap=False)
     _metrics_figure(runs, figures / "rl-1-from-two-digit")
 
 
@@ -142,7 +149,7 @@ def experiment2(folder: Path, seeds, figures: Path, steps: int) -> None:
     )
     for c in (
         "k",
-        "pass@G before",
+        f"{TARGET} % sampled before",
         f"{TARGET}: demos",
         "+ reward",
         "+ demos",
@@ -160,7 +167,7 @@ def experiment2(folder: Path, seeds, figures: Path, steps: int) -> None:
         rows.append((k, warm, rl, demo))
         table.add_row(
             str(k),
-            _pct([r["record"]["before"]["pass"] for r in rl]),
+            _pct([r["record"]["before"][f"reward:{TARGET}"] for r in rl], 1),  # sampled at temperature 1, per episode
             *(_pct([_rate(r, TARGET) for r in x]) for x in (warm, rl, demo)),
             *(_pct([_rate(r, KNOWN) for r in x]) for x in (warm, rl, demo)),
             f"{len(warm)}/{len(rl)}/{len(demo)}",
@@ -189,11 +196,48 @@ def experiment3(folder: Path, seeds, figures: Path) -> None:
                 f"{episodes:,}",
                 _pct([_rate(r, KNOWN) for r in runs]),
                 _pct([_rate(r, TARGET) for r in runs]),
-                _pct(before),
+                _pct(before, 1),
                 str(len(runs)),
             )
             found.append((mix, arm, runs))
     console.print(table)
+    if found:
+        _plate_figure(found, figures / "rl-3-plate-mixes")
+
+
+def _plate_figure(found, out: Path) -> None:
+    """Grouped bars: per plate mix, each arm's success on the two families, with 95% intervals."""
+    from breadth.core.results.figures import _finish, _pyplot
+
+    plt = _pyplot()
+    fig, axes = plt.subplots(1, 2, figsize=(9.0, 3.6), dpi=150, sharey=True)
+    mixes = list(dict.fromkeys(m for m, _, _ in found))
+    arms = list(dict.fromkeys(a for _, a, _ in found))
+    colours = ("#1f77b4", "#ff9896", "#d62728")
+    width = 0.8 / len(arms)
+    for ax, name in zip(axes, (KNOWN, TARGET), strict=True):
+        for j, arm in enumerate(arms):
+            xs, means, errs = [], [[], []], []
+            for i, mix in enumerate(mixes):
+                runs = next((r for m, a, r in found if m == mix and a == arm), None)
+                if not runs:
+                    continue
+                m, lo, hi = _ci([_rate(r, name) for r in runs])
+                xs.append(i + (j - (len(arms) - 1) / 2) * width)
+                errs.append(100 * m)
+                means[0].append(100 * (m - lo))
+                means[1].append(100 * (hi - m))
+            ax.bar(xs, errs, width, yerr=means, capsize=3, color=colours[j % 3], label=arm)
+            for x, v in zip(xs, errs, strict=True):
+                ax.text(x, v + 1.5, f"{v:.0f}", ha="center", fontsize=6)  # a bar at 0 is still read as 0
+        ax.set_xticks(range(len(mixes)), [m.replace(",", ",\n") for m in mixes], fontsize=7)
+        ax.set_title(f"{name} test success", fontsize=9)
+        ax.set_ylim(0, 103)
+        ax.grid(alpha=0.3, axis="y")
+    axes[0].set_ylabel("% solved (mean, 95% interval)")
+    axes[1].legend(fontsize=7)
+    fig.suptitle("the plate's mixes from the base: demonstrations (3,200 episodes) against reward", fontsize=10)
+    _finish(plt, fig, out)
 
 
 def experiment4(folder: Path, seeds, figures: Path) -> None:
