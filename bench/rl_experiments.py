@@ -57,6 +57,7 @@ DEMO_BATCH = 8  # demonstrations per fine-tuning step (the plate's)
 CURVE_WHERE = {"operands": "2"}
 CURVE_DEMOS = 5  # demonstrations per training environment in a curve run's warm start
 CURVE_PROMPTS = 100  # reward's training sums per training environment (fewer if its demonstration pool is smaller)
+CURVES = (CURVE_DEMOS, 15)  # the warm starts experiment 4 was run with
 CURVE_HELD_OUT = 30  # test sums per environment, as `breadth curve` scores
 
 
@@ -111,22 +112,28 @@ def run_tasks(lr: float, group: int, seeds) -> list[dict]:
     return out
 
 
-def curve_plan(seeds):
+def curve_plan(seeds, demos: int = CURVE_DEMOS):
     """The shipped curve's splits and N on two-number sums, with a small warm start per training environment."""
     from breadth.core.results.curve import CurvePlan
     from breadth.core.world.environments import where
     from breadth.core.world.settings import FinetuneSettings
 
     pool = tuple(f.name for f in where(**CURVE_WHERE))
-    return CurvePlan(pool, 4, 3, (1, 2, 4, 8), CURVE_DEMOS, tuple(seeds), FinetuneSettings(), CURVE_HELD_OUT)
+    return CurvePlan(pool, 4, 3, (1, 2, 4, 8), demos, tuple(seeds), FinetuneSettings(), CURVE_HELD_OUT)
 
 
-def curve_tasks(lr: float, group: int, seeds) -> list[dict]:
+def curve_prefix(demos: int) -> str:
+    """The names' prefix of a curve's runs: `c` for the default warm start, `c15` for 15 demonstrations each."""
+    return "c" if demos == CURVE_DEMOS else f"c{demos}"
+
+
+def curve_tasks(lr: float, group: int, seeds, demos: int = CURVE_DEMOS) -> list[dict]:
     """Per seed, split and N (0: the ceiling): the warm start, then reward on the same environments' sums."""
     from breadth.core.results.curve import CEILING, _pool
     from breadth.core.world.mix import Mix
 
-    plan = curve_plan(seeds)
+    plan = curve_plan(seeds, demos)
+    prefix = curve_prefix(demos)
     out = []
     for job, split, n in plan.jobs("rl"):
         trained = [name for name, _ in job.cell.mix.counts]
@@ -134,9 +141,10 @@ def curve_tasks(lr: float, group: int, seeds) -> list[dict]:
         tag = f"c{split}-n{n if n != CEILING else 'ceil'}-s{job.seed}"
         scored = {"families": list(job.families), "held_out": CURVE_HELD_OUT}
         steps = {"steps": job.settings.steps}
-        out.append(task(f"cwarm-{tag}", "finetune", job.cell.mix.spec(), job.seed, None, **steps) | scored)
+        out.append(task(f"{prefix}warm-{tag}", "finetune", job.cell.mix.spec(), job.seed, None, **steps) | scored)
         rl_mix = Mix.of(**{name: min(CURVE_PROMPTS, _pool(name)) for name in trained}).spec()
-        out.append(task(f"crl-{tag}", "reward", rl_mix, job.seed, f"cwarm-{tag}", **rl_settings(lr, group)) | scored)
+        rl = rl_settings(lr, group)
+        out.append(task(f"{prefix}rl-{tag}", "reward", rl_mix, job.seed, f"{prefix}warm-{tag}", **rl) | scored)
         out[-1]["held"] = out[-2]["held"] = held
     return out
 
@@ -170,7 +178,8 @@ def do(spec: dict) -> dict:
     validation = {
         n: s.rate for n, s in tally(play(greedy(model), problems, max_length=model.config.block_size), names).items()
     }
-    if spec["name"].startswith(("warm-", "plate", "cwarm-")):  # the runs others start from
+    if spec["name"].startswith("warm-") or spec["name"].startswith("plate") or "warm-c" in spec["name"]:
+        # the runs others start from: warm starts (`warm-k..`, a curve's `cwarm-c..`) and the plate's models
         checkpoint.save(model, record, model_path(folder, spec["name"]))
     out = {
         "task": {k: v for k, v in spec.items() if k != "folder"},
@@ -250,6 +259,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--folder", type=Path, default=Path("out/rl-experiments"))
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--figures", type=Path, default=Path("docs"))
+    parser.add_argument("--demos", type=int, default=CURVE_DEMOS, help="with `curve`: the warm start's demonstrations")
     args = parser.parse_args(argv)
     from breadth.core.results.grid import parse_seeds
 
@@ -257,13 +267,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.what == "choose":
         execute(choose_tasks(), args.folder, args.workers)
     elif args.what == "curve":
-        execute(curve_tasks(args.lr, args.group, seeds), args.folder, args.workers)
+        execute(curve_tasks(args.lr, args.group, seeds, args.demos), args.folder, args.workers)
     elif args.what == "run":
         execute(run_tasks(args.lr, args.group, seeds), args.folder, args.workers)
     elif args.what == "store":
         if args.store is None:
             parser.error("`store` needs --store PATH")
-        tasks = choose_tasks() + run_tasks(args.lr, args.group, seeds) + curve_tasks(args.lr, args.group, seeds)
+        tasks = choose_tasks() + run_tasks(args.lr, args.group, seeds)
+        tasks += [t for d in CURVES for t in curve_tasks(args.lr, args.group, seeds, d)]
         unique = list({t["name"]: t for t in tasks}.values())
         print(f"{record_all(unique, args.folder, args.store)} runs added to {args.store}")
     else:

@@ -240,18 +240,18 @@ def _plate_figure(found, out: Path) -> None:
     _finish(plt, fig, out)
 
 
-def experiment4(folder: Path, seeds, figures: Path) -> None:
+def experiment4(folder: Path, seeds, figures: Path, demos: int) -> None:
     """The curve under reward: per N, training and held-out success after the warm start and after reward."""
-    from bench.rl_experiments import CURVE_DEMOS, CURVE_PROMPTS, curve_tasks
+    from bench.rl_experiments import CURVE_PROMPTS, curve_tasks
 
-    tasks = {t["name"]: t for t in curve_tasks(0.0, 8, seeds)}  # names and environments only
+    tasks = {t["name"]: t for t in curve_tasks(0.0, 8, seeds, demos)}  # names and environments only
     rows: dict[str, dict[str, list[float]]] = {}
     ceilings: dict[tuple[str, str], float] = {}  # (stage, pair) -> the ceiling's held-out success
     for name, t in tasks.items():
         run = _load(folder, name)
         if run is None:
             continue
-        stage = "warm" if name.startswith("cwarm") else "reward"
+        stage = "warm" if "warm-" in name else "reward"
         _, split, n, seed = name.split("-")
         held = t["held"]
         trained = [f for f in t["families"] if f not in held]
@@ -269,7 +269,7 @@ def experiment4(folder: Path, seeds, figures: Path) -> None:
         return
     table = Table(
         title=f"4. the curve under reward: two-number sums, 4 of 12 held out, 3 splits x {len(seeds)} seeds; "
-        f"warm start {CURVE_DEMOS} demonstrations per training environment, then reward on up to {CURVE_PROMPTS} "
+        f"warm start {demos} demonstrations per training environment, then reward on up to {CURVE_PROMPTS} "
         "sums of each (test splits)"
     )
     for c in ("N", "pairs", "warm: training %", "held out %", "+ reward: training %", "held out %", "transfer"):
@@ -291,10 +291,10 @@ def experiment4(folder: Path, seeds, figures: Path) -> None:
             f"{sum(transfer)} of {len(transfer)}" if transfer else "-",
         )
     console.print(table)
-    _curve_figure(rows, order, figures / "rl-4-curve-under-reward", len(seeds))
+    _curve_figure(rows, order, figures / f"rl-4-curve-under-reward-{demos}", len(seeds), demos)
 
 
-def _curve_figure(rows, order, out: Path, seeds: int) -> None:
+def _curve_figure(rows, order, out: Path, seeds: int, demos: int) -> None:
     from breadth.core.results.figures import _finish, _pyplot
 
     plt = _pyplot()
@@ -334,7 +334,10 @@ def _curve_figure(rows, order, out: Path, seeds: int) -> None:
     ax.set_ylim(-3, 103)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=6.5)
-    ax.set_title(f"mean and 95% interval over 3 splits x {seeds} seeds", fontsize=9)
+    ax.set_title(
+        f"warm start {demos} demonstrations per environment, then reward; mean, 95% interval, 3 splits x {seeds} seeds",
+        fontsize=8,
+    )
     _finish(plt, fig, out)
 
 
@@ -407,4 +410,7 @@ def report(folder: Path, lr: float, group: int, seeds, figures: Path) -> None:
     experiment1(folder, seeds, figures)
     experiment2(folder, seeds, figures, 200)
     experiment3(folder, seeds, figures)
-    experiment4(folder, seeds, figures)
+    from bench.rl_experiments import CURVES
+
+    for demos in CURVES:
+        experiment4(folder, seeds, figures, demos)
