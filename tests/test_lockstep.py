@@ -93,6 +93,21 @@ def test_dropout_masks_drop_at_the_rate_and_scale():
     assert bool((drop.masks[1] == 1.0).all())
 
 
+def test_dropout_masks_are_exactly_a_comparison_of_each_runs_draws_in_any_space():
+    """The float arithmetic gives exactly (16-bit draw >= threshold) / (1 - p) from each run's own stream (so lockstep
+    runs keep the masks, and numbers, they had with a comparison), at rates whose thresholds sit anywhere; masks
+    drawn into reused memory holding old values are the same."""
+    ps, n = [0.2, 0.5, 0.013, 0.9], 40_000
+    drop = stacked.Dropout(ps, [torch.Generator().manual_seed(s) for s in range(4)], n)
+    again = stacked.Dropout(ps, [torch.Generator().manual_seed(s) for s in range(4)], n, torch.full((5 * n,), 7.0))
+    for k, p in enumerate(ps):
+        stream = torch.Generator().manual_seed(k)
+        bits = torch.randint(-(2**31), 2**31, (n // 2,), dtype=torch.int32, generator=stream)
+        kept = bits.view(torch.int16) >= -32768 + round(p * 65536)
+        assert torch.equal(drop.masks[k], kept.float() * (1.0 / (1.0 - p)))
+        assert torch.equal(again.masks[k], drop.masks[k])
+
+
 def test_stopping_one_run_leaves_the_others_going(base_path, one_thread):
     """A run whose on_step says False ends there with the weights of that step; the others run to their end."""
     base, _ = checkpoint.load(base_path)

@@ -169,6 +169,7 @@ def finetune_lockstep(
     runs = [_Run(m, p, s) for m, p, s in zip(models, problems, settings, strict=True)]
     config = models[0].config
     stacks = _Stacks(runs, models[0])
+    space = torch.empty(0)  # the dropout masks' memory, kept from step to step (fresh memory costs page faults)
     start = time.perf_counter()
     for step in range(1, max(s.steps for s in settings) + 1):
         order = stacks.order
@@ -177,8 +178,11 @@ def finetune_lockstep(
         going = [runs[k] for k in order]
         inputs, targets = _pad([r.next_batch() for r in going])  # (K, B, T)
         B, T = inputs.shape[1:]
-        ps = [r.settings.dropout for r in going]
-        drop = stacked.Dropout(ps, [r.noise for r in going], stacked.dropout_sites(config, B, T)) if any(ps) else None
+        ps, drop = [r.settings.dropout for r in going], None
+        if any(ps):
+            n = stacked.dropout_sites(config, B, T)
+            space = space if space.numel() >= len(going) * n else torch.empty(len(going) * n)
+            drop = stacked.Dropout(ps, [r.noise for r in going], n, space)
         logits = stacked.forward(stacks.weights(), config, inputs, drop, stacked.rope_tables(models[0], T))
         loss = stacked.losses(logits, targets)  # (K,)
         stacks.opt.zero_grad(set_to_none=True)

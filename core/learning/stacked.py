@@ -3,9 +3,9 @@ a batched one (`baddbmm`/`bmm`), attention written out, and dropout from one che
 
 The stacks are the runs' trainable weights (`stack` makes them from a model, linear weights transposed to
 (K, in, out) so products and their gradients need no copies); `unstack` turns a run back into an ordinary `GPT`
-that `checkpoint.save` writes. A step is mostly memory-bound elementwise work, so dropout
+that `checkpoint.save` writes. Besides the products, a step is memory-bound elementwise work, so dropout
 is drawn the cheap way: per run and step one `randint` of 32-bit integers, viewed as twice as many 16-bit ones,
-compared with a threshold into a float mask of scales (0 or 1/(1-p)) that multiplies activations; `Dropout`
+turned by plain float arithmetic into a mask of scales (0 or 1/(1-p)) that multiplies activations; `Dropout`
 holds the masks of every site of one step. `forward` mirrors `GPT.forward` (same layout of q, k, v, same
 causal attention, GELU, tied head), so at dropout 0 it computes what K separate GPTs compute, up to rounding.
 `Decoder` plays K models greedily together, as `GreedyPolicy` plays one.
@@ -55,20 +55,30 @@ def dropout_sites(config: GPTConfig, batch: int, width: int) -> int:
 class Dropout:
     """One step's dropout masks for K runs, each drawn from its run's own generator; handed out site by site.
 
-    `threshold` and `scale` are per run: a run keeps an element when its 16-bit draw is at least
-    -32768 + round(p * 65536), so it drops with probability p (to 1/65536), and kept elements are scaled by
-    1/(1-p); a run at p = 0 keeps everything unscaled.
+    Thresholds and scales are per run: a run keeps an element when its 16-bit draw is at least
+    t = -32768 + round(p * 65536), so it drops with probability p (to 1/65536), and kept elements are scaled by
+    1/(1-p); a run at p = 0 keeps everything unscaled. The test draw >= t is float arithmetic, exact on these whole
+    numbers: draw - (t - 1) is at least 1 where kept and at most 0 where dropped, so clamped to [0, 1] it is exactly
+    1 or 0 (a comparison and a bool-to-float copy cost several times these passes). `space`, a float tensor of at
+    least K * n elements, holds the masks: one kept from step to step saves the page faults of fresh memory.
+
+    Drawing 64-bit numbers (four draws each) would halve the random numbers' cost, but it is another stream whose
+    paired scores (`bench.lockstep_bench --paired 10`) fell by 2-5 points where these draws' match today's loop:
+    these draws stay, so lockstep runs keep their numbers.
     """
 
-    def __init__(self, ps: list[float], generators: list[torch.Generator], n: int):
-        self.masks = torch.empty(len(ps), n)  # (K, n) floats: 0 or 1/(1-p)
+    def __init__(self, ps: list[float], generators: list[torch.Generator], n: int, space: torch.Tensor | None = None):
+        if n % 2:
+            raise ValueError(f"dropout masks come two to a random number: {n} is not even")
+        space = torch.empty(len(ps) * n) if space is None else space
         bits = torch.empty(len(ps), n // 2, dtype=torch.int32)
         for k, g in enumerate(generators):  # one draw per run: its stream is its own
             torch.randint(-(2**31), 2**31, (n // 2,), dtype=torch.int32, generator=g, out=bits[k])
-        thresholds = torch.tensor([[-32768 + round(p * 65536)] for p in ps], dtype=torch.int16)  # (K, 1)
+        thresholds = torch.tensor([[-32768 + round(p * 65536)] for p in ps], dtype=torch.float32)  # (K, 1)
         scales = torch.tensor([[1.0 / (1.0 - p)] for p in ps])  # (K, 1)
-        self.masks.copy_(bits.view(torch.int16) >= thresholds)  # 1.0 where kept: two plain passes are cheaper
-        self.masks.mul_(scales)  # than one that converts and scales at once
+        self.masks = space[: len(ps) * n].view(len(ps), n)
+        self.masks.copy_(bits.view(torch.int16))  # (K, n): each element's draw, -32768..32767, exactly
+        self.masks.sub_(thresholds - 1).clamp_(0.0, 1.0).mul_(scales)  # 0 or 1/(1-p)
         self.used = 0
 
     def __call__(self, x: torch.Tensor) -> torch.Tensor:
