@@ -291,6 +291,15 @@ def experiment4(folder: Path, seeds, figures: Path, demos: int) -> None:
             f"{sum(transfer)} of {len(transfer)}" if transfer else "-",
         )
     console.print(table)
+    for stage in ("warm", "reward"):  # what keeps the curve from being read, as `breadth curve` warns
+        said = "after the warm start" if stage == "warm" else "after reward"
+        for n in order:
+            train = rows.get(n, {}).get(f"{stage} train")
+            if n != "nceil" and train and _ci(train)[0] < 0.5:
+                console.print(f"{said}, N={n[1:]}: the training environments reach only {100 * _ci(train)[0]:.0f}%")
+        ceiling = rows.get("nceil", {}).get(f"{stage} held")
+        if ceiling and _ci(ceiling)[0] < 0.5:
+            console.print(f"{said}: the ceiling is {100 * _ci(ceiling)[0]:.0f}%; the curve cannot rise above it")
     _curve_figure(rows, order, figures / f"rl-4-curve-under-reward-{demos}", len(seeds), demos)
 
 
