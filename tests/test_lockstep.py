@@ -15,6 +15,7 @@ from breadth.core.learning.model import GPT, GPTConfig
 from breadth.core.learning.train import demonstration_tensors, finetune
 from breadth.core.storage.presets import PRESETS
 from breadth.core.world.families import FAMILIES
+from breadth.core.world.mix import Mix
 from breadth.core.world.records import Diverged
 from breadth.core.world.settings import FinetuneSettings
 
@@ -175,6 +176,19 @@ def test_models_scored_together_score_as_each_alone(rows, base_model, one_thread
     assert [len(t) for t in together] == [len(names), 1, 2]
     same_sums = [str({f: x.to_dict() for f, x in evaluate(m, 0, 6)[0].items()}) for m in models]
     assert len(set(same_sums)) == 3  # the models play differently: a row given to the wrong model would show
+
+
+def test_models_scored_together_play_each_environment_in_its_call_form(base_model, one_thread):
+    """A model that has begun to write postfix calls is scored together exactly as alone on a postfix environment
+    (its calls parsed as postfix): scored together, every call was read as infix and failed as malformed."""
+    model = copy.deepcopy(base_model)
+    problems = Mix.of(**{"2s2_postfix": 30}).demonstrations(0)
+    finetune_cheap(model, problems, FinetuneSettings(steps=40, lr=3e-3, dropout=0.0))
+    names = ["2s2_postfix", "two_digit"]
+    alone = evaluate(model, 0, 6, names)[0]
+    (together,) = evaluate_lockstep([model], [0], 6, [names])
+    assert {f: s.to_dict() for f, s in together.items()} == {f: s.to_dict() for f, s in alone.items()}
+    assert set(alone["2s2_postfix"].failures) != {"malformed call"}  # the model's calls parse in their form
 
 
 def test_cheap_single_run_repeats_exactly_with_dropout(base_path, one_thread):

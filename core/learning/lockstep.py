@@ -32,11 +32,12 @@ from breadth.core.learning import checkpoint, stacked
 from breadth.core.learning.model import GPT
 from breadth.core.learning.train import demonstration_tensors, use_one_thread
 from breadth.core.storage.paths import BASE
+from breadth.core.world.episode import Episode
 from breadth.core.world.families import FAMILIES, Problem, family
 from breadth.core.world.mix import Mix
 from breadth.core.world.recipes import FINETUNE
 from breadth.core.world.records import Diverged, HeldOutScore, RunMeta, StepStats
-from breadth.core.world.rollout import rollout
+from breadth.core.world.rollout import run_episodes
 from breadth.core.world.scoring import Scored, tally
 from breadth.core.world.settings import HELD_OUT, FinetuneSettings
 from breadth.core.world.verdict import judge
@@ -249,8 +250,9 @@ def evaluate_lockstep(
     for start in range(0, most, rows):
         chunks = [p[start : start + rows] for p in problems]
         padded = [c + [c[-1] if c else p[0]] * (rows - len(c)) for c, p in zip(chunks, problems, strict=True)]
-        prompts = [problem.prompt for chunk in padded for problem in chunk]
-        episodes = rollout(stacked.Decoder(weights, config, rows, rope), prompts, config.block_size)
+        # each episode in its environment's call form (a postfix environment's calls are parsed as postfix)
+        episodes = [Episode(p.prompt, max_length=config.block_size, syntax=p.syntax) for c in padded for p in c]
+        episodes = run_episodes(stacked.Decoder(weights, config, rows, rope), episodes)
         for k, chunk in enumerate(chunks):  # padding rows are played and dropped
             mine = episodes[k * rows : k * rows + len(chunk)]
             scored[k] += [Scored(p, ep, judge(ep, p)) for p, ep in zip(chunk, mine, strict=True)]
