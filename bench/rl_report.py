@@ -111,27 +111,14 @@ def experiment1(folder: Path, seeds, figures: Path) -> None:
     for c in ("", "pass@G", "reward", "correct, expected calls", "no call", "chars", f"{KNOWN} %", f"{TARGET} %"):
         table.add_column(c, justify="right")
     before = [r["record"]["before"] for r in runs]
-    table.add_row(
-        "before (warm start)",
-        _pct([b["pass"] for b in before]),
-        _pct([b["reward"] for b in before]),
-        _pct([b["expected"] for b in before]),
-        _pct([b["no_call"] for b in before]),
-        f"{sum(b['chars'] for b in before) / len(before):.1f}",
-        _pct([_rate(r, KNOWN) for r in warm]),
-        _pct([_rate(r, TARGET) for r in warm]),
-    )
     last = [{k: sum(v[-20:]) / len(v[-20:]) for k, v in r["record"]["metrics"].items()} for r in runs]
-    table.add_row(
-        "last 20 steps / after",
-        _pct([m["pass"] for m in last]),
-        _pct([m["reward"] for m in last]),
-        _pct([m["expected"] for m in last]),
-        _pct([m["no_call"] for m in last]),
-        f"{sum(m['chars'] for m in last) / len(last):.1f}",
-        _pct([_rate(r, KNOWN) for r in runs]),
-        _pct([_rate(r, TARGET) for r in runs]),
-    )
+    for label, measured, scored in (("before (warm start)", before, warm), ("last 20 steps / after", last, runs)):
+        table.add_row(
+            label,
+            *(_pct([m[key] for m in measured]) for key in ("pass", "reward", "expected", "no_call")),
+            f"{sum(m['chars'] for m in measured) / len(measured):.1f}",
+            *(_pct([_rate(r, name) for r in scored]) for name in (KNOWN, TARGET)),
+        )
     console.print(table)
     seeds_line = "; ".join(
         f"seed {r['record']['seed']}: {KNOWN} {100 * _rate(r, KNOWN):.0f}%, {TARGET} {100 * _rate(r, TARGET):.0f}%, "
