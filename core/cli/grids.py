@@ -279,7 +279,7 @@ def report(args) -> int:
 
 
 def _cell_order(cell: CellSummary) -> tuple:
-    """Cells in a stable order: mix, then settings, held-out size and base."""
+    """Cells in a stable order: mix, then settings, held-out size, base, and alone before lockstep."""
     k = cell.key
     return (
         k.mix,
@@ -287,6 +287,8 @@ def _cell_order(cell: CellSummary) -> tuple:
         tuple(k.settings.to_dict().values()),
         -1 if k.held_out is None else k.held_out,
         k.base_hash,
+        k.lockstep,  # runs trained alone first
+        k.part,
     )
 
 
@@ -335,6 +337,9 @@ def _cell_json(cell: CellSummary) -> dict:
         "settings": cell.key.settings.to_dict() | {"seed": None},
         "held_out": cell.key.held_out,
         "base": cell.key.base_hash,
+        **(
+            {"lockstep": cell.key.lockstep, "part": cell.key.part} if cell.key.lockstep else {}
+        ),  # runs alone: as before
         "seeds": list(cell.seeds),
         "families": {
             name: {

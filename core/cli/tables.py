@@ -130,7 +130,7 @@ def cells_table(cells: list[CellSummary], title: str) -> Table:
 
 
 def cell_label(cell: CellSummary, shown: tuple[str, ...]) -> str:
-    """The cell's mix and what else differs between the cells shown."""
+    """The cell's mix and what else differs between the cells shown; `lockstep K` for runs trained in lockstep."""
     key = cell.key
     parts = [short_spec(key.mix)]
     settings = {s.name: s for s in swept_by_any()}
@@ -143,7 +143,7 @@ def cell_label(cell: CellSummary, shown: tuple[str, ...]) -> str:
             parts.append(f"held-out {'all' if key.held_out is None else key.held_out}")
         elif name == "base":
             parts.append(f"base {key.base_hash[:8]}")
-    return " ".join(parts)
+    return " ".join([*parts, key.note] if key.note else parts)  # trained in lockstep: said whatever else differs
 
 
 def differences_table(differences: list[PairedDifference], title: str) -> Table:

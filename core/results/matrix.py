@@ -81,14 +81,14 @@ def matrix(cells: list[CellSummary], mixes: list[str]) -> list[MatrixRow]:
 def stored_rows(cells: list[CellSummary], first: Sequence[str] = ()) -> list[MatrixRow]:
     """A row per mix from cells of any settings (a store's runs): the mixes of `first` (the plate's) that have runs,
     in that order, then the rest in the order mixes first appear. Each mix shows its cell with the default settings
-    if it has one, else the one with the most seeds."""
+    if it has one, of runs trained alone if it has one (not in lockstep), else the one with the most seeds."""
     by_mix: dict[str, list[CellSummary]] = {}
     for cell in cells:
         by_mix.setdefault(cell.key.mix, []).append(cell)
     default = FinetuneSettings()
     rows = []
     for spec, some in by_mix.items():
-        best = max(some, key=lambda c: (c.key.settings == default, len(c.seeds)))  # key settings have seed 0
+        best = max(some, key=lambda c: (c.key.settings == default, not c.key.lockstep, len(c.seeds)))  # seed 0
         rows.append(_row(spec, best, len(some) - 1))
     place = {_canonical(spec): i for i, spec in enumerate(first)}
     return sorted(rows, key=lambda row: place.get(_canonical(row.mix), len(place)))  # stable: the rest keep order

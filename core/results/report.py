@@ -1,6 +1,7 @@
 """Summaries of stored runs: per cell and family, the mean over seeds with intervals, and paired differences.
 
-Runs that differ only by seed form a cell. Per family a cell reports the seeds' rates, their mean with
+Runs that differ only by seed form a cell; runs trained in lockstep (`core.learning.lockstep`) form cells of their
+own, apart from runs trained alone (`cells_by_seed`). Per family a cell reports the seeds' rates, their mean with
 a 95% t interval over seeds (the spread that matters when comparing settings: a new seed is a new
 model), and the pooled Wilson interval (all held-out sums of all seeds together: the counting noise
 alone). Two cells compare seed by seed on the seeds they share: the mean paired difference and its
@@ -9,7 +10,9 @@ t interval.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from breadth.core.storage.store import StoredRun
 from breadth.core.world.families import FAMILIES
@@ -21,12 +24,28 @@ from breadth.core.world.stats import mean_interval, paired_difference, wilson
 
 @dataclass(frozen=True)
 class CellKey:
-    """What a cell's runs share: the mix, the settings without the seed, the held-out size, the base."""
+    """What a cell's runs share: the mix, the settings without the seed, the held-out size, the base, and whether
+    they trained alone or in lockstep (in groups of up to how many)."""
 
     mix: str
     settings: object  # its recipe's settings, seed 0
     held_out: int | None
     base_hash: str
+    lockstep: int = 0  # its largest lockstep group's size; 0: every run trained alone
+    part: int = 0  # a further lockstep cell of this recipe and size (its groups share seeds with the first's)
+
+    @property
+    def note(self) -> str:
+        """`lockstep 8` for a cell of runs trained in lockstep (`lockstep_note`), '' for runs trained alone."""
+        return lockstep_note(self.lockstep, self.part)
+
+
+def lockstep_note(size: int, part: int = 0) -> str:
+    """`lockstep 8` for runs trained in lockstep groups of up to 8, as `breadth runs` notes each run (`lockstep 8 #2`
+    for a second cell of one recipe and size); '' for runs trained alone (size 0)."""
+    if not size:
+        return ""
+    return f"lockstep {size}" + (f" #{part + 1}" if part else "")
 
 
 @dataclass(frozen=True)
@@ -55,18 +74,52 @@ class CellSummary:
     families: dict[str, FamilySummary]
 
 
-def cell_of(stored: StoredRun) -> CellKey:
-    """The cell a stored run belongs to."""
+def recipe_key(stored: StoredRun) -> CellKey:
+    """The recipe a stored run followed, the seed aside: its cell if it trained alone (else see `cells_by_seed`)."""
     run = stored.run
     return CellKey(run.mix or "", replace(run.settings, seed=0), run.held_out, stored.base_hash)
 
 
 def summarise(runs: list[StoredRun]) -> list[CellSummary]:
     """One summary per cell, in the order cells first appear."""
-    cells: dict[CellKey, dict[int, StoredRun]] = {}
-    for stored in runs:
-        cells.setdefault(cell_of(stored), {})[stored.run.seed] = stored
-    return [_summary(key, by_seed) for key, by_seed in cells.items()]
+    return [
+        _summary(replace(recipe, lockstep=k, part=part), by_seed)
+        for recipe, k, part, by_seed in cells_by_seed(runs, recipe_key)
+    ]
+
+
+def cells_by_seed(items: Iterable[Any], recipe: Callable[[Any], Hashable]) -> list[tuple]:
+    """Runs (anything with a `.run` record: stored runs, the app's models) in cells of one run a seed, in the order
+    cells first appear: (recipe, lockstep size, part, {seed: item}).
+
+    Runs trained alone pool by `recipe(item)` (lockstep size 0; of two runs of a seed, the later is kept). Runs
+    trained in lockstep pool apart from them: each recipe's groups largest first (then as they come), a group into
+    the first of the recipe's lockstep cells that has none of its seeds. So the groups of one `--lockstep K` (its
+    last one smaller, or one made later for more seeds) are one cell, and groups that share a seed (another K, or
+    seed lists that overlap) never are. A lockstep cell is named by its first (largest) group's size and, after the
+    first cell of that size, its part (1, 2, ...).
+    """
+    alone: dict[Hashable, tuple[int, dict[int, Any]]] = {}  # recipe -> (where it first came, {seed: item})
+    groups: dict[Hashable, dict[tuple[str, ...], list[tuple[int, Any]]]] = {}  # recipe -> group -> (where, item)
+    for i, item in enumerate(items):
+        run = item.run
+        if run.lockstep is None:
+            alone.setdefault(recipe(item), (i, {}))[1][run.seed] = item
+        else:
+            groups.setdefault(recipe(item), {}).setdefault(run.lockstep.group, []).append((i, item))
+    cells = [(first, key, 0, 0, by_seed) for key, (first, by_seed) in alone.items()]
+    for key, by_group in groups.items():
+        placed: list[tuple[int, int, list[tuple[int, Any]]]] = []  # (size, part, members)
+        for group, members in sorted(by_group.items(), key=lambda kv: -len(kv[0])):  # stable: as they come
+            seeds = {item.run.seed for _, item in members}
+            home = next((m for _, _, m in placed if not seeds & {item.run.seed for _, item in m}), None)
+            if home is not None:
+                home += members
+            else:
+                placed.append((len(group), sum(size == len(group) for size, _, _ in placed), list(members)))
+        for size, part, members in placed:
+            cells.append((min(i for i, _ in members), key, size, part, {item.run.seed: item for _, item in members}))
+    return [(key, size, part, by_seed) for _, key, size, part, by_seed in sorted(cells, key=lambda c: c[0])]
 
 
 def _summary(key: CellKey, by_seed: dict[int, StoredRun]) -> CellSummary:
@@ -120,7 +173,7 @@ def compare(a: CellSummary, b: CellSummary) -> list[PairedDifference]:
 
 
 def varied(cells: list[CellSummary]) -> tuple[str, ...]:
-    """What differs between the cells: `mix`, setting names, `held_out`, `base`."""
+    """What differs between the cells: `mix`, setting names, `held_out`, `base`, `lockstep`."""
     out = []
     if len({c.key.mix for c in cells}) > 1:
         out.append("mix")
@@ -133,6 +186,8 @@ def varied(cells: list[CellSummary]) -> tuple[str, ...]:
         out.append("held_out")
     if len({c.key.base_hash for c in cells}) > 1:
         out.append("base")
+    if len({(c.key.lockstep, c.key.part) for c in cells}) > 1:
+        out.append("lockstep")
     return tuple(out)
 
 

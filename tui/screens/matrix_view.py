@@ -109,7 +109,8 @@ def cell_detail(row: MatrixRow, name: str) -> Text:
     out = Text.assemble((counts, "bold"), (hidden, "dim"), "\n")
     role = "trained on" if name in row.trained else "held out"
     held = "all" if row.key is None or row.key.held_out is None else row.key.held_out
-    note = (settings_note(row.key.settings) if row.key else "") or "default settings"
+    note = " ".join(filter(None, (settings_note(row.key.settings), row.key.note))) if row.key else ""  # lockstep K
+    note = note or "default settings"
     notes = Text(f"{note}, held-out {held}\n", style="dim")
     f = row.cells.get(name)
     if f is None or not f.total:

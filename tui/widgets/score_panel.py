@@ -26,6 +26,7 @@ from textual.widgets import DataTable, Static
 from textual.widgets.data_table import ColumnKey
 
 from breadth.core.results.dimensions import group
+from breadth.core.results.report import cells_by_seed, lockstep_note
 from breadth.core.world.coordinates import ENV_DIMENSIONS
 from breadth.core.world.families import FAMILIES, family, short_label
 from breadth.core.world.mix import Mix, MixError
@@ -178,21 +179,21 @@ def across_seeds(entries: list[ModelEntry], current: ModelEntry | None = None) -
     `2d 35+3d 35 ×10: 2d 85 [78-93] 3d 91 [82-100] other 1 [0-2]` reads: ten seeds of that mix with the
     same settings, two-digit 85% (95% t interval over seeds 78-93), three-digit 91%, and the mean over the
     families outside the mix 1%. The run's own families come first, then the plate's, then `other` when
-    every run scored every family outside its mix (else each further family scored). With `current`,
-    only its group.
+    every run scored every family outside its mix (else each further family scored). Runs trained in lockstep
+    pool apart from runs trained alone (`core.results.report.cells_by_seed`), their line saying `lockstep K`. With
+    `current`, only its group.
     """
-    groups: dict[tuple, dict[int, ModelEntry]] = {}
-    for e in entries:
-        run = e.run
-        if run.scores and run.seed is not None and run.settings is not None:
-            key = (run.mix, replace(run.settings, seed=0), run.held_out)  # the same settings but the seed
-            groups.setdefault(key, {})[run.seed] = e  # one run per seed
+    scored = [e for e in entries if e.run.scores and e.run.seed is not None and e.run.settings is not None]
+    cells = cells_by_seed(scored, _recipe)  # one run per seed; runs trained in lockstep apart from runs trained alone
     if current is not None:
-        run = current.run
-        key = (run.mix, replace(run.settings, seed=0), run.held_out) if run.settings is not None else None
-        groups = {key: groups[key]} if key in groups else {}
+        alone = current.run.lockstep is None and current.run.settings is not None
+        cells = [c for c in cells if current in c[3].values()] or [
+            c
+            for c in cells
+            if alone and not c[1] and c[0] == _recipe(current)  # a later run of its seed kept
+        ]
     lines = []
-    for runs in groups.values():
+    for _, size, part, runs in cells:
         if len(runs) < 2:
             continue
         some = next(iter(runs.values()))
@@ -210,8 +211,14 @@ def across_seeds(entries: list[ModelEntry], current: ModelEntry | None = None) -
         else:  # some run lacks a family outside its mix: each further family scored, as it stands
             rest = (n for n in FAMILIES if n not in first)
             parts += [_over_seeds(short_label(n), [_rate(r.scores, [n]) for r in runs.values()]) for n in rest]
-        lines.append(Text.assemble((f"{shown(some.mix_label)} ×{len(runs)}: ", "bold"), " ".join(filter(None, parts))))
+        title = " ".join(filter(None, (shown(some.mix_label), lockstep_note(size, part))))
+        lines.append(Text.assemble((f"{title} ×{len(runs)}: ", "bold"), " ".join(filter(None, parts))))
     return Text("\n").join(lines)
+
+
+def _recipe(e: ModelEntry) -> tuple:
+    """What runs pooled over seeds share: the mix, the same settings but the seed, the held-out size."""
+    return (e.run.mix, replace(e.run.settings, seed=0), e.run.held_out)
 
 
 def _rate(scores: dict[str, HeldOutScore], names: list[str]) -> float | None:
