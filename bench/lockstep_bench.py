@@ -12,11 +12,15 @@ product, and the model's own largest product). Targets (issue 18): lockstep at
 least 2x today's runs per minute, the cheaper single run at least 1.2x.
 `python -m bench.lockstep_bench [--rounds 2] [--steps 400] [--json PATH]`. A benchmark, not a unit test.
 
-`--paired N` instead compares scores: the plate's three mixes on seeds 0..N-1, default settings, trained by
-today's loop (`--side today`) and in lockstep (`--side lockstep`, all 3N runs as one group), each scored on
-200 held-out sums of the plate's two families; `--side both` prints the paired differences (lockstep minus
-today, points of held-out success) with 95% t-intervals over seeds, per mix and family. `--save PATH` keeps
-one side's scores so the two sides can run apart (`--load PATH` reads the other).
+`--paired N` instead compares scores: on seeds 0..N-1, default settings, the plate's three mixes, each scored on
+200 held-out sums of the plate's two families, and a mix of two generated postfix environments (`2a2_postfix`,
+`2s2_postfix`: the plate's mixes are all infix), scored on those two in their own call form and on the plate's
+two-digit sums in infix. Each is trained by today's loop and scored alone (`--side today`) and trained in
+lockstep and scored together, as `breadth sweep --lockstep` runs them (`--side lockstep`: `train_lockstep`, the
+plate's 3N runs as one group as ever, the postfix mix's N seeds as another); `--side both` prints the paired
+differences (lockstep minus today, points of held-out success) with 95% t-intervals over seeds, per mix and
+environment. `--save PATH` keeps one side's scores so the two sides can run apart (`--load PATH` reads the other;
+a side loaded without some mix's scores, such as one saved before the postfix mix, trains only what it lacks).
 """
 
 from __future__ import annotations
@@ -28,16 +32,20 @@ import os
 import statistics
 import sys
 import time
+from dataclasses import dataclass
 
 import torch
 
 from breadth.core.learning import checkpoint
-from breadth.core.learning.lockstep import finetune_cheap, finetune_lockstep
+from breadth.core.learning.lockstep import Job, finetune_cheap, finetune_lockstep, train_lockstep
 from breadth.core.learning.stacked import flops_per_step
 from breadth.core.learning.train import demonstration_tensors, finetune, use_one_thread
 from breadth.core.storage.paths import BASE
 from breadth.core.storage.presets import PRESETS
+from breadth.core.world.mix import Mix
+from breadth.core.world.records import Diverged
 from breadth.core.world.settings import FinetuneSettings
+from breadth.core.world.stats import t_quantile
 
 LOCKSTEP_TARGET = 2.0  # lockstep runs per minute over today's
 SINGLE_TARGET = 1.2  # the cheaper single run's over today's
@@ -172,23 +180,62 @@ def main(argv: list[str] | None = None) -> int:
     return 1 if missed else 0
 
 
-PAIRED_FAMILIES = ["two_digit", "three_digit"]  # the plate's two families
+PAIRED_FAMILIES = ("two_digit", "three_digit")  # the plate's two families
 PAIRED_HELD_OUT = 200  # held-out sums per family, as `breadth plate --held-out 200` scores them
-T_975 = {9: 2.262, 19: 2.093, 29: 2.045, 59: 2.001}  # Student's t, 97.5% quantile, by degrees of freedom
 
 
-def _scores(model, seed: int) -> dict[str, float]:
-    """Held-out success (%) of the plate's two families on 200 sums each."""
+@dataclass(frozen=True)
+class PairedMix:
+    """A mix the paired comparison trains on: its name in saved scores, its label, the environments it is scored
+    on, and the lockstep group its runs train in (one group per name)."""
+
+    name: str
+    label: str
+    mix: Mix
+    families: tuple[str, ...]
+    group: str
+
+
+PAIRED = [PairedMix(name, p.label, p.mix, PAIRED_FAMILIES, "the plate") for name, p in PRESETS.items()] + [
+    PairedMix(  # postfix calls: scored together, they were once read as infix (fixed in da7335f)
+        "postfix_35_35",
+        "postfix 35+35",
+        Mix.of(**{"2a2_postfix": 35, "2s2_postfix": 35}),
+        ("2a2_postfix", "2s2_postfix", "two_digit"),
+        "the postfix mix",
+    )
+]
+
+
+def _scores(model, seed: int, families: tuple[str, ...]) -> dict[str, float]:
+    """Held-out success (%) on 200 sums of each of `families`, the model playing alone."""
     from breadth.core.learning.evaluate import evaluate
 
-    scores, _ = evaluate(model, seed, PAIRED_HELD_OUT, PAIRED_FAMILIES)
-    return {f: 100 * scores[f].rate for f in PAIRED_FAMILIES}
+    scores, _ = evaluate(model, seed, PAIRED_HELD_OUT, list(families))
+    return {f: 100 * scores[f].rate for f in families}
+
+
+def _alone(base, mix: PairedMix, seed: int) -> dict[str, float]:
+    """One run by today's loop, scored alone."""
+    model = copy.deepcopy(base)
+    finetune(model, mix.mix.demonstrations(seed), FinetuneSettings(seed=seed))
+    return _scores(model, seed, mix.families)
+
+
+def _together(runs: list[tuple[PairedMix, int]]) -> list[dict[str, float]]:
+    """Runs trained as one lockstep group and scored together (`train_lockstep`, as a lockstep sweep runs them)."""
+    jobs = [Job(mix.mix, FinetuneSettings(seed=seed), mix.families) for mix, seed in runs]
+    out = []
+    for (mix, _), result in zip(runs, train_lockstep(jobs, held_out=PAIRED_HELD_OUT), strict=True):
+        if isinstance(result, Diverged):
+            raise SystemExit(f"lockstep {mix.name}: {result}")
+        out.append({f: 100 * result[1].scores[f].rate for f in mix.families})
+    return out
 
 
 def paired(args) -> int:
-    """Score the plate's mixes on seeds 0..N-1 by today's loop and/or in lockstep; print the paired differences."""
+    """Score the paired mixes on seeds 0..N-1 by today's loop and/or in lockstep; print the paired differences."""
     seeds = range(args.paired)
-    jobs = [(name, seed) for name in PRESETS for seed in seeds]
     found: dict[str, dict[str, dict[str, float]]] = {}
     for path in args.load:
         with open(path) as f:
@@ -196,25 +243,25 @@ def paired(args) -> int:
     base, _ = checkpoint.load(BASE)
     sides = ["today", "lockstep"] if args.side == "both" else [args.side]
     for side in sides:
-        if side in found:
-            continue
-        start = time.perf_counter()
-        out: dict[str, dict[str, float]] = {}
+        have = found.setdefault(side, {})
+        start, trained = time.perf_counter(), 0
         if side == "today":
-            for name, seed in jobs:
-                model = copy.deepcopy(base)
-                finetune(model, PRESETS[name].mix.demonstrations(seed), FinetuneSettings(seed=seed))
-                out[f"{name}/{seed}"] = _scores(model, seed)
-                print(f"today {name} seed {seed}: {out[f'{name}/{seed}']}", flush=True)
+            for mix in PAIRED:
+                for seed in seeds:
+                    if f"{mix.name}/{seed}" not in have:
+                        have[f"{mix.name}/{seed}"] = _alone(base, mix, seed)
+                        trained += 1
+                        print(f"today {mix.name} seed {seed}: {have[f'{mix.name}/{seed}']}", flush=True)
         else:
-            models = [copy.deepcopy(base) for _ in jobs]
-            problems = [PRESETS[name].mix.demonstrations(seed) for name, seed in jobs]
-            finetune_lockstep(models, problems, [FinetuneSettings(seed=seed) for _, seed in jobs])
-            for (name, seed), model in zip(jobs, models, strict=True):
-                out[f"{name}/{seed}"] = _scores(model, seed)
-                print(f"lockstep {name} seed {seed}: {out[f'{name}/{seed}']}", flush=True)
-        print(f"{side}: {len(jobs)} runs trained and scored in {time.perf_counter() - start:.0f} s", flush=True)
-        found[side] = out
+            for group in dict.fromkeys(mix.group for mix in PAIRED):
+                runs = [(mix, seed) for mix in PAIRED if mix.group == group for seed in seeds]
+                if all(f"{mix.name}/{seed}" in have for mix, seed in runs):
+                    continue
+                for (mix, seed), scores in zip(runs, _together(runs), strict=True):  # the whole group again
+                    have[f"{mix.name}/{seed}"] = scores
+                    print(f"lockstep {mix.name} seed {seed}: {scores}", flush=True)
+                trained += len(runs)
+        print(f"{side}: {trained} runs trained and scored in {time.perf_counter() - start:.0f} s", flush=True)
     if args.save:
         with open(args.save, "w") as f:
             json.dump({side: found[side] for side in sides}, f, indent=1)
@@ -226,26 +273,36 @@ def paired(args) -> int:
 def _interval(diffs: list[float]) -> str:
     """Mean ± the 95% t-interval's half-width of paired differences."""
     n = len(diffs)
-    half = T_975.get(n - 1, 1.96) * statistics.stdev(diffs) / n**0.5 if n > 1 else float("nan")
+    half = t_quantile(n - 1) * statistics.stdev(diffs) / n**0.5 if n > 1 else float("nan")
     return f"{statistics.mean(diffs):+6.1f} ± {half:4.1f}"
 
 
 def _print_paired(found, seeds) -> None:
-    """Per mix and family: mean held-out success of each side and the paired difference with its 95% interval."""
-    print(f"\nheld-out success (%), {PAIRED_HELD_OUT} sums per family, seeds 0-{len(seeds) - 1}; lockstep - today:")
-    every = []
-    for name in PRESETS:
-        for fam in PAIRED_FAMILIES:
-            a = [found["today"][f"{name}/{s}"][fam] for s in seeds]
-            b = [found["lockstep"][f"{name}/{s}"][fam] for s in seeds]
+    """Per mix and environment: mean held-out success of each side and the paired difference with its 95%
+    interval; then over each lockstep group's pairs."""
+    print(
+        f"\nheld-out success (%), {PAIRED_HELD_OUT} sums per environment, seeds 0-{len(seeds) - 1}; lockstep - today:"
+    )
+    every: dict[str, list[float]] = {}
+    width = max(len(mix.label) for mix in PAIRED)
+    for mix in PAIRED:
+        keys = [f"{mix.name}/{s}" for s in seeds]
+        if not all(k in found["today"] and k in found["lockstep"] for k in keys):
+            print(f"  {mix.label:{width}s} not scored on both sides (scores loaded from before it was added?)")
+            continue
+        for fam in mix.families:
+            a = [found["today"][f"{mix.name}/{s}"][fam] for s in seeds]
+            b = [found["lockstep"][f"{mix.name}/{s}"][fam] for s in seeds]
             diffs = [y - x for x, y in zip(a, b, strict=True)]
-            every += diffs
+            every.setdefault(mix.group, []).extend(diffs)
             print(
-                f"  {PRESETS[name].label:15s} {fam:12s} today {statistics.mean(a):5.1f}  "
+                f"  {mix.label:{width}s} {fam:12s} today {statistics.mean(a):5.1f}  "
                 f"lockstep {statistics.mean(b):5.1f}"
                 f"  difference {_interval(diffs)}  (per seed {' '.join(f'{d:+.0f}' for d in diffs)})"
             )
-    print(f"  all {len(every)} pairs: {_interval(every)}")
+    for group, diffs in every.items():
+        mixes = [mix.label for mix in PAIRED if mix.group == group]
+        print(f"  {group}, one lockstep group ({', '.join(mixes)}): all {len(diffs)} pairs: {_interval(diffs)}")
 
 
 if __name__ == "__main__":
