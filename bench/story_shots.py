@@ -24,9 +24,10 @@ SHOTS = {  # PageDowns pressed -> the picture's name: one telling step of each a
     12: "story-4-procedure",
     13: "story-5-matrix",
     14: "story-6-curve",
+    15: "story-7-curve-rises",
 }
 SIZES = ((80, 24), (120, 40))
-SETTLE = {12: 6.0, 13: 2.0, 14: 2.0}  # seconds for a view to fill in (the procedure's replays, a store's runs)
+SETTLE = {12: 6.0, 13: 2.0, 14: 2.0, 15: 2.0}  # seconds for a view to fill in (the procedure's replays, a store's runs)
 
 
 async def shoot(size: tuple[int, int], out: Path) -> list[Path]:

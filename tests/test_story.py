@@ -60,9 +60,22 @@ def test_acts_whose_view_a_front_end_cannot_show_are_left_out():
     assert [act.title for act in story.showing(frozenset({"matrix"})).acts] == ["race", "matrix"]
 
 
+def test_an_act_names_its_curve_by_the_pools_words():
+    """`# curve: operands=3` picks the curve an act's curve view shows, as typed (spaces squeezed); an act without
+    it shows the newest curve."""
+    text = "# act: flat\n# view: curve\n# curve:  operands=2,  base x.safetensors\n# act: any\n# view: curve\n"
+    story = read_story(text)
+    assert [(act.view, act.curve) for act in story.acts] == [
+        ("curve", "operands=2, base x.safetensors"),
+        ("curve", ""),
+    ]
+    assert story.skipped == ()
+
+
 def test_the_default_story_walks_the_plate_and_every_caption_fits_two_lines_at_80_columns():
     """The shipped story reads cleanly: the race, past what they were taught, the lie, the procedure, the matrix,
-    the curve; every probe poses, has a caption, and each caption fits the caption line at 80x24."""
+    the curve where breadth stops and the one where it carries; every probe poses, has a caption, and each
+    caption fits the caption line at 80x24."""
     story = default_story()
     assert story.skipped == ()
     assert [(act.view, act.lie) for act in story.acts] == [
@@ -72,10 +85,11 @@ def test_the_default_story_walks_the_plate_and_every_caption_fits_two_lines_at_8
         ("procedure", ""),
         ("matrix", ""),
         ("curve", ""),
+        ("curve", ""),
     ]
     assert {act.view for act in story.acts} - {""} == set(VIEWS)
     for act in story.acts:
-        assert act.title and act.say and caption_lines(f"act 6 of 6: {act.title}  {act.say}") <= 2, act.title
+        assert act.title and act.say and caption_lines(f"act 7 of 7: {act.title}  {act.say}") <= 2, act.title
         for probe in act.probes:
             parse_sum(probe.text)
             assert probe.say and caption_lines(probe.say) <= 2, probe.text

@@ -117,6 +117,33 @@ async def test_brackets_step_through_the_stores_curves(tmp_path, monkeypatch):
         await wait_for(pilot, lambda: "curve 1 of 2: newer pool" in _text(app, "#curve-status"), what="back")
 
 
+async def test_a_curve_asked_for_by_its_pools_words_shows_then_steps_as_before(tmp_path, monkeypatch):
+    """A talk's act asks for the curve over a pool by its words: the view shows the newest curve with those words
+    (not the store's newest), a reading begun before the ask does not replace it, and `]` then steps from there;
+    words no curve has leave the view where it was."""
+    monkeypatch.setenv("BREADTH_STORE", str(tmp_path / "s.sqlite"))
+    base = weights_hash(BASE)
+    with Store() as store:
+        _fill(store, StoredCurve(_plan(), "older pool", base), {1: 0, 2: 0, 4: 0, CEILING: 0.5})
+        store.db.execute("UPDATE curves SET created = 1")
+        _fill(store, StoredCurve(_plan(held=3), "newer pool", base), {1: 0, 2: 0, 4: 0, CEILING: 0.5})
+    app = fake_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("f11")
+        view = app.screen
+        view.show_curve("older pool")  # at once, while the view's first reading (the newest) is under way
+        await wait_for(pilot, lambda: "curve 2 of 2: older pool" in _text(app, "#curve-status"), what="the asked")
+        for _ in range(3):  # the view re-reads every few seconds: it stays on the curve asked for
+            view.read_store()
+            await pilot.pause(0.2)
+        assert "curve 2 of 2: older pool" in _text(app, "#curve-status")
+        await pilot.press("right_square_bracket")
+        await wait_for(pilot, lambda: "curve 1 of 2: newer pool" in _text(app, "#curve-status"), what="a step on")
+        view.show_curve("no such pool")
+        await wait_for(pilot, lambda: not view.words, what="the reading for unknown words")
+        assert "curve 1 of 2: newer pool" in _text(app, "#curve-status")
+
+
 async def test_a_fresh_home_shows_the_shipped_curve_and_says_so(tmp_path, monkeypatch):
     """No curve in the user's store (a talk from a fresh home): the view shows the shipped store's curve, marked."""
     monkeypatch.setenv("BREADTH_STORE", str(tmp_path / "empty.sqlite"))

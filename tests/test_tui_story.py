@@ -33,6 +33,11 @@ def _caption(app) -> str:
     return app.screen.query_one(Caption).plain()
 
 
+def _status(app) -> str:
+    """The curve view's line over its chart: which curve it shows."""
+    return str(app.screen.query_one("#curve-status", Static).render())
+
+
 async def _step(pilot, key: str = "pagedown") -> None:
     """Press `key` and let a race it starts finish (the pace is instant in these tests)."""
     await pilot.press(key)
@@ -43,42 +48,47 @@ async def _step(pilot, key: str = "pagedown") -> None:
 async def test_pagedown_walks_the_default_story_act_by_act_with_captions_lies_and_views():
     """Each act opens with its title and caption; its probes race with theirs; the lie act sets the calculator and
     the next act makes it honest again; the procedure, matrix and curve acts open their views with the caption on
-    them, and PageDown goes on from inside them."""
+    them (each curve act the curve its words name: the flat one, then the one that rises), and PageDown goes on
+    from inside them."""
     app = BreadthApp(engine_factory=FakeEngine, demo=default_story())
     async with app.run_test(size=(80, 24)) as pilot:
         await wait_for(pilot, lambda: app.supervisor.ready, what="the engine")
         app.playground.pace = 0
-        assert not app.query_one(Caption).display and "6 acts, 8 probes" in _message(app)
+        assert not app.query_one(Caption).display and "7 acts, 8 probes" in _message(app)
         await _step(pilot)
-        assert _caption(app).startswith("act 1 of 6: Three models, one sum  One model, fine-tuned")
+        assert _caption(app).startswith("act 1 of 7: Three models, one sum  One model, fine-tuned")
         titles = [lane.state.title for lane in app.playground.race.views()]
         assert all(f"({title})" in _caption(app) for title in titles[:2]), titles  # the specialists, by name
         assert not app.playground.race.by_probe  # an act's opening plays nothing
         await _step(pilot)
         assert "race 23+45" in _head(app) and "B23+45| is a model's call to the calculator" in _caption(app)
-        assert "act 1 of 6 · probe 1 of 4: 23+45" in _message(app)
+        assert "act 1 of 7 · probe 1 of 4: 23+45" in _message(app)
         for _ in range(5):  # the race's other three probes, then the next act's opening and its first probe
             await _step(pilot)
         assert "race 12+34+56" in _head(app) and "a3x2" in _caption(app)
         await _step(pilot)
         await _step(pilot)  # the lie's opening
-        assert _caption(app).startswith("act 3 of 6: The lie") and app.playground.lie_spec() == "off by one"
+        assert _caption(app).startswith("act 3 of 7: The lie") and app.playground.lie_spec() == "off by one"
         await _step(pilot)
         assert "race 23+45" in _head(app) and "69" in _caption(app)
         await _step(pilot)
         await _step(pilot)  # the shipped model's snapshots: the procedure opens, the calculator honest again
         assert isinstance(app.screen, ProcedureView) and app.playground.lie_spec() == ""
         await wait_for(pilot, lambda: app.screen.query(Caption), what="the caption on the procedure view")
-        assert _caption(app).startswith("act 4 of 6: The procedure forming  The mix's training from its first")
+        assert _caption(app).startswith("act 4 of 7: The procedure forming  The mix's training from its first")
         await wait_for(pilot, lambda: app.screen.at == 0, what="the first snapshot")  # where the procedure forms
         await _step(pilot)  # from inside the procedure view
         assert isinstance(app.screen, MatrixView)
         await wait_for(pilot, lambda: app.screen.query(Caption), what="the caption on the matrix")
-        assert _caption(app).startswith("act 5 of 6: The matrix") and app.screen.query_one(Caption).display
-        await _step(pilot)  # from inside the matrix view: the breadth curve
+        assert _caption(app).startswith("act 5 of 7: The matrix") and app.screen.query_one(Caption).display
+        await _step(pilot)  # from inside the matrix view: the breadth curve where breadth stops
         assert isinstance(app.screen, CurveView)
         await wait_for(pilot, lambda: app.screen.query(Caption), what="the caption on the curve")
-        assert _caption(app).startswith("act 6 of 6: The breadth curve") and app.screen.query_one(Caption).display
+        assert _caption(app).startswith("act 6 of 7: Where breadth stops") and app.screen.query_one(Caption).display
+        await wait_for(pilot, lambda: "operands=2 ·" in _status(app), what="the two-number curve")
+        await _step(pilot)  # from inside the curve view: the curve where breadth carries, in the same view
+        assert isinstance(app.screen, CurveView) and _caption(app).startswith("act 7 of 7: Where breadth carries")
+        await wait_for(pilot, lambda: "operands=3 ·" in _status(app), what="the three-number curve")
         await _step(pilot)  # from inside the curve view: the story's end, back on the main screen
         assert app.screen is app.screen_stack[0] and "end of the story" in _message(app)
 

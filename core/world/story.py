@@ -11,6 +11,8 @@ act with no title):
     # act: Three models race          a new act, with its title
     # say: Each was fine-tuned on...  a caption: the act's (before its first probe) or the probe's above it
     # view: matrix                    the act opens a view (procedure, matrix, curve) on its opening step
+    # curve: operands=3               which breadth curve its curve view shows: the store's newest over this
+                                      pool (the words `breadth curve` names it by); without it, the newest
     # lie: off by one                 the calculator of the act's probes: honest, off by one, or a number
     23+45                             a probe: any sum the playground can pose (core.world.probe)
     3+4+5  # say: two calls           a caption on the probe's own line
@@ -32,6 +34,7 @@ from breadth.core.world.verdict import Failure
 VIEWS = ("procedure", "matrix", "curve")  # what an act may open; which of them a front end can show is its own
 HONEST = ("", "honest")  # the words for a calculator that tells the truth
 MAX_SAY = 400  # characters of one caption
+MAX_CURVE_WORDS = 200  # characters of a curve's pool words (as a stored curve keeps them)
 MAX_PROBE_LINES = 500  # lines read from a probes file
 DEFAULT_STORY = "default_story.txt"  # shipped beside this module
 IN_PLAIN_WORDS = {  # a verdict's failure kind (core.world.verdict.Failure), said once to an audience
@@ -42,7 +45,7 @@ IN_PLAIN_WORDS = {  # a verdict's failure kind (core.world.verdict.Failure), sai
     Failure.WRONG_OPERANDS.value: "the right number of calls, on the wrong numbers",
     Failure.ANSWER_DIFFERS.value: "right calls, but the answer is not the calculator's reply",
 }
-_DIRECTIVE = re.compile(r"#\s*(act|say|view|lie)\s*:(.*)", re.IGNORECASE)
+_DIRECTIVE = re.compile(r"#\s*(act|say|view|lie|curve)\s*:(.*)", re.IGNORECASE)
 _INLINE_SAY = re.compile(r"#\s*say\s*:(.*)", re.IGNORECASE)
 
 
@@ -62,6 +65,7 @@ class Act:
     say: str = ""
     view: str = ""  # one of VIEWS, or '' for the race alone
     lie: str = ""  # '' (honest), 'off by one' or a number: a `Lie` spec (core.world.calculator)
+    curve: str = ""  # the pool words of the curve its curve view shows (`operands=3`); '' for the newest curve
     probes: tuple[Probe, ...] = ()
 
     @property
@@ -129,6 +133,8 @@ def read_story(text: str) -> Story:
                 act = Act(title=value)
             elif key == "say":
                 caption(value)
+            elif key == "curve":
+                act = replace(act, curve=value[:MAX_CURVE_WORDS])
             else:
                 why = _view_refusal(value) if key == "view" else _lie_refusal(value)
                 if why:

@@ -8,7 +8,8 @@ and the first time a verdict's failure kind shows (`malformed call`), what it me
 A probe stepped to before the engine is ready waits, named, and plays once it is; past the last step the
 story says it has ended rather than playing the last probe again. An act whose view this app cannot show
 (a view a newer story names) is left out; an act whose view does not open (the procedure with no snapshots to
-show) is stepped over.
+show) is stepped over. An act may name the curve its curve view shows by its pool's words (`# curve: operands=3`),
+so a talk can show both where breadth does not transfer and where it does.
 """
 
 from __future__ import annotations
@@ -140,6 +141,8 @@ class DemoMode(Part):
             self._main_screen()
         elif not view.opened(self.app):
             return False
+        elif act.curve and isinstance(self.app.screen, CurveView):
+            self.app.screen.show_curve(act.curve)  # the act's curve, by its pool's words
         if entering:
             self._set_lie(act.lie)
         self.waiting = None

@@ -5,9 +5,10 @@ re-reads the store every few seconds in a thread worker and draws the newest cur
 environments and on the held-out ones (means over split x seed pairs) against N, and the ceiling (the held-out
 environments trained directly) as a line; under the chart, a row per N with its 95% interval, the gap and the share
 of pairs that transfer, then what keeps the curve from being read (training environments not learned, a low
-ceiling). `[` and `]` step through the store's curves; F12 saves the curve as a figure. From a fresh home (a talk)
-it shows the curve shipped with breadth (`breadth.results/curve.sqlite`) and says so. What the store holds is shown
-as text, never as markup.
+ceiling). `[` and `]` step through the store's curves; F12 saves the curve as a figure. A talk's act may ask for a
+curve by its pool's words (`operands=3`): the view shows the newest curve over that pool, then steps as before.
+From a fresh home (a talk) it shows the curve shipped with breadth (`breadth.results/curve.sqlite`) and says so.
+What the store holds is shown as text, never as markup.
 """
 
 from __future__ import annotations
@@ -51,18 +52,19 @@ class CurveRead:
     skipped: int = 0  # stored curves this breadth cannot read (another version's environments, a damaged row)
 
 
-def read_curve(index: int) -> CurveRead:
-    """The store's curve number `index` (newest first, clamped) with its points; the shipped curve if the user's
-    store holds none. StoreError or GridError (one line) if the store cannot be read."""
+def read_curve(index: int, words: str = "") -> CurveRead:
+    """The store's curve number `index` (newest first, clamped) with its points, or with `words` the newest curve
+    whose pool was chosen by those words (`index` if none was); the shipped curve if the user's store holds none.
+    StoreError or GridError (one line) if the store cannot be read."""
     with Store(read_only=True) as store:
         rows = store.curves()
         if rows:
-            return _read(store, rows, index, shipped=False)
+            return _read(store, rows, index, shipped=False, words=words)
     with Store(SHIPPED_CURVE, immutable=True) as store:
-        return _read(store, store.curves(), index, shipped=True)
+        return _read(store, store.curves(), index, shipped=True, words=words)
 
 
-def _read(store: Store, rows: list, index: int, shipped: bool) -> CurveRead:
+def _read(store: Store, rows: list, index: int, shipped: bool, words: str = "") -> CurveRead:
     curves, skipped = [], len(store.unreadable)
     for _, data, created in rows:
         try:
@@ -71,6 +73,7 @@ def _read(store: Store, rows: list, index: int, shipped: bool) -> CurveRead:
             skipped += 1
     if not curves:
         return CurveRead(shipped=shipped, skipped=skipped)
+    index = next((i for i, c in enumerate(curves) if words and c.what == words), index)
     index = min(max(index, 0), len(curves) - 1)
     curve = curves[index]
     jobs = curve.plan.jobs(curve.base_hash)
@@ -163,10 +166,12 @@ class CurveView(Screen):
 
         read: CurveRead = field(default_factory=CurveRead)
         error: str = ""
+        words: str = ""  # the pool words it was asked for ('' for a curve by index)
 
-    def __init__(self) -> None:
+    def __init__(self, words: str = "") -> None:
         super().__init__()
         self.index = 0  # the curve shown, newest first
+        self.words = words  # the next reading shows the newest curve over this pool ('' for the curve at `index`)
         self.last = CurveRead()
         self.logged = ""  # the last store error written to app.log (not every few seconds)
 
@@ -196,26 +201,29 @@ class CurveView(Screen):
 
     def read_store(self) -> None:
         """Re-read the store in a thread worker (SQLite and the plan's keys stay off the UI thread)."""
-        self.run_worker(self._read, thread=True, group="curve", exclusive=True)
+        index, words = self.index, self.words
+        self.run_worker(lambda: self._read(index, words), thread=True, group="curve", exclusive=True)
 
-    def _read(self) -> None:
+    def _read(self, index: int, words: str) -> None:
         try:
-            self.post_message(self.Read(read_curve(self.index)))
+            self.post_message(self.Read(read_curve(index, words), words=words))
         except Exception as e:  # noqa: BLE001 -- a store that cannot be read is one line, and the view stays
             if one_line(e) != self.logged:
                 self.logged = one_line(e)
                 log_error(e, "reading the results store for the breadth curve")
-            self.post_message(self.Read(error=one_line(e)))
+            self.post_message(self.Read(error=one_line(e), words=words))
 
     @on(Read)
     @guarded
     def show_read(self, message: Read) -> None:
         status = self.query_one("#curve-status", Static)
+        if message.words != self.words:
+            return  # a reading begun before a talk's act asked for a curve by its words: the asked one follows
         if message.error:
             status.update(Text(f"results store not read: {shown(message.error)}", style="bold red"))
             return
         read = message.read
-        self.index = read.index
+        self.index, self.words = read.index, ""  # found by its words, the curve is then stepped from by index
         status.update(Text(status_line(read)))
         if read == self.last:
             return  # nothing new: no redraw
@@ -226,6 +234,12 @@ class CurveView(Screen):
         self.query_one("#curve-warnings", Static).update(
             Text("\n".join(f"! {line}" for line in said), style="yellow") if said else ""
         )
+
+    def show_curve(self, words: str) -> None:
+        """Show the newest curve over the pool these words chose (a talk's act asks by words, as `breadth curve`
+        names a pool); the newest curve of all if `words` is ''."""
+        self.index, self.words = 0, words
+        self.read_store()
 
     def action_step(self, by: int) -> None:
         """`[` an older curve, `]` a newer one (the store's curves, newest first)."""
