@@ -144,6 +144,34 @@ async def test_a_curve_asked_for_by_its_pools_words_shows_then_steps_as_before(t
         assert "curve 1 of 2: newer pool" in _text(app, "#curve-status")
 
 
+async def test_a_store_as_it_was_is_not_read_again_until_it_changes(tmp_path, monkeypatch):
+    """Polling costs a query while the store is as it was (a talk's shipped store, every few seconds): the curve's
+    runs are read again only when a run or a curve is stored, or another curve is asked for."""
+    monkeypatch.setenv("BREADTH_STORE", str(tmp_path / "s.sqlite"))
+    base = weights_hash(BASE)
+    curve = StoredCurve(_plan(), "a pool", base)
+    rates = {1: 0, 2: 0, 4: 0, CEILING: 0.5}
+    with Store() as store:
+        _fill(store, curve, rates, limit=3)
+    reads = []
+    real = curve_view._read
+    monkeypatch.setattr(curve_view, "_read", lambda *a, **k: reads.append(1) or real(*a, **k))
+    app = fake_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("f11")
+        await wait_for(pilot, lambda: "3/8 runs" in _text(app, "#curve-status"), what="the first reading")
+        view, first = app.screen, len(reads)
+        for _ in range(4):
+            view.read_store()
+            await pilot.pause(0.2)
+        assert len(reads) == first  # unchanged: not read again
+        with Store() as store:
+            _fill(store, curve, rates)
+        view.read_store()
+        await wait_for(pilot, lambda: "8/8 runs" in _text(app, "#curve-status"), what="the new runs")
+        assert len(reads) == first + 1
+
+
 async def test_a_fresh_home_shows_the_shipped_curve_and_says_so(tmp_path, monkeypatch):
     """No curve in the user's store (a talk from a fresh home): the view shows the shipped store's curve, marked."""
     monkeypatch.setenv("BREADTH_STORE", str(tmp_path / "empty.sqlite"))

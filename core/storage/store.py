@@ -206,6 +206,16 @@ class Store:
                 self.unreadable.append(str(e))
         return found
 
+    def state(self) -> tuple[int, float, int, float]:
+        """How far the store has filled: how many runs and curves it holds and when the newest of each was stored
+        (a reader that polls re-reads only when this changes)."""
+        try:
+            runs = self.db.execute("SELECT COUNT(*), COALESCE(MAX(created), 0) FROM runs").fetchone()
+            curves = self.db.execute("SELECT COUNT(*), COALESCE(MAX(created), 0) FROM curves").fetchone()
+        except sqlite3.Error as e:
+            raise StoreError(f"{self.path}: cannot read the store's state: {sqlite_why(e)}") from None
+        return (runs[0], runs[1], curves[0], curves[1])
+
     def add_curve(self, name: str, plan: dict) -> bool:
         """Record a breadth curve's plan under `name` (its runs are stored as they finish); False if a plan of that
         name was there already (nothing changes)."""

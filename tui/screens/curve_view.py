@@ -50,21 +50,25 @@ class CurveRead:
     total: int = 0  # runs the plan asks for
     shipped: bool = False  # the user's store holds no curve: this is the one shipped with breadth
     skipped: int = 0  # stored curves this breadth cannot read (another version's environments, a damaged row)
+    state: tuple = ()  # which store was read and how far it had filled (`Store.state`): unchanged, not read again
 
 
-def read_curve(index: int, words: str = "") -> CurveRead:
+def read_curve(index: int, words: str = "", known: tuple = ()) -> CurveRead | None:
     """The store's curve number `index` (newest first, clamped) with its points, or with `words` the newest curve
     whose pool was chosen by those words (`index` if none was); the shipped curve if the user's store holds none.
-    StoreError or GridError (one line) if the store cannot be read."""
+    None if the store is as `known` (a reading's `state`): nothing to read again. StoreError or GridError (one
+    line) if the store cannot be read."""
     with Store(read_only=True) as store:
-        rows = store.curves()
-        if rows:
-            return _read(store, rows, index, shipped=False, words=words)
+        state = (False, *store.state())
+        if state[3]:  # the user's store holds a curve
+            return None if state == known else _read(store, store.curves(), index, state, words)
     with Store(SHIPPED_CURVE, immutable=True) as store:
-        return _read(store, store.curves(), index, shipped=True, words=words)
+        state = (True, *store.state())
+        return None if state == known else _read(store, store.curves(), index, state, words)
 
 
-def _read(store: Store, rows: list, index: int, shipped: bool, words: str = "") -> CurveRead:
+def _read(store: Store, rows: list, index: int, state: tuple, words: str = "") -> CurveRead:
+    shipped = state[0]
     curves, skipped = [], len(store.unreadable)
     for _, data, created in rows:
         try:
@@ -72,7 +76,7 @@ def _read(store: Store, rows: list, index: int, shipped: bool, words: str = "") 
         except GridError:
             skipped += 1
     if not curves:
-        return CurveRead(shipped=shipped, skipped=skipped)
+        return CurveRead(shipped=shipped, skipped=skipped, state=state)
     index = next((i for i, c in enumerate(curves) if words and c.what == words), index)
     index = min(max(index, 0), len(curves) - 1)
     curve = curves[index]
@@ -81,7 +85,7 @@ def _read(store: Store, rows: list, index: int, shipped: bool, words: str = "") 
     runs = {run.key: run for run in store.runs(base_hash=curve.base_hash, mixes=mixes)}
     stored = sum(job.key in runs for job, _, _ in jobs)
     found = points(curve.plan, runs, curve.base_hash)
-    return CurveRead(curve, index, len(curves), found, stored, len(jobs), shipped, skipped)
+    return CurveRead(curve, index, len(curves), found, stored, len(jobs), shipped, skipped, state)
 
 
 def status_line(read: CurveRead) -> str:
@@ -200,13 +204,17 @@ class CurveView(Screen):
         self.set_interval(REFRESH_SECONDS, self.read_store)
 
     def read_store(self) -> None:
-        """Re-read the store in a thread worker (SQLite and the plan's keys stay off the UI thread)."""
-        index, words = self.index, self.words
-        self.run_worker(lambda: self._read(index, words), thread=True, group="curve", exclusive=True)
+        """Re-read the store in a thread worker (SQLite and the plan's keys stay off the UI thread); a store as it
+        was when the curve shown was read (the shipped one always) is not read again for the same curve."""
+        index, words, last = self.index, self.words, self.last
+        known = last.state if not words and last.curve is not None and index == last.index else ()
+        self.run_worker(lambda: self._read(index, words, known), thread=True, group="curve", exclusive=True)
 
-    def _read(self, index: int, words: str) -> None:
+    def _read(self, index: int, words: str, known: tuple) -> None:
         try:
-            self.post_message(self.Read(read_curve(index, words), words=words))
+            read = read_curve(index, words, known)
+            if read is not None:
+                self.post_message(self.Read(read, words=words))
         except Exception as e:  # noqa: BLE001 -- a store that cannot be read is one line, and the view stays
             if one_line(e) != self.logged:
                 self.logged = one_line(e)
