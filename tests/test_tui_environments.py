@@ -85,7 +85,13 @@ async def test_shift_f3_scores_the_playing_model_and_shows_a_heat_map_by_dimensi
         assert table.virtual_size.width <= table.scrollable_content_region.width  # every column at 80
         for selector in ("#env-title", "#env-state", "#env-key"):
             line = view.query_one(selector, Static)
-            assert Text(str(line.render())).cell_len <= line.size.width * line.size.height  # wrapped, not cut
+            # wrapped, not cut (its height follows its text on the refresh after the text is set)
+            await wait_for(
+                pilot,
+                lambda line=line: Text(str(line.render())).cell_len <= line.size.width * line.size.height,
+                timeout=5,
+                what=f"{selector} wrapped",
+            )
 
 
 async def test_the_cursor_cell_lists_its_environments_with_their_rates_and_failures_as_text_never_markup():
