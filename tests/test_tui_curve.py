@@ -99,14 +99,19 @@ async def test_runs_stored_while_the_view_is_open_fill_the_curve(tmp_path, monke
         await wait_for(pilot, lambda: any("ceiling" in row for row in _rows(app)), timeout=10, what="the ceiling row")
 
 
-async def test_brackets_step_through_the_stores_curves(tmp_path, monkeypatch):
-    """Two curves in the store: the newest shows first, `[` the older one, `]` back."""
+def _two_curves(tmp_path, monkeypatch) -> None:
+    """The user's store holds two curves: `older pool`, then `newer pool`."""
     monkeypatch.setenv("BREADTH_STORE", str(tmp_path / "s.sqlite"))
     base = weights_hash(BASE)
     with Store() as store:
         _fill(store, StoredCurve(_plan(), "older pool", base), {1: 0, 2: 0, 4: 0, CEILING: 0.5})
         store.db.execute("UPDATE curves SET created = 1")
         _fill(store, StoredCurve(_plan(held=3), "newer pool", base), {1: 0, 2: 0, 4: 0, CEILING: 0.5})
+
+
+async def test_brackets_step_through_the_stores_curves(tmp_path, monkeypatch):
+    """Two curves in the store: the newest shows first, `[` the older one, `]` back."""
+    _two_curves(tmp_path, monkeypatch)
     app = fake_app()
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.press("f11")
@@ -121,12 +126,7 @@ async def test_a_curve_asked_for_by_its_pools_words_shows_then_steps_as_before(t
     """A talk's act asks for the curve over a pool by its words: the view shows the newest curve with those words
     (not the store's newest), a reading begun before the ask does not replace it, and `]` then steps from there;
     words no curve has leave the view where it was."""
-    monkeypatch.setenv("BREADTH_STORE", str(tmp_path / "s.sqlite"))
-    base = weights_hash(BASE)
-    with Store() as store:
-        _fill(store, StoredCurve(_plan(), "older pool", base), {1: 0, 2: 0, 4: 0, CEILING: 0.5})
-        store.db.execute("UPDATE curves SET created = 1")
-        _fill(store, StoredCurve(_plan(held=3), "newer pool", base), {1: 0, 2: 0, 4: 0, CEILING: 0.5})
+    _two_curves(tmp_path, monkeypatch)
     app = fake_app()
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.press("f11")
