@@ -121,17 +121,23 @@ def weights_hash(path: str | os.PathLike) -> str:
     return hashlib.sha256(data[start:]).hexdigest()[:16]
 
 
-def _read_raw_header(path: Path) -> tuple[dict, int, int]:
-    """The header's JSON object, its length in bytes and the file's size."""
+def _read_raw_header(path: Path, what: str = "breadth checkpoint") -> tuple[dict, int, int]:
+    """The header's JSON object, its length in bytes and the file's size.
+
+    A file that is not safetensors (too short, a length past its end or the limit, a header that is not a JSON
+    object) gets one line that is the same whatever its bytes are: nothing read from it (its first 8 bytes as a
+    length, say) is ever shown, so naming a private file reveals nothing of what it holds.
+    """
+    not_safetensors = f"{path}: not a {what} (not a safetensors file, or truncated)"
     try:
         with open_regular(path) as f:
             size = os.fstat(f.fileno()).st_size
             head = f.read(8)
             if len(head) < 8:
-                raise CheckpointError(f"{path}: truncated (no safetensors header)")
+                raise CheckpointError(not_safetensors)
             (n,) = struct.unpack("<Q", head)
             if n > size - 8 or n > MAX_HEADER:
-                raise CheckpointError(f"{path}: truncated or not a safetensors file (header of {n:,} bytes)")
+                raise CheckpointError(not_safetensors)
             text = f.read(n)
     except UserFileError as e:
         if e.errno == errno.ENOENT:
@@ -141,12 +147,10 @@ def _read_raw_header(path: Path) -> tuple[dict, int, int]:
         raise CheckpointError(f"{path}: cannot read ({e.strerror or type(e).__name__})") from None
     try:
         header = json.loads(text)
-    except (UnicodeDecodeError, ValueError):
-        raise CheckpointError(f"{path}: not a safetensors file (unreadable header)") from None
-    except RecursionError:
-        raise CheckpointError(f"{path}: not a safetensors file (header nested too deeply)") from None
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        raise CheckpointError(not_safetensors) from None
     if not isinstance(header, dict):
-        raise CheckpointError(f"{path}: not a safetensors file (header is not a JSON object)")
+        raise CheckpointError(not_safetensors)
     return header, n, size
 
 

@@ -192,7 +192,7 @@ def read_snapshot_header(path: str | os.PathLike) -> SnapshotHeader:
     """The header of the sidecar at `path`, checked whole; SnapshotError with one line otherwise."""
     path = Path(path)
     try:
-        raw, length, size = _read_raw_header(path)
+        raw, length, size = _read_raw_header(path, "breadth snapshot file")
         tensors = _tensor_table(path, raw, size, 8 + length, DTYPE, ITEMSIZE)
     except CheckpointError as e:  # the path names the sidecar: `X.snapshots.safetensors: truncated ...`
         raise SnapshotError(str(e)) from None
