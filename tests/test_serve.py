@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import signal
 import socket
 import subprocess
@@ -122,16 +123,17 @@ def _start_page(*flags: str) -> tuple[list[str], str]:
 @pytest.mark.parametrize(
     ("flags", "no_files"),
     [
-        ((), False),  # 127.0.0.1 by default: loopback
-        (("--host", "127.0.0.1"), False),
+        ((), True),  # 127.0.0.1 by default: loopback, files off too
+        (("--host", "127.0.0.1"), True),
         (("--host", "0.0.0.0"), True),  # every address of the machine: not loopback
         (("--host", "0.0.0.0", "--allow-files"), False),
-        (("--no-files",), True),  # asked for on loopback too
+        (("--allow-files",), False),
+        (("--no-files",), True),
     ],
 )
-def test_served_off_loopback_the_apps_are_told_no_files_unless_allow_files(flags, no_files):
-    """Off loopback the served command carries --no-files (shown on the start page, said by the server) unless
-    --allow-files is given; on loopback it does not."""
+def test_served_apps_are_told_no_files_unless_allow_files(flags, no_files):
+    """The served command carries --no-files (shown on the start page, said by the server) unless --allow-files
+    is given, on loopback as off it."""
     lines, page = _start_page(*flags)
     assert ("--no-files" in page) == no_files
     assert any("cannot load, save or write figures" in line for line in lines) == no_files
@@ -201,7 +203,7 @@ def test_no_files_flag_sets_the_variable_the_app_reads(monkeypatch):
 
     monkeypatch.delenv(NO_FILES_ENV, raising=False)
     seen = []
-    monkeypatch.setattr(entry, "_run_app", lambda demo, fresh=False: seen.append(entry.os.environ.get(NO_FILES_ENV)))
+    monkeypatch.setattr(entry, "_run_app", lambda demo, fresh=False: seen.append(os.environ.get(NO_FILES_ENV)))
     entry.main(["--no-files"])
     assert seen == ["1"]
 
@@ -330,8 +332,6 @@ def test_stopping_or_killing_the_server_ends_every_app_and_engine(sig):
 def test_no_files_in_process_is_undone_when_the_app_ends(monkeypatch):
     """`main(["--no-files"])` called in-process (a script, a test) tells its app no files, and only that app: once
     it ends, the environment is as it was, so the next app in the process may load and save again."""
-    import os
-
     from breadth.tui import __main__ as entry
 
     seen = []

@@ -8,14 +8,15 @@ the file never stops a talk.
 
 `--fresh` runs the app on a temporary breadth folder (`core.storage.paths.fresh_home`), removed when the app
 ends, also by SIGTERM, SIGHUP or SIGINT (each ends the app as Ctrl+Q does) or a crash. `--serve` serves the app
-to browsers instead (`tui.serve`); `--no-files` is what it passes to the apps it serves off loopback.
+to browsers instead (`tui.serve`). What a browser may touch: `--no-files` is what it passes to every app it serves
+(on loopback too) unless given `--allow-files`; off loopback (or with `--fresh`) each browser's app gets its own
+`--fresh` folder with `--max-checkpoints VISITOR_CHECKPOINTS`, unless given `--shared-store`.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import signal
 import sys
 from typing import TYPE_CHECKING
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
 PROBES_LIMIT = 64_000  # bytes in a probes file
 MAX_CONNECTIONS = 3  # --serve: browsers at once, each with its app and engine (about 0.36 GB idle, measured)
 CONNECTIONS_LIMIT = 64  # more is a typo, not a room
+CHECKPOINTS_LIMIT = 10_000  # --max-checkpoints: more is a typo
 USAGE_ERROR = 2
 SERVE_INSTALL = "pip install -c constraints.txt -e '.[serve]'"  # the serve extra, as the README installs it
 
@@ -55,7 +57,14 @@ def _parser() -> argparse.ArgumentParser:
         "--no-files",
         action="store_true",
         help="refuse Load, Save and figures (anything that uses a path on this machine): what --serve passes "
-        "to the apps it serves off loopback",
+        "to the apps it serves unless given --allow-files",
+    )
+    parser.add_argument(
+        "--max-checkpoints",
+        type=_checkpoints,
+        metavar="N",
+        help="with --fresh: refuse training once the folder holds N trained models: what --serve passes to the "
+        "folder of each browser",
     )
     serving = parser.add_argument_group(
         f"serving the app to browsers (needs the serve extra, from the repository: {SERVE_INSTALL})"
@@ -74,7 +83,15 @@ def _parser() -> argparse.ArgumentParser:
     serving.add_argument(
         "--allow-files",
         action="store_true",
-        help="with --serve off loopback: let the page load, save and write figures on this machine",
+        help="with --serve: let the page load, save and write figures on this machine, as you (off by default, "
+        "on loopback too)",
+    )
+    serving.add_argument(
+        "--shared-store",
+        action="store_true",
+        help="with --serve: every browser uses one breadth folder (yours; with --fresh, one temporary folder) and "
+        "sees every browser's runs; by default each browser off loopback, or each with --fresh, gets its own "
+        "temporary folder, removed when its tab closes",
     )
     return parser
 
@@ -90,6 +107,13 @@ def _connections(text: str) -> int:
     """A number of connections for --max-connections: 1 to CONNECTIONS_LIMIT."""
     if not text.isdigit() or not 1 <= int(text) <= CONNECTIONS_LIMIT:
         raise argparse.ArgumentTypeError(f"{text!r} is not a number of connections from 1 to {CONNECTIONS_LIMIT}")
+    return int(text)
+
+
+def _checkpoints(text: str) -> int:
+    """A number of trained models for --max-checkpoints: 1 to CHECKPOINTS_LIMIT."""
+    if not text.isdigit() or not 1 <= int(text) <= CHECKPOINTS_LIMIT:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of checkpoints from 1 to {CHECKPOINTS_LIMIT}")
     return int(text)
 
 
@@ -124,27 +148,24 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.probes and not args.demo:
         _refuse("--probes goes with --demo")
-    for flag in ("host", "port", "max_connections", "allow_files"):
+    for flag in ("host", "port", "max_connections", "allow_files", "shared_store"):
         if getattr(args, flag) not in (None, False) and not args.serve:
             _refuse(f"--{flag.replace('_', '-')} goes with --serve")
     if args.allow_files and args.no_files:
         _refuse("--allow-files and --no-files say opposite things: give one")
+    if args.max_checkpoints and args.serve:
+        _refuse("--max-checkpoints is what --serve gives each browser's own folder, not a flag of the server")
+    if args.max_checkpoints and not args.fresh:
+        _refuse("--max-checkpoints goes with --fresh (it caps a temporary folder)")
     demo = demo_probes(args.probes) if args.demo else None  # a bad probes file stops the server too
     if args.serve:
         return _serve(args)
-    if not args.no_files:
-        return _run_here(demo, args.fresh)
+    from breadth.core.storage.paths import CHECKPOINTS_ENV, environment
     from breadth.tui.file_access import NO_FILES_ENV
 
-    before = os.environ.get(NO_FILES_ENV)
-    os.environ[NO_FILES_ENV] = "1"  # the app, and nothing it starts, may use a path on this machine
-    try:
-        return _run_here(demo, args.fresh)
-    finally:  # called in-process (a test, a script), the next app may use files again
-        if before is None:
-            os.environ.pop(NO_FILES_ENV, None)
-        else:
-            os.environ[NO_FILES_ENV] = before
+    told = {NO_FILES_ENV: "1" if args.no_files else None, CHECKPOINTS_ENV: args.max_checkpoints}
+    with environment({name: str(value) for name, value in told.items() if value is not None}):
+        return _run_here(demo, args.fresh)  # the app, and the engine it starts, read them
 
 
 def _run_here(demo, fresh: bool) -> int:
@@ -207,12 +228,46 @@ def _serve(args) -> int:
         sock = serve.listen(host, 8000 if args.port is None else args.port)
     except serve.ServeError as e:
         _refuse(str(e))
-    no_files = args.no_files or not (args.allow_files or serve.is_loopback(sock))
-    served = serve.served_command(args.demo, args.probes, args.fresh, no_files)
-    if no_files:
-        print("breadth-tui: the page cannot load, save or write figures on this machine", flush=True)
+    from breadth.core.storage.paths import VISITOR_CHECKPOINTS
+
+    loopback = serve.is_loopback(sock)
+    no_files = not args.allow_files  # on loopback too: the page is not the person at this machine
+    own_folders = not args.shared_store and (args.fresh or not loopback)
+    cap = VISITOR_CHECKPOINTS if own_folders else None
+    served = serve.served_command(args.demo, args.probes, own_folders, no_files, cap)
+    for line in _visitor_lines(no_files, loopback, own_folders, args.fresh):
+        print(f"breadth-tui: {line}", flush=True)
     max_connections = args.max_connections or MAX_CONNECTIONS
-    return serve.serve(served, sock, max_connections, announce=lambda line: print(line, flush=True))
+    announce = lambda line: print(line, flush=True)  # noqa: E731
+    if not (args.fresh and args.shared_store):
+        return serve.serve(served, sock, max_connections, announce=announce)
+    from breadth.core.storage.paths import fresh_home
+
+    with fresh_home():  # one temporary folder for every browser, gone when the server stops
+        return serve.serve(served, sock, max_connections, announce=announce)
+
+
+def _visitor_lines(no_files: bool, loopback: bool, own_folders: bool, fresh: bool) -> list[str]:
+    """What the server says, as it starts, about what a browser may touch: files, and whose runs it sees."""
+    from breadth.core.storage.paths import VISITOR_CHECKPOINTS
+
+    if no_files:
+        lines = ["files off: the page cannot load, save or write figures on this machine (--allow-files allows it)"]
+    else:
+        lines = ["files on: the page can load, save and write figures on this machine, as you"]
+        if not loopback:
+            lines.append(
+                "warning: --allow-files off loopback: anyone who can open the page can read and write your files"
+            )
+    if own_folders:
+        lines.append(
+            f"each browser gets its own temporary breadth folder (at most {VISITOR_CHECKPOINTS} trained models), "
+            "removed when its tab closes; it sees the shipped runs and its own"
+        )
+    else:
+        folder = "one temporary breadth folder" if fresh else "your breadth folder"
+        lines.append(f"every browser uses {folder} and sees every browser's runs")
+    return lines
 
 
 if __name__ == "__main__":

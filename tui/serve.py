@@ -2,9 +2,11 @@
 
 Each browser connection starts its own `breadth-tui` process (and so its own engine), so the server takes at
 most `max_connections` at once and says so on the start panel, which stays until its Start button is pressed
-(a page merely opened starts nothing); one more gets a page saying the places are taken. Served on an address
-other than loopback, the apps are started with `--no-files`: nothing on the page can read or write a path on
-the serving machine (Load, Save and figures refuse in one line) unless the server was given `--allow-files`.
+(a page merely opened starts nothing); one more gets a page saying the places are taken. The apps are started
+with `--no-files`, on loopback too: nothing on the page can read or write a path on the serving machine (Load,
+Save and figures refuse in one line) unless the server was given `--allow-files`. Off loopback (or with `--fresh`)
+each app gets `--fresh --max-checkpoints N`: its own temporary breadth folder, removed when it ends (and, should
+the app be killed outright, by the server once it has gone), unless the server was given `--shared-store`.
 The start panel shows the served command line, so it holds no path (a probes file shows as `FILE`) and no
 secret. Stopping the server (Ctrl+C, SIGTERM) ends every app, which ends its engine; an app whose server is
 killed outright ends on its broken pipe, and on Linux gets SIGTERM from the kernel too.
@@ -29,6 +31,8 @@ from aiohttp import WSCloseCode, web
 from textual_serve.app_service import AppService
 from textual_serve.server import Server, to_int
 
+from breadth.core.storage.paths import remove_orphans
+
 STOP_GRACE = 5.0  # seconds an app has to quit (and stop its engine) before it is terminated, then killed
 FULL_WAIT = 60.0  # seconds a refused connection keeps its message on screen before it is closed
 
@@ -45,8 +49,14 @@ class Served:
     shown: str  # `breadth-tui --demo --probes FILE --no-files`: no path, no secret
 
 
-def served_command(demo: bool, probes: str | None, fresh: bool, no_files: bool) -> Served:
-    """The app's command line for each connection: the same interpreter, the flags it was given."""
+def served_command(
+    demo: bool, probes: str | None, fresh: bool, no_files: bool, max_checkpoints: int | None = None
+) -> Served:
+    """The app's command line for each connection: the same interpreter, the flags it was given.
+
+    `fresh`: each connection's app makes its own temporary breadth folder (removed when it ends), holding at most
+    `max_checkpoints` trained models; `no_files`: nothing on the page may use a path on this machine.
+    """
     flags, shown = [], []
     if demo:
         flags.append("--demo")
@@ -54,10 +64,11 @@ def served_command(demo: bool, probes: str | None, fresh: bool, no_files: bool) 
     if probes:
         flags += ["--probes", os.path.abspath(probes)]
         shown += ["--probes", "FILE"]
-    for on, flag in ((fresh, "--fresh"), (no_files, "--no-files")):
+    cap = ["--max-checkpoints", str(max_checkpoints)] if fresh and max_checkpoints else []
+    for on, given in ((fresh, ["--fresh", *cap]), (no_files, ["--no-files"])):
         if on:
-            flags.append(flag)
-            shown.append(flag)
+            flags += given
+            shown += given
     return Served([sys.executable, "-m", "breadth.tui", *flags], shlex.join(["breadth-tui", *shown]))
 
 
@@ -168,6 +179,7 @@ class AppProcess(AppService):
                 continue
         if process is not None and process.returncode is None:
             await process.wait()
+        await asyncio.to_thread(remove_orphans)  # the --fresh folder of an app killed outright goes with it too
 
 
 class BreadthServer(Server):

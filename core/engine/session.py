@@ -13,6 +13,7 @@ the loop only ends on Quit or when stdin closes.
 from __future__ import annotations
 
 import ctypes
+import errno
 import math
 import os
 import queue
@@ -28,8 +29,9 @@ from pathlib import Path
 
 from breadth.core.engine import protocol as p
 from breadth.core.learning.models import Models
-from breadth.core.storage.files import check_output
+from breadth.core.storage.files import UserFileError, check_output
 from breadth.core.storage.header import CheckpointError, weights_hash
+from breadth.core.storage.paths import folder_full
 from breadth.core.storage.snapshot_file import snapshot_problems
 from breadth.core.storage.store import Store, StoredRun, StoreError, run_key
 from breadth.core.world.calculator import Lie
@@ -179,6 +181,9 @@ class Session:
         mix, settings = Mix.parse(cmd.mix), made_by.settings.from_dict(cmd.settings)
         held_out = held_out_count(cmd.held_out)
         check_output(Path(cmd.out_dir) / "new.safetensors")  # refuse an unwritable runs folder before training
+        full = folder_full(cmd.out_dir)  # a served browser's own folder takes a bounded number of models
+        if full:
+            raise UserFileError(errno.EDQUOT, full)
         key = f"run:{cmd.id}"
         every = cmd.snapshot_every and max(cmd.snapshot_every, math.ceil(settings.steps / (MAX_SNAPSHOTS - 2)))
         kept = self._new_snapshots(key)
@@ -219,7 +224,8 @@ class Session:
             self.emit(p.Trained(cmd.id, key, "", record.to_dict(), f"not saved ({_one_line(e)}); kept in memory"))
             return
         self.files[key] = path
-        self.emit(p.Trained(cmd.id, key, path, meta, self._record(record, cmd.base, path)))
+        note = "; ".join(filter(None, (self._record(record, cmd.base, path), folder_full(cmd.out_dir))))
+        self.emit(p.Trained(cmd.id, key, path, meta, note))
         _give_back_memory()
 
     def _new_snapshots(self, key: str) -> dict[int, object]:

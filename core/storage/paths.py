@@ -4,7 +4,8 @@ The shipped checkpoints are found through `importlib.resources`, so a plain `pip
 without the source tree. Nothing is ever written into the installed package: models made by the
 user go to the user's data folder (`platformdirs`, e.g. `~/.local/share/breadth`) or where they say.
 `fresh_home()` swaps that folder for a temporary one (`breadth-tui --fresh`, so a talk never shows last
-week's runs) and removes it afterwards.
+week's runs, and what `--serve` gives each browser off loopback) and removes it afterwards. `BREADTH_MAX_CHECKPOINTS`
+caps the trained models a runs folder takes (`folder_full`): a served browser's folder holds VISITOR_CHECKPOINTS.
 """
 
 from __future__ import annotations
@@ -69,19 +70,31 @@ def fresh_home() -> Iterator[Path]:
     remove_orphans()
     folder = Path(tempfile.mkdtemp(prefix=FRESH_PREFIX))
     (folder / FRESH_OWNER).write_text(str(os.getpid()))
-    before = {name: os.environ.get(name) for name in LOCATIONS}
-    for name in LOCATIONS:
-        os.environ.pop(name, None)
-    os.environ["BREADTH_HOME"] = str(folder)
     try:
-        yield folder
+        with environment({name: None for name in LOCATIONS} | {"BREADTH_HOME": str(folder)}):
+            yield folder
     finally:
-        for name, value in before.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
         shutil.rmtree(folder, ignore_errors=True)
+
+
+@contextmanager
+def environment(changes: dict[str, str | None]) -> Iterator[None]:
+    """Set the variables of `changes` (None: unset) for this process and those it starts; as they were on leaving
+    (also by an exception), so the next thing run in-process (a test, a script) finds them untouched."""
+    before = {name: os.environ.get(name) for name in changes}
+    try:
+        _set_variables(changes)
+        yield
+    finally:
+        _set_variables(before)
+
+
+def _set_variables(values: dict[str, str | None]) -> None:
+    for name, value in values.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
 
 
 def remove_orphans(where: Path | None = None) -> list[Path]:
@@ -107,3 +120,34 @@ def remove_orphans(where: Path | None = None) -> list[Path]:
 def _running(pid: int) -> bool:
     """Whether process `pid` exists (a pid fresh_home cannot have written counts as running: keep the folder)."""
     return pid <= 0 or process_running(pid)
+
+
+CHECKPOINTS_ENV = "BREADTH_MAX_CHECKPOINTS"  # the most trained models a runs folder takes (unset: no cap)
+# What `--serve` gives each browser's own temporary folder: a class's afternoon of experiments. A trained model is a
+# 1.4 MB checkpoint and its snapshots (2.8 MB beside a shipped run of default steps, 29 MB at most: 42 in float16),
+# so a page's folder stays under 20 x 31 MB = 0.6 GB however long it is used.
+VISITOR_CHECKPOINTS = 20
+
+
+def checkpoints_cap() -> int | None:
+    """The most trained models a runs folder may hold (`BREADTH_MAX_CHECKPOINTS`), or None: no cap."""
+    text = os.environ.get(CHECKPOINTS_ENV, "")
+    return int(text) if text.isdigit() else None
+
+
+def folder_full(folder: str | os.PathLike) -> str | None:
+    """None while the runs `folder` may take another trained model; else the one line saying it is full."""
+    cap = checkpoints_cap()
+    if cap is None:
+        return None
+    try:
+        held = sum(1 for f in Path(folder).glob("*.safetensors") if not f.name.endswith(".snapshots.safetensors"))
+    except OSError:
+        held = 0
+    if held < cap:
+        return None
+    models = "model" if held == 1 else "models"
+    return (
+        f"this page's folder is full: {held} trained {models}, the most it keeps on the serving machine is {cap}"
+        " (reload the page for an empty one)"
+    )

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from breadth.core.engine import protocol as p
 from breadth.core.storage.header import CheckpointError
-from breadth.core.storage.paths import BASE, runs_dir
+from breadth.core.storage.paths import BASE, folder_full, runs_dir
 from breadth.core.world.recipes import REWARD, recipe_of
 from breadth.core.world.records import HeldOutScore
 from breadth.tui import messages as m
@@ -39,6 +39,10 @@ class Training(Part):
             return
         if app.supervisor.gave_up:
             app.train_panel.show_error(engine_gone())
+            return
+        full = folder_full(runs_dir())  # a served browser's own folder: the engine would refuse it too
+        if full:
+            app.train_panel.show_error(full)
             return
         self.job += 1
         app.training = self.job
