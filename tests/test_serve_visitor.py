@@ -279,3 +279,34 @@ async def test_the_app_says_the_cap_when_reached_and_refuses_the_next_run_inline
         assert app.jobs.job == 1 and app.training is None
         assert panel.status_is_error and panel.status.startswith("this page's folder is full")
         assert "\n" not in panel.status
+
+
+@pytest.mark.slow
+def test_a_served_browsers_folder_goes_when_its_tab_closes_and_the_rest_when_the_server_stops(tmp_path):
+    """`--serve --fresh`, two pages: two apps, each on its own temporary folder; closing one page removes its
+    folder, SIGTERM to the server removes the other (the server exits 0)."""
+    import aiohttp
+    from serve_helpers import start_server, stop
+
+    server, url, _ = start_server("--fresh", env={"TMPDIR": str(tmp_path)})
+    folders = lambda: sorted(tmp_path.glob(FRESH_PREFIX + "*"))  # noqa: E731
+
+    async def two_pages_then_one() -> list[Path]:
+        async with aiohttp.ClientSession() as session:
+            address = url.replace("http", "ws") + "ws?width=80&height=24"
+            first, second = await session.ws_connect(address), await session.ws_connect(address)
+            await asyncio.to_thread(wait_until, lambda: len(folders()) == 2, 60, "a folder for each page")
+            both = folders()
+            owners = {(f / "owner.pid").read_text() for f in both}
+            await first.close()
+            await asyncio.to_thread(wait_until, lambda: len(folders()) == 1, 60, "the closed page's folder to go")
+            assert second is not None and len(owners) == 2  # two apps, each the owner of its own folder
+            server.send_signal(signal.SIGTERM)
+            await asyncio.to_thread(wait_until, lambda: not folders(), 60, "the other folder to go with the server")
+            return both
+
+    try:
+        both = asyncio.run(two_pages_then_one())
+        assert len(both) == 2 and server.wait(20) == 0
+    finally:
+        stop(server)
