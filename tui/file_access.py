@@ -1,7 +1,7 @@
-"""Whether this app may read or write a path on the machine it runs on: not when served off loopback.
+"""Whether this app may read or write a path on the machine it runs on: not when served to a browser.
 
-`breadth-tui --no-files` (what `--serve` passes to the apps it serves on an address other than loopback,
-unless given `--allow-files`) sets `BREADTH_NO_FILES=1`; Load, Save and figures then refuse in one line
+`breadth-tui --no-files` (what `--serve` passes to every app it serves, on loopback too, unless given
+`--allow-files`) sets `BREADTH_NO_FILES=1`; Load, Save and figures then refuse in one line
 instead of opening a path prompt or writing a file, so nobody at a browser can reach the serving machine's
 files.
 """
@@ -14,7 +14,7 @@ NO_FILES_ENV = "BREADTH_NO_FILES"  # "1": this app refuses every action that rea
 
 
 def files_allowed() -> bool:
-    """False when this app was started with `--no-files` (served off loopback without `--allow-files`)."""
+    """False when this app was started with `--no-files` (served without `--allow-files`)."""
     return os.environ.get(NO_FILES_ENV) != "1"
 
 

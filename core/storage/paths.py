@@ -124,8 +124,8 @@ def _running(pid: int) -> bool:
 
 CHECKPOINTS_ENV = "BREADTH_MAX_CHECKPOINTS"  # the most trained models a runs folder takes (unset: no cap)
 # What `--serve` gives each browser's own temporary folder: a class's afternoon of experiments. A trained model is a
-# 1.4 MB checkpoint and its snapshots (2.8 MB beside a shipped run of default steps, 29 MB at most: 42 in float16),
-# so a page's folder stays under 20 x 31 MB = 0.6 GB however long it is used.
+# 1.4 MB checkpoint and its snapshots (2.8 MB beside the shipped 400-step runs; at most 40 stored, each 343,968
+# weights in float16: 27.5 MB), so a page's folder stays under 20 x 29 MB = 0.58 GB however long it is used.
 VISITOR_CHECKPOINTS = 20
 
 

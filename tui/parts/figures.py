@@ -34,7 +34,7 @@ class Figures(Part):
         """Save the screen (SVG now, on this thread; PNG later) and the current model's slide (or the view's own
         `slide`), in a worker."""
         app = self.app
-        if not files_allowed():  # served off loopback: nothing is written on the serving machine
+        if not files_allowed():  # served (no --allow-files): nothing is written on the serving machine
             self._say(view, refusal("figures"), error=True)
             return
         if self.saving:

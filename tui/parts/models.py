@@ -156,7 +156,7 @@ class Models(Part):
         if key is None:
             self.app.notify("no model to save", severity="warning")
             return
-        if refuse_paths(self.app, "save"):  # served off loopback: no path on the serving machine
+        if refuse_paths(self.app, "save"):  # served (no --allow-files): no path on the serving machine
             return
         self.app.open_screen(SavePrompt, lambda: SavePrompt(self.entries[key]), lambda t: self.save_to(key, t))
 
@@ -194,7 +194,7 @@ class Models(Part):
 
     def load(self) -> None:
         """Load a checkpoint from a path and switch to it."""
-        if refuse_paths(self.app, "load"):  # served off loopback: no path on the serving machine
+        if refuse_paths(self.app, "load"):  # served (no --allow-files): no path on the serving machine
             return
         self.app.open_screen(LoadPrompt, LoadPrompt, self.add_loaded_model)
 
