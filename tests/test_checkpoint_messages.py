@@ -83,3 +83,18 @@ async def test_the_private_files_first_bytes_are_not_shown_by_the_load_prompt(tm
         said = prompt.message
     assert "not a breadth checkpoint" in said
     assert str(SECRET_NUMBER) not in said and f"{SECRET_NUMBER:,}" not in said and "s3cr3t" not in said
+
+
+def test_a_sidecar_that_is_another_programs_safetensors_shows_none_of_its_tensor_names(tmp_path):
+    """Beside a checkpoint, a safetensors file of another program (int64 tensors) is refused as no breadth snapshot
+    file, naming none of its tensors."""
+    import numpy as np
+    from safetensors.numpy import save_file
+
+    from breadth.core.storage.snapshot_file import SnapshotError, read_snapshot_header
+
+    path = tmp_path / "m.snapshots.safetensors"
+    save_file({"hunter2_weights": np.zeros(3, dtype=np.int64)}, str(path))
+    with pytest.raises(SnapshotError) as refused:
+        read_snapshot_header(path)
+    assert str(refused.value) == f"{path}: not a breadth snapshot file"

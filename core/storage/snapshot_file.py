@@ -193,16 +193,19 @@ def read_snapshot_header(path: str | os.PathLike) -> SnapshotHeader:
     path = Path(path)
     try:
         raw, length, size = _read_raw_header(path, "breadth snapshot file")
-        tensors = _tensor_table(path, raw, size, 8 + length, DTYPE, ITEMSIZE)
-    except CheckpointError as e:  # the path names the sidecar: `X.snapshots.safetensors: truncated ...`
+    except CheckpointError as e:  # the path names the sidecar: `X.snapshots.safetensors: not a breadth ...`
         raise SnapshotError(str(e)) from None
     stored = raw.get("__metadata__")
     try:
         meta = json.loads(stored[KEY]) if isinstance(stored, dict) and isinstance(stored.get(KEY), str) else None
     except (ValueError, RecursionError):
         meta = None
-    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+    if not isinstance(meta, dict) or meta.get("format") != FORMAT:  # before its tensors: another file's names unshown
         raise SnapshotError(f"{path}: not a breadth snapshot file")
+    try:
+        tensors = _tensor_table(path, raw, size, 8 + length, DTYPE, ITEMSIZE)
+    except CheckpointError as e:
+        raise SnapshotError(str(e)) from None
     if meta.get("version") != VERSION:
         version = _short(meta.get("version"))
         raise SnapshotError(f"{path}: snapshot file version {version}, this program reads {VERSION}")
