@@ -254,16 +254,16 @@ def test_the_engine_refuses_to_train_past_the_cap_in_one_line(tmp_path, monkeypa
     trained = [e for e in events if isinstance(e, p.Trained)]
     failed = [e for e in events if isinstance(e, p.Failed)]
     assert [e.id for e in trained] == [1, 2] and all(e.path for e in trained)
-    assert "folder is full" not in trained[0].note and "folder is full: 2 trained models" in trained[1].note
-    assert len(failed) == 1 and failed[0].id == 3 and "\n" not in failed[0].message
-    assert failed[0].message.startswith("this page's folder is full: 2 trained models") and "is 2" in failed[0].message
+    full = "folder full: 2 trained models, the most this page keeps (reload it for an empty one)"
+    assert "folder full" not in trained[0].note and trained[1].note == full
+    assert len(failed) == 1 and failed[0].id == 3 and failed[0].message == full
     assert not any(isinstance(e, p.Step) and e.id == 3 for e in events)
     assert len([f for f in tmp_path.glob("*.safetensors") if ".snapshots." not in f.name]) == 2
 
 
 async def test_the_app_says_the_cap_when_reached_and_refuses_the_next_run_inline(monkeypatch):
     """With a cap of 1: the first run is trained and saved, the status line saying the folder is full; F2 again
-    trains nothing and the status line is that one line."""
+    trains nothing, the status line is that one line, and a notification holds it whole."""
     monkeypatch.setattr("fake_engine.STEP_SECONDS", 0.0)
     monkeypatch.setenv(CHECKPOINTS_ENV, "1")
     app = fake_app()
@@ -273,12 +273,13 @@ async def test_the_app_says_the_cap_when_reached_and_refuses_the_next_run_inline
         await pilot.press("f2")
         await wait_for(pilot, lambda: app.training is None and app.jobs.job == 1, 20, "the run to end")
         panel = app.train_panel
-        assert "saved" in panel.status and "this page's folder is full: 1 trained model," in panel.status
+        full = "folder full: 1 trained model, the most this page keeps (reload it for an empty one)"
+        assert "saved" in panel.status and panel.status.endswith(full)
         await pilot.press("f2")
         await pilot.pause()
         assert app.jobs.job == 1 and app.training is None
-        assert panel.status_is_error and panel.status.startswith("this page's folder is full")
-        assert "\n" not in panel.status
+        assert panel.status_is_error and panel.status == full
+        assert any(n.message == full for n in app._notifications)
 
 
 @pytest.mark.slow

@@ -63,8 +63,8 @@ def _parser() -> argparse.ArgumentParser:
         "--max-checkpoints",
         type=_checkpoints,
         metavar="N",
-        help="with --fresh: refuse training once the folder holds N trained models: what --serve passes to the "
-        "folder of each browser",
+        help="with --fresh: refuse training once the folder holds N trained models (what --serve gives each "
+        "browser's own folder)",
     )
     serving = parser.add_argument_group(
         f"serving the app to browsers (needs the serve extra, from the repository: {SERVE_INSTALL})"

@@ -146,8 +146,5 @@ def folder_full(folder: str | os.PathLike) -> str | None:
         held = 0
     if held < cap:
         return None
-    models = "model" if held == 1 else "models"
-    return (
-        f"this page's folder is full: {held} trained {models}, the most it keeps on the serving machine is {cap}"
-        " (reload the page for an empty one)"
-    )
+    models = "model" if cap == 1 else "models"
+    return f"folder full: {cap} trained {models}, the most this page keeps (reload it for an empty one)"

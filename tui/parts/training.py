@@ -43,6 +43,7 @@ class Training(Part):
         full = folder_full(runs_dir())  # a served browser's own folder: the engine would refuse it too
         if full:
             app.train_panel.show_error(full)
+            app.notify(full, severity="warning", timeout=10)  # whole: the panel's border cuts a long line
             return
         self.job += 1
         app.training = self.job
