@@ -254,7 +254,7 @@ def test_the_engine_refuses_to_train_past_the_cap_in_one_line(tmp_path, monkeypa
     trained = [e for e in events if isinstance(e, p.Trained)]
     failed = [e for e in events if isinstance(e, p.Failed)]
     assert [e.id for e in trained] == [1, 2] and all(e.path for e in trained)
-    full = "folder full: 2 trained models, the most this page keeps (reload it for an empty one)"
+    full = "folder full (2 models): reload for an empty one"
     assert "folder full" not in trained[0].note and trained[1].note == full
     assert len(failed) == 1 and failed[0].id == 3 and failed[0].message == full
     assert not any(isinstance(e, p.Step) and e.id == 3 for e in events)
@@ -273,7 +273,7 @@ async def test_the_app_says_the_cap_when_reached_and_refuses_the_next_run_inline
         await pilot.press("f2")
         await wait_for(pilot, lambda: app.training is None and app.jobs.job == 1, 20, "the run to end")
         panel = app.train_panel
-        full = "folder full: 1 trained model, the most this page keeps (reload it for an empty one)"
+        full = "folder full (1 model): reload for an empty one"
         assert "saved" in panel.status and panel.status.endswith(full)
         await pilot.press("f2")
         await pilot.pause()

@@ -147,4 +147,4 @@ def folder_full(folder: str | os.PathLike) -> str | None:
     if held < cap:
         return None
     models = "model" if cap == 1 else "models"
-    return f"folder full: {cap} trained {models}, the most this page keeps (reload it for an empty one)"
+    return f"folder full ({cap} {models}): reload for an empty one"  # short: a panel's border, a toast, 80 columns
