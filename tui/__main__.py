@@ -19,6 +19,7 @@ import argparse
 import asyncio
 import signal
 import sys
+from contextlib import nullcontext
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -228,7 +229,7 @@ def _serve(args) -> int:
         sock = serve.listen(host, 8000 if args.port is None else args.port)
     except serve.ServeError as e:
         _refuse(str(e))
-    from breadth.core.storage.paths import VISITOR_CHECKPOINTS
+    from breadth.core.storage.paths import VISITOR_CHECKPOINTS, fresh_home
 
     loopback = serve.is_loopback(sock)
     no_files = not args.allow_files  # on loopback too: the page is not the person at this machine
@@ -238,13 +239,9 @@ def _serve(args) -> int:
     for line in _visitor_lines(no_files, loopback, own_folders, args.fresh):
         print(f"breadth-tui: {line}", flush=True)
     max_connections = args.max_connections or MAX_CONNECTIONS
-    announce = lambda line: print(line, flush=True)  # noqa: E731
-    if not (args.fresh and args.shared_store):
-        return serve.serve(served, sock, max_connections, announce=announce)
-    from breadth.core.storage.paths import fresh_home
-
-    with fresh_home():  # one temporary folder for every browser, gone when the server stops
-        return serve.serve(served, sock, max_connections, announce=announce)
+    shared_fresh = fresh_home() if args.fresh and args.shared_store else nullcontext()
+    with shared_fresh:  # --fresh --shared-store: one temporary folder for every browser, gone when the server stops
+        return serve.serve(served, sock, max_connections, announce=lambda line: print(line, flush=True))
 
 
 def _visitor_lines(no_files: bool, loopback: bool, own_folders: bool, fresh: bool) -> list[str]:
