@@ -1,7 +1,8 @@
 """The `breadth` command line's parser: its subcommands and flags, each setting's flag from its declaration.
 
 Commands read what they need of parsed flags through `recipe_settings` and `figure_paths`; the
-entry point is `breadth.core.cli.main`.
+entry point is `breadth.core.cli.main`. A path flag's type says what the command does with it (an output, an
+input, a store it adds to or reads), so `check_paths` finds every output of every command from the parser alone.
 """
 
 from __future__ import annotations
@@ -441,7 +442,7 @@ def command_actions(parser: argparse.ArgumentParser) -> dict[str, list[argparse.
     return {name: command._actions for name, command in sub.choices.items()}
 
 
-def written(action: argparse.Action, value: Path) -> list[Path]:
+def files_written(action: argparse.Action, value: Path) -> list[Path]:
     """The files an output flag of `action`'s type, given `value`, writes."""
     from breadth.core.storage.snapshot_file import sidecar_of
 
@@ -466,7 +467,7 @@ def check_paths(parser: argparse.ArgumentParser, args: argparse.Namespace) -> No
         path
         for a, value in given
         if a.type in OUTPUTS and (value is not None or hasattr(a, "written_by_default"))
-        for path in written(a, value if value is not None else a.written_by_default())
+        for path in files_written(a, value if value is not None else a.written_by_default())
     ]
     check_outputs(outputs, inputs=[*inputs, *store_files(store)])
     if any(a.type is _store_written for a in actions):

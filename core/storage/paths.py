@@ -1,8 +1,9 @@
 """Where breadth's files live: the shipped checkpoints (package data) and the user's data folder.
 
 The shipped checkpoints are found through `importlib.resources`, so a plain `pip install .` works
-without the source tree. Nothing is ever written into the installed package: models made by the
-user go to the user's data folder (`platformdirs`, e.g. `~/.local/share/breadth`) or where they say.
+without the source tree. Nothing is ever written into the installed package (`installed_folder_of`: the one
+writer and the store refuse it): models made by the user go to the user's data folder (`platformdirs`, e.g.
+`~/.local/share/breadth`, or where BREADTH_HOME says, checked by `location`) or where they say.
 `fresh_home()` swaps that folder for a temporary one (`breadth-tui --fresh`, so a talk never shows last
 week's runs) and removes it afterwards.
 """
@@ -22,7 +23,7 @@ from pathlib import Path
 
 from platformdirs import user_data_path
 
-from breadth.core.storage.files import UserFileError, process_running, same_file, user_path
+from breadth.core.storage.files import UserFileError, inside_the_package, process_running, same_file, user_path
 
 
 def shipped_checkpoint(name: str) -> Path:
@@ -78,7 +79,7 @@ def location(name: str, folder: bool = True) -> Path | None:
     if not raw:
         return None
     if not raw.strip():
-        raise UserFileError(errno.EINVAL, f"{name} is blank; unset it, or name a folder by its full path")
+        raise UserFileError(errno.EINVAL, f"{name} is blank; unset it, or give a full path")
     try:
         raw.encode()
     except UnicodeEncodeError:
@@ -92,10 +93,8 @@ def location(name: str, folder: bool = True) -> Path | None:
         raise UserFileError(errno.ENOTDIR, f"{name}={raw}: not a folder")
     if not folder and path.is_dir():
         raise UserFileError(errno.EISDIR, f"{name}={raw}: a folder; name the store's file, e.g. {path}/runs.sqlite")
-    if folder and installed_folder_of(path) is not None:
-        raise UserFileError(
-            errno.EINVAL, f"{name}={raw}: inside the installed breadth package, which breadth never writes into"
-        )
+    if folder and (installed := installed_folder_of(path)) is not None:
+        raise UserFileError(errno.EINVAL, f"{name}={raw}: {inside_the_package(installed)}")
     return path
 
 
