@@ -135,3 +135,18 @@ def test_no_output_replaces_the_store_an_input_or_the_installed_package(
     assert len(err.splitlines()) == 1 and err.startswith("error: "), err
     assert _state(aimed) == before
     assert _installed() == installed
+
+
+@pytest.mark.parametrize("command, flag", [(c, _flag(a)) for c, a in _outputs() if a.type in cli.OUTPUTS])
+@pytest.mark.parametrize("folder", [".", "..", "/"])
+def test_an_output_named_like_a_folder_is_one_line(tmp_path, monkeypatch, capsys, command, flag, folder):
+    """Every output flag given `.`, `..` or `/` (a folder, not a file) is refused in one line, exit 2, before any
+    work: never a traceback (train --out / raised a ValueError naming the snapshots beside it)."""
+    monkeypatch.chdir(tmp_path)
+    checkpoint = tmp_path / "input.safetensors"
+    checkpoint.write_bytes(BASE.read_bytes())
+    argv = _argv(command, Path(folder), flag, checkpoint, tmp_path)
+    capsys.readouterr()
+    assert main(argv) == 2, argv
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1 and ("directory" in err or "folder" in err), err

@@ -448,7 +448,7 @@ def files_written(action: argparse.Action, value: Path) -> list[Path]:
 
     if action.type is _figure:
         return figure_paths(value)
-    return [value, sidecar_of(value)] if action.type is _checkpoint_out else [value]
+    return [value, sidecar_of(value)] if action.type is _checkpoint_out and value.name else [value]  # `/`: a folder
 
 
 def check_paths(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
