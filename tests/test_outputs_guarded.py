@@ -118,13 +118,15 @@ def test_no_output_replaces_the_store_an_input_or_the_installed_package(
         "the shipped base": BASE,
         "the shipped results": SHIPPED_RESULTS,
         "a new file in the package": SHIPPED_RESULTS.parent / f"new{suffix}",
-        "a source file": Path(cli.__file__).with_suffix(".png" if figure else ".py"),
+        "a source file": Path(cli.__file__),
     }.get(target)
     if target.startswith("the store"):
         aimed = Path(f"{store}{target.removeprefix('the store')}")
     elif target == "a hard link to an input":
         aimed = tmp_path / f"link{checkpoint.suffix}"
         os.link(checkpoint, aimed)
+    if figure:  # FIGURE writes FIGURE.png (and .svg): beside a shipped file with no picture, a new one
+        aimed = aimed.with_suffix(".png")
     argv = _argv(command, aimed.with_suffix("") if figure else aimed, flag, checkpoint, tmp_path)
     if naming == "--store":
         argv += ["--store", str(store)]
@@ -133,6 +135,7 @@ def test_no_output_replaces_the_store_an_input_or_the_installed_package(
     assert main(argv) == 2, argv
     err = capsys.readouterr().err
     assert len(err.splitlines()) == 1 and err.startswith("error: "), err
+    assert aimed.name in err and ("input" in err or "installed breadth package" in err), err  # refused for this
     assert _state(aimed) == before
     assert _installed() == installed
 
