@@ -4,9 +4,9 @@ Reading: only regular files are opened (a FIFO, a device, a directory or a symli
 before anything blocks), and every failure becomes one `UserFileError` line naming the path.
 Writing: a temporary file beside the target, fsynced, then renamed over it (or linked, when the
 target must not exist yet), so a crash, a cancel or Ctrl-C at any moment leaves the old file or the
-new one, never half. Only a regular file (or nothing) is ever replaced, never the file being read,
-never anything inside the installed package;
-writability is checked before long work starts; temporary files of dead writers are removed.
+new one, never half. Only a regular file (or nothing) is ever replaced, never the file being read, never
+anything inside the installed package; writability is checked before long work starts; temporary files of dead
+writers are removed.
 """
 
 from __future__ import annotations
