@@ -53,6 +53,12 @@ def _run(venv: Path, *args: str, cwd: Path, env: dict | None = None) -> subproce
     )
 
 
+def _shipped_two_digit(venv: Path, cwd: Path) -> Path:
+    """Where the installed package keeps the shipped two-digit model."""
+    script = "from breadth.core.storage.presets import PRESETS; print(PRESETS['two_digit_70'].shipped)"
+    return Path(_run(venv, "python", "-c", script, cwd=cwd).stdout.strip())
+
+
 @SLOW
 def test_the_installed_package_carries_the_shipped_models(installed, tmp_path):
     """The shipped checkpoints (and the shipped results the matrix view falls back to) are found inside the
@@ -76,14 +82,8 @@ def test_the_installed_package_carries_the_shipped_models(installed, tmp_path):
 @SLOW
 def test_installed_breadth_plays_a_shipped_model(installed, tmp_path):
     """`breadth play <shipped two-digit model> 23+45` from the installed package solves it with one call."""
-    where = _run(
-        installed,
-        "python",
-        "-c",
-        "from breadth.core.storage.presets import PRESETS; print(PRESETS['two_digit_70'].shipped)",
-        cwd=tmp_path,
-    ).stdout.strip()
-    out = _run(installed, "breadth", "play", where, "23+45", cwd=tmp_path)
+    where = _shipped_two_digit(installed, tmp_path)
+    out = _run(installed, "breadth", "play", str(where), "23+45", cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     assert out.stdout.splitlines()[0] == "23+45=B23+45|68|68|"
     assert "verdict: correct" in out.stdout
@@ -135,3 +135,16 @@ def test_every_package_folder_is_installed_under_the_breadth_namespace():
     }
     assert set(config["packages"]) == folders
     assert config["package-dir"] == {f"breadth.{top}": top for top in ("core", "tui", "checkpoints", "results")}
+
+
+@SLOW
+def test_installed_breadth_never_writes_into_the_installed_package(installed, tmp_path):
+    """From a plain install, `envs --json` and `train --out` naming a shipped checkpoint in site-packages are
+    refused in one line (exit 2) before any work, and the shipped checkpoint keeps its bytes."""
+    where = _shipped_two_digit(installed, tmp_path)
+    before = where.read_bytes()
+    for argv in (["envs", "--json", where], ["train", "--mix", "two_digit=1", "--out", where]):
+        out = _run(installed, "breadth", *map(str, argv), cwd=tmp_path)
+        assert out.returncode == 2 and len(out.stderr.splitlines()) == 1, out.stderr
+        assert "installed breadth package" in out.stderr
+    assert where.read_bytes() == before and installed in where.parents

@@ -144,9 +144,21 @@ def _refuse(line: str):
     raise SystemExit(USAGE_ERROR)
 
 
+def _check_locations() -> None:
+    """An odd BREADTH_HOME, BREADTH_RUNS or BREADTH_STORE (relative, a file, inside the package...): one line."""
+    from breadth.core.storage.files import UserFileError
+    from breadth.core.storage.paths import check_locations
+
+    try:
+        check_locations()
+    except UserFileError as e:
+        _refuse(str(e))
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the app (or serve it); Ctrl+Q quits. The exit status is the app's: 0, or 1 after a crash (logged)."""
     args = _parser().parse_args(argv)
+    _check_locations()
     if args.probes and not args.demo:
         _refuse("--probes goes with --demo")
     for flag in ("host", "port", "max_connections", "allow_files", "shared_store"):

@@ -9,15 +9,15 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.text import Text
 
-from breadth.core.cli.parser import figure_paths, recipe_settings
+from breadth.core.cli.parser import recipe_settings
 from breadth.core.cli.tables import episode_json, episode_lines, plate_table, scores_table
 from breadth.core.results.grid import Grid, GridError, parse_seeds
-from breadth.core.storage.files import check_output, check_outputs, write_json
+from breadth.core.storage.files import write_json
 from breadth.core.storage.header import read_header, weights_hash
 from breadth.core.storage.paths import BASE, default_base_out
 from breadth.core.storage.presets import PRESETS
-from breadth.core.storage.snapshot_file import keep_every, sidecar_of
-from breadth.core.storage.store import Store, StoredRun, StoreError, run_key, store_files
+from breadth.core.storage.snapshot_file import keep_every
+from breadth.core.storage.store import Store, StoredRun, StoreError, run_key
 from breadth.core.world.mix import Mix
 from breadth.core.world.probe import parse_sum
 from breadth.core.world.records import RunMeta
@@ -54,7 +54,7 @@ def pretrain(args) -> int:
         kind.from_text(**{s.name: getattr(args, s.name) for s in kind.settings() if getattr(args, s.name) is not None})
         for kind in (PretrainSettings, ModelShape)
     )
-    out = check_output(args.out or default_base_out())
+    out = args.out or default_base_out()  # checked by check_paths, as every output is
     use_one_thread()
     torch.manual_seed(settings.seed)
     model = GPT(GPTConfig(**shape.to_dict()))
@@ -83,8 +83,6 @@ def train(args) -> int:
     settings = recipe_settings(args, args.seed)
     base = args.base or BASE
     read_header(base)  # fail fast on a bad base
-    outputs = [args.out, sidecar_of(args.out)]  # the checkpoint and its snapshots beside it
-    check_outputs(outputs, inputs=[base, *store_files(args.store)])  # an output that cannot be written, or
     Store(args.store).close()  # a store that cannot be used: refused before training, not after
     kept: dict = {}  # step -> snapshot, for the scrubber (Ctrl+W in the app)
     with _progress() as bar:
@@ -142,7 +140,6 @@ def evaluate(args) -> int:
 
     held_out = held_out_from_text(args.held_out)
     seed = None if args.seed is None else FinetuneSettings.from_text(seed=args.seed).seed
-    check_outputs([args.json, *figure_paths(args.figure)], inputs=[args.checkpoint])  # before evaluating, not after
     use_one_thread()
     model, header = checkpoint.load(args.checkpoint)
     seed = seed if seed is not None else header.run.seed or 0
@@ -200,7 +197,6 @@ def plate(args) -> int:
     held_out = held_out_from_text(args.held_out)
     seeds = parse_seeds(args.seeds)
     settings = recipe_settings(args)
-    check_outputs([args.json], inputs=[BASE, *store_files(args.store)])
     grid = Grid(tuple(p.mix for p in PRESETS.values()), settings, (), seeds, held_out)
     start = time.perf_counter()
     base_hash = weights_hash(BASE)

@@ -26,7 +26,7 @@ from breadth.core.results.dimensions import (
     summary_json,
 )
 from breadth.core.results.matrix import band
-from breadth.core.storage.files import check_outputs, write_json
+from breadth.core.storage.files import write_json
 from breadth.core.world.calculator import FORMS
 from breadth.core.world.environments import EnvError, draw, environment
 from breadth.core.world.families import Family
@@ -132,7 +132,6 @@ def evaluate_environments(args) -> int:
     held_out = held_out_from_text(args.held_out)
     seed = None if args.seed is None else FinetuneSettings.from_text(seed=args.seed).seed
     families = chosen(args.envs, args.where or [], args.draw, args.draw_seed)  # refused before the model loads
-    check_outputs([args.json], inputs=[args.checkpoint])
     use_one_thread()
     model, header = checkpoint.load(args.checkpoint)
     seed = seed if seed is not None else header.run.seed or 0

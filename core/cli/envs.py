@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from breadth.core.storage.files import check_outputs, write_json
+from breadth.core.storage.files import write_json
 from breadth.core.world.calculator import FORMS
 from breadth.core.world.environments import EnvError, coordinates_of, draw, env_id, environments, where
 from breadth.core.world.families import Family
@@ -22,7 +22,6 @@ console = Console(highlight=False, markup=False, emoji=False)
 
 def envs(args) -> int:
     """List (or draw) environments; `--json` writes every field of each."""
-    check_outputs([args.json], inputs=[])
     chosen = chosen_environments(args.where or [], args.draw, args.seed)
     t = Table(title=f"{len(chosen)} of {len(environments())} environments", title_justify="left", box=box.SIMPLE_HEAD)
     longest = max((len(env_id(f)) for f in chosen), default=0)

@@ -240,7 +240,6 @@ def _grid(args) -> Grid:
 
 def runs(args) -> int:
     """List stored runs; optionally export them."""
-    check_outputs([args.csv, args.json], inputs=store_files(args.store))
     found = _filtered(args)
     console.print(runs_table(found, f"{len(found)} stored runs", console.width))
     if args.csv:
@@ -254,7 +253,6 @@ def runs(args) -> int:
 
 def report(args) -> int:
     """Summarise stored runs per cell; optionally compare two cells and draw the curve."""
-    check_outputs([args.json, *figure_paths(args.figure)], inputs=store_files(args.store))
     found = _filtered(args)
     cells = sorted(summarise(found), key=_cell_order)
     if not cells:

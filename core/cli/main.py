@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 from rich.console import Console
 
-from breadth.core.cli.parser import USAGE_ERROR, UsageError, _parse, build_parser
+from breadth.core.cli.parser import USAGE_ERROR, UsageError, _parse, build_parser, check_paths
 
 
 def handler(command: str) -> Callable:
@@ -49,6 +49,7 @@ def main(argv: list[str] | None = None) -> int:
     from breadth.core.results.matrix import MatrixError
     from breadth.core.storage.files import UserFileError
     from breadth.core.storage.header import CheckpointError
+    from breadth.core.storage.paths import check_locations
     from breadth.core.storage.store import StoreError
     from breadth.core.sweeps.sweep import ClusterError
     from breadth.core.world.calculator import FormError
@@ -80,7 +81,10 @@ def main(argv: list[str] | None = None) -> int:
         err.print(one_line(text), markup=False, soft_wrap=True)  # escaped, and cut if it quotes a huge input
 
     try:
-        args = _parse(build_parser(), argv)
+        check_locations()  # an odd BREADTH_HOME, BREADTH_RUNS or BREADTH_STORE: one line, before anything
+        parser = build_parser()
+        args = _parse(parser, argv)
+        check_paths(parser, args)  # no output over the store, an input or the installed package
         return handler(args.command)(args) or 0
     except refused as e:  # each is one line already
         say(f"error: {e}")

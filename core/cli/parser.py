@@ -1,13 +1,16 @@
 """The `breadth` command line's parser: its subcommands and flags, each setting's flag from its declaration.
 
 Commands read what they need of parsed flags through `recipe_settings` and `figure_paths`; the
-entry point is `breadth.core.cli.main`.
+entry point is `breadth.core.cli.main`. A path flag's type says what the command does with it (an output, an
+input, a store it adds to or reads), so `check_paths` finds every output of every command from the parser alone.
 """
 
 from __future__ import annotations
 
 import argparse
+import errno
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 USAGE_ERROR = 2
@@ -94,6 +97,7 @@ def recipe_settings(args, seed: str | None = None):
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from breadth.core.storage.paths import default_base_out
     from breadth.core.world.settings import FinetuneSettings, ModelShape, PretrainSettings, RewardSettings, swept
 
     ft = FinetuneSettings()
@@ -112,12 +116,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _declared_flags(s, PretrainSettings)
     _declared_flags(s, ModelShape)
-    s.add_argument(
+    out = s.add_argument(
         "--out",
-        type=_path,
+        type=_output,
         default=None,
         help="where to write it (default: base.safetensors in the user's breadth folder)",
     )
+    out.written_by_default = default_base_out  # what `check_paths` checks when the flag is not given
 
     s = sub.add_parser(
         "train",
@@ -130,8 +135,8 @@ def build_parser() -> argparse.ArgumentParser:
     _recipe_flag(s)
     _settings_flags(s)
     s.add_argument("--base", type=_checkpoint, default=None, help="pre-trained checkpoint (default: the shipped base)")
-    s.add_argument("--out", type=_path, required=True, help="checkpoint to write")
-    _store_flag(s)
+    s.add_argument("--out", type=_checkpoint_out, required=True, help="checkpoint to write")
+    _store_flag(s, written=True)
 
     s = sub.add_parser(
         "rl",
@@ -155,8 +160,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument(
         "--every", type=_positive_int, default=10, help="print the metrics every this many steps (default 10)"
     )
-    s.add_argument("--out", type=_path, required=True, help="checkpoint to write")
-    _store_flag(s)
+    s.add_argument("--out", type=_checkpoint_out, required=True, help="checkpoint to write")
+    _store_flag(s, written=True)
 
     s = sub.add_parser(
         "eval",
@@ -180,7 +185,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument(
         "--draw-seed", type=int, default=0, help="the draw's seed, as `breadth envs --seed` takes it (default 0)"
     )
-    s.add_argument("--json", type=_path, default=None, help="also write the scores and episodes here")
+    s.add_argument("--json", type=_output, default=None, help="also write the scores and episodes here")
     s.add_argument(
         "--figure",
         type=_figure,
@@ -206,7 +211,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--where", action="append", metavar="DIM=VALUE", help="only environments at this coordinate")
     s.add_argument("--draw", type=_positive_int, help="a seeded draw of this many environments (after --where)")
     s.add_argument("--seed", type=int, default=0, help="the draw's seed (default 0)")
-    s.add_argument("--json", type=_path, help="also write the environments here as JSON")
+    s.add_argument("--json", type=_output, help="also write the environments here as JSON")
 
     s = sub.add_parser(
         "curve",
@@ -248,8 +253,8 @@ def build_parser() -> argparse.ArgumentParser:
     _settings_flags(s)
     _held_out_flag(s)
     s.add_argument("--workers", type=_positive_int, default=WORKERS, help=f"parallel processes (default {WORKERS})")
-    s.add_argument("--json", type=_path, default=None, help="write every run here")
-    _store_flag(s)
+    s.add_argument("--json", type=_output, default=None, help="write every run here")
+    _store_flag(s, written=True)
 
     s = sub.add_parser(
         "sweep",
@@ -306,11 +311,13 @@ def build_parser() -> argparse.ArgumentParser:
         s.add_argument("--seeds", help="only these seeds (0-9, 0,1,2)")
         _held_out_flag(s, filter_only=True)
         _settings_flags(s, "filter")
-        s.add_argument("--base", type=_path, help="only runs from this base checkpoint ('shipped' for the shipped one)")
-        _store_flag(s)
+        s.add_argument(
+            "--base", type=_input, help="only runs from this base checkpoint ('shipped' for the shipped one)"
+        )
+        _store_flag(s, written=False)
         if name == "runs":
-            s.add_argument("--csv", type=_path, help="write the runs here as CSV")
-            s.add_argument("--json", type=_path, help="write the runs here as JSON")
+            s.add_argument("--csv", type=_output, help="write the runs here as CSV")
+            s.add_argument("--json", type=_output, help="write the runs here as JSON")
         else:
             s.add_argument(
                 "--compare",
@@ -320,7 +327,7 @@ def build_parser() -> argparse.ArgumentParser:
                 help="paired difference B - A between two cells (their numbers in the table)",
             )
             s.add_argument("--figure", type=_figure, help="draw success against the swept value: FIGURE.png and .svg")
-            s.add_argument("--json", type=_path, help="also write the cells' summaries here")
+            s.add_argument("--json", type=_output, help="also write the cells' summaries here")
     return p
 
 
@@ -329,6 +336,23 @@ def _path(text: str) -> Path:
     from breadth.core.storage.files import user_path
 
     return user_path(text)
+
+
+def _kind(name: str, what: str) -> Callable[[str], Path]:
+    """A path flag's type: a path as typed (`_path`), its identity saying what the command does with it."""
+
+    def kind(text: str) -> Path:
+        return _path(text)
+
+    kind.__name__, kind.__doc__ = name, what
+    return kind
+
+
+_input = _kind("input", "a path the command reads")
+_output = _kind("output", "a file the command writes (checked with every other output by `check_paths`)")
+_checkpoint_out = _kind("checkpoint_out", "a checkpoint the command writes, with its snapshots beside it")
+_store_written = _kind("store", "--store of a command that adds runs to it")
+_store_read = _kind("store", "--store of a command that only reads it")
 
 
 CHECKPOINT_HELP = "a checkpoint file, or a shipped model's name (base, two_digit_70, ...: `breadth models`)"
@@ -370,8 +394,8 @@ def _runner_flags(s: argparse.ArgumentParser, drawn: str, written: str) -> None:
     s.add_argument("--cluster", help="a Dask scheduler's address (tcp://host:8786): run there instead")
     s.add_argument("--base", type=_checkpoint, default=None, help="pre-trained checkpoint (default: the shipped base)")
     s.add_argument("--figure", type=_figure, help=f"also draw {drawn}: FIGURE.png and .svg")
-    s.add_argument("--json", type=_path, help=f"also write {written} here")
-    _store_flag(s)
+    s.add_argument("--json", type=_output, help=f"also write {written} here")
+    _store_flag(s, written=True)
 
 
 def _lockstep_flag(s: argparse.ArgumentParser, what: str) -> None:
@@ -385,10 +409,11 @@ def _lockstep_flag(s: argparse.ArgumentParser, what: str) -> None:
     )
 
 
-def _store_flag(s: argparse.ArgumentParser) -> None:
+def _store_flag(s: argparse.ArgumentParser, written: bool) -> None:
+    """--store: the results store the command adds its runs to (`written`) or only reads."""
     s.add_argument(
         "--store",
-        type=_path,
+        type=_store_written if written else _store_read,
         default=None,
         help="the results store (default: $BREADTH_STORE, else runs.sqlite in the user's breadth folder)",
     )
@@ -404,3 +429,48 @@ def _parse(parser: argparse.ArgumentParser, argv: list[str] | None) -> argparse.
     elif args.command == "play" and args.sum is None:
         parser.error("the following arguments are required: sum")
     return args
+
+
+OUTPUTS = (_output, _checkpoint_out, _figure)  # the types of the flags naming what a command writes
+INPUTS = (_checkpoint, _input)  # ... and what it reads (besides its store)
+STORES = (_store_written, _store_read)
+
+
+def command_actions(parser: argparse.ArgumentParser) -> dict[str, list[argparse.Action]]:
+    """Each subcommand's flags and arguments, by the subcommand's name."""
+    (sub,) = (a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return {name: command._actions for name, command in sub.choices.items()}
+
+
+def files_written(action: argparse.Action, value: Path) -> list[Path]:
+    """The files an output flag of `action`'s type, given `value`, writes."""
+    from breadth.core.storage.snapshot_file import sidecar_of
+
+    if action.type is _figure:
+        return figure_paths(value)
+    return [value, sidecar_of(value)] if action.type is _checkpoint_out and value.name else [value]  # `/`: a folder
+
+
+def check_paths(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Refuse, before any work, an output (every flag of an output type, and a default output) that would write
+    over the user's results store or its journals (given, $BREADTH_STORE or the breadth folder's, whether or not
+    the command reads it), over one of the command's inputs, or into the installed package; and a store the
+    command adds runs to that is one of its inputs or inside the installed package. One UserFileError line."""
+    from breadth.core.storage.files import UserFileError, check_outputs, same_file
+    from breadth.core.storage.store import check_written_store, default_store, store_files
+
+    actions = command_actions(parser)[args.command]
+    given = [(a, getattr(args, a.dest, None)) for a in actions]
+    store = next((value for a, value in given if a.type in STORES and value is not None), None) or default_store()
+    inputs = [value for a, value in given if a.type in INPUTS and value is not None]
+    outputs = [
+        path
+        for a, value in given
+        if a.type in OUTPUTS and (value is not None or hasattr(a, "written_by_default"))
+        for path in files_written(a, value if value is not None else a.written_by_default())
+    ]
+    check_outputs(outputs, inputs=[*inputs, *store_files(store)])
+    if any(a.type is _store_written for a in actions):
+        check_written_store(store)
+        if any(same_file(store, path) for path in inputs):
+            raise UserFileError(errno.EINVAL, f"{store}: the results store is also an input; name another store")

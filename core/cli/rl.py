@@ -12,11 +12,10 @@ import time
 
 from breadth.core.cli.commands import _record, console
 from breadth.core.cli.tables import scores_table
-from breadth.core.storage.files import check_outputs
 from breadth.core.storage.header import read_header
 from breadth.core.storage.paths import BASE
-from breadth.core.storage.snapshot_file import keep_every, sidecar_of
-from breadth.core.storage.store import Store, StoreError, store_files
+from breadth.core.storage.snapshot_file import keep_every
+from breadth.core.storage.store import Store, StoreError
 from breadth.core.world.families import short_label
 from breadth.core.world.mix import Mix
 from breadth.core.world.records import Diverged, StepStats
@@ -90,7 +89,6 @@ def rl(args) -> int:
     held_out = held_out_from_text(args.held_out)
     start = args.start or BASE
     read_header(start)  # a bad checkpoint (another vocabulary, a corrupt file) is refused before anything runs
-    check_outputs([args.out, sidecar_of(args.out)], inputs=[start, *store_files(args.store)])
     Store(args.store).close()  # a store that cannot be used: refused before training, not after
     prompts = len(mix.demonstrations(settings.seed))
     console.print(

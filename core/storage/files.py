@@ -4,8 +4,9 @@ Reading: only regular files are opened (a FIFO, a device, a directory or a symli
 before anything blocks), and every failure becomes one `UserFileError` line naming the path.
 Writing: a temporary file beside the target, fsynced, then renamed over it (or linked, when the
 target must not exist yet), so a crash, a cancel or Ctrl-C at any moment leaves the old file or the
-new one, never half. Only a regular file (or nothing) is ever replaced, never the file being read;
-writability is checked before long work starts; temporary files of dead writers are removed.
+new one, never half. Only a regular file (or nothing) is ever replaced, never the file being read, never
+anything inside the installed package; writability is checked before long work starts; temporary files of dead
+writers are removed.
 """
 
 from __future__ import annotations
@@ -103,7 +104,7 @@ def read_regular(path: str | os.PathLike, limit: int) -> bytes:
     return data
 
 
-def _same_file(a: Path, b: Path) -> bool:
+def same_file(a: Path, b: Path) -> bool:
     """True if `a` and `b` name one file: the same inode (links), or the same place once resolved (not yet made)."""
     try:
         return os.path.samefile(a, b)
@@ -119,12 +120,17 @@ def check_output(path: str | os.PathLike, inputs: Iterable[str | os.PathLike] = 
     """Refuse, before any work, an output that cannot be written or would replace something it must not.
 
     Allowed: a new file in a writable folder, or a regular file there (replaced atomically). Refused: a
-    symlink, a directory, a FIFO, a device, one of `inputs` (the files being read), an unwritable folder.
+    symlink, a directory, a FIFO, a device, one of `inputs` (the files being read), an unwritable folder, and
+    anything inside the installed package (its code, the shipped checkpoints and results) or linked to it.
     """
+    from breadth.core.storage.paths import installed_folder_of  # paths builds on this module
+
     path = Path(path)
     for source in inputs:
-        if _same_file(path, Path(source)):
+        if same_file(path, Path(source)):
             raise UserFileError(errno.EINVAL, f"{path}: is also an input; write the result somewhere else")
+    if (installed := installed_folder_of(path)) is not None:
+        raise UserFileError(errno.EINVAL, f"{path}: {inside_the_package(installed)}; write it somewhere else")
     try:
         mode = os.lstat(path).st_mode
     except FileNotFoundError:
@@ -141,6 +147,11 @@ def check_output(path: str | os.PathLike, inputs: Iterable[str | os.PathLike] = 
     return path
 
 
+def inside_the_package(installed: Path) -> str:
+    """Why a path in (or linked to) `installed`, a folder or file of the installed package, is never written."""
+    return f"inside the installed breadth package ({installed}), which breadth never writes into"
+
+
 def check_outputs(outputs: Iterable[str | os.PathLike | None], inputs: Iterable[str | os.PathLike] = ()) -> None:
     """`check_output` for each of a command's outputs (None: a flag not given), and no two of them the same file."""
     given = [Path(o) for o in outputs if o is not None]
@@ -148,7 +159,7 @@ def check_outputs(outputs: Iterable[str | os.PathLike | None], inputs: Iterable[
     for i, path in enumerate(given):
         check_output(path, inputs)
         for other in given[:i]:
-            if _same_file(path, other):
+            if same_file(path, other):
                 raise UserFileError(errno.EINVAL, f"{path}: named for two outputs; give each its own file")
 
 

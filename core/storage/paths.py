@@ -1,8 +1,9 @@
 """Where breadth's files live: the shipped checkpoints (package data) and the user's data folder.
 
 The shipped checkpoints are found through `importlib.resources`, so a plain `pip install .` works
-without the source tree. Nothing is ever written into the installed package: models made by the
-user go to the user's data folder (`platformdirs`, e.g. `~/.local/share/breadth`) or where they say.
+without the source tree. Nothing is ever written into the installed package (`installed_folder_of`: the one
+writer and the store refuse it): models made by the user go to the user's data folder (`platformdirs`, e.g.
+`~/.local/share/breadth`, or where BREADTH_HOME says, checked by `location`) or where they say.
 `fresh_home()` swaps that folder for a temporary one (`breadth-tui --fresh`, so a talk never shows last
 week's runs, and what `--serve` gives each browser off loopback) and removes it afterwards. `BREADTH_MAX_CHECKPOINTS`
 caps the trained models a runs folder takes (`folder_full`): a served browser's folder holds VISITOR_CHECKPOINTS.
@@ -10,17 +11,20 @@ caps the trained models a runs folder takes (`folder_full`): a served browser's 
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import cache
 from importlib.resources import files
+from importlib.util import find_spec
 from pathlib import Path
 
 from platformdirs import user_data_path
 
-from breadth.core.storage.files import process_running
+from breadth.core.storage.files import UserFileError, inside_the_package, process_running, same_file, user_path
 
 
 def shipped_checkpoint(name: str) -> Path:
@@ -36,16 +40,79 @@ SHIPPED_CURVE = Path(str(files("breadth.results").joinpath("curve.sqlite")))  # 
 LOG_LIMIT = 1_000_000  # bytes a log in the user's folder (app.log, engine.log) keeps: past this it starts afresh
 
 
+LOCATIONS = ("BREADTH_HOME", "BREADTH_RUNS", "BREADTH_STORE")  # the variables that say where breadth's files are
+PACKAGES = ("breadth.core", "breadth.tui", "breadth.checkpoints", "breadth.results")  # the installed folders
+
+
+@cache
+def installed_folders() -> tuple[Path, ...]:
+    """The installed package's folders (its code, the shipped checkpoints and results), resolved: nothing of
+    breadth's is ever written inside them. Found without importing them (`breadth.tui` would load Textual)."""
+    specs = [find_spec(name) for name in PACKAGES]
+    return tuple(Path(os.path.realpath(f)) for spec in specs if spec for f in spec.submodule_search_locations or [])
+
+
+def installed_folder_of(path: str | os.PathLike) -> Path | None:
+    """The installed folder or file that writing `path` would change (None: nothing installed): a path inside
+    one of `installed_folders()` once `..` and symlinks are resolved, or a hard link to an installed file."""
+    try:
+        real = Path(os.path.realpath(path))
+        links = os.stat(path).st_nlink if os.path.isfile(path) else 1
+    except (OSError, ValueError):
+        return None
+    inside = next((folder for folder in installed_folders() if real.is_relative_to(folder)), None)
+    if inside is not None or links < 2:
+        return inside
+    for folder in installed_folders():  # another name for one of its files (only a file linked twice is looked for)
+        for root, _, names in os.walk(folder):
+            inside = next((Path(root, n) for n in names if same_file(path, Path(root, n))), None)
+            if inside is not None:
+                return inside
+    return None
+
+
+def location(name: str, folder: bool = True) -> Path | None:
+    """The path the variable `name` (BREADTH_HOME, BREADTH_RUNS, BREADTH_STORE) names, `~` expanded; None when
+    it is unset or empty. An odd value is one UserFileError line: blank, not UTF-8, relative (it would move with
+    the current folder), a file where a folder is meant (or a folder where a file is), inside the installed
+    package. A folder that cannot be made is said, in one line, by whatever writes there first."""
+    raw = os.environ.get(name)
+    if not raw:
+        return None
+    if not raw.strip():
+        raise UserFileError(errno.EINVAL, f"{name} is blank; unset it, or give a full path")
+    try:
+        raw.encode()
+    except UnicodeEncodeError:
+        raise UserFileError(errno.EINVAL, f"{name} is not UTF-8 text; name a path that is") from None
+    path = user_path(raw)
+    if not path.is_absolute():
+        raise UserFileError(
+            errno.EINVAL, f"{name}={raw}: a relative path (it would move with the current folder); give a full path"
+        )
+    if folder and path.exists() and not path.is_dir():
+        raise UserFileError(errno.ENOTDIR, f"{name}={raw}: not a folder")
+    if not folder and path.is_dir():
+        raise UserFileError(errno.EISDIR, f"{name}={raw}: a folder; name the store's file, e.g. {path}/runs.sqlite")
+    if folder and (installed := installed_folder_of(path)) is not None:
+        raise UserFileError(errno.EINVAL, f"{name}={raw}: {inside_the_package(installed)}")
+    return path
+
+
 def data_dir() -> Path:
     """The user's breadth folder: `BREADTH_HOME`, else the platform's user data folder."""
-    home = os.environ.get("BREADTH_HOME")
-    return Path(home) if home else user_data_path("breadth", appauthor=False)
+    return location("BREADTH_HOME") or user_data_path("breadth", appauthor=False)
 
 
 def runs_dir() -> Path:
     """Where models trained in the app are saved as soon as they finish: `BREADTH_RUNS`, else `data_dir()/runs`."""
-    runs = os.environ.get("BREADTH_RUNS")
-    return Path(runs) if runs else data_dir() / "runs"
+    return location("BREADTH_RUNS") or data_dir() / "runs"
+
+
+def check_locations() -> None:
+    """Refuse, in one line, an odd BREADTH_HOME, BREADTH_RUNS or BREADTH_STORE before anything uses them."""
+    for name in LOCATIONS:
+        location(name, folder=name != "BREADTH_STORE")
 
 
 def default_base_out() -> Path:
@@ -55,7 +122,6 @@ def default_base_out() -> Path:
 
 FRESH_PREFIX = "breadth-fresh-"  # a temporary breadth folder's name starts so, in the system's temporary folder
 FRESH_OWNER = "owner.pid"  # inside it: the id of the process that made it (a folder whose maker is gone is removed)
-LOCATIONS = ("BREADTH_HOME", "BREADTH_RUNS", "BREADTH_STORE")  # the variables that say where breadth's files are
 
 
 @contextmanager

@@ -21,8 +21,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from breadth.core.storage.files import user_path
-from breadth.core.storage.paths import data_dir
+from breadth.core.storage.files import inside_the_package
+from breadth.core.storage.paths import data_dir, installed_folder_of, location
 from breadth.core.storage.store_file import (
     APPLICATION_ID,
     BUSY_SECONDS,
@@ -45,14 +45,19 @@ __all__ = ["SCHEMA", "Store", "StoreError", "StoredRun", "default_store", "run_k
 
 def default_store() -> Path:
     """`BREADTH_STORE`, else `runs.sqlite` in the user's breadth folder."""
-    env = os.environ.get("BREADTH_STORE")
-    return user_path(env) if env else data_dir() / "runs.sqlite"
+    return location("BREADTH_STORE", folder=False) or data_dir() / "runs.sqlite"
 
 
 def store_files(path: str | os.PathLike | None) -> list[Path]:
     """The files a store at `path` (default: the user's) lives in: itself and SQLite's journals beside it."""
     path = Path(path) if path is not None else default_store()
     return [path, *(Path(f"{path}{side}") for side in ("-wal", "-shm", "-journal"))]
+
+
+def check_written_store(path: Path) -> None:
+    """StoreError if adding runs to a store at `path` would write into the installed package (a shipped store)."""
+    if (installed := installed_folder_of(path)) is not None:
+        raise StoreError(f"{path}: {inside_the_package(installed)}; copy the store out and name the copy")
 
 
 @dataclass(frozen=True)
@@ -79,6 +84,8 @@ class Store:
         self.path = Path(path) if path is not None else default_store()
         self.read_only = read_only or immutable  # immutable: a store no process writes (the shipped results)
         self.unreadable: list[str] = []  # one line per stored row that could not be read, from runs()
+        if not self.read_only:
+            check_written_store(self.path)
         exists = check_file(self.path)
         try:
             version = identify(self.path) if exists else 0
