@@ -311,6 +311,54 @@ def test_a_cluster_address_that_never_answers_is_one_line_within_the_bound(tmp_p
     assert seconds < cluster.CONNECT_SECONDS + 10
 
 
+def _answers_http() -> tuple[socket.socket, str]:
+    """A server that answers every connection as a web server would, not as Dask; (its socket, its address)."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(8)
+
+    def answer() -> None:
+        try:
+            while True:
+                connection = server.accept()[0]
+                connection.sendall(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
+                connection.close()
+        except OSError:
+            pass  # closed at the end of the test
+
+    threading.Thread(target=answer, daemon=True).start()
+    return server, f"tcp://127.0.0.1:{server.getsockname()[1]}"
+
+
+@pytest.mark.parametrize(
+    "address, why",
+    [
+        ("foo", "(ValueError: missing port number in address 'foo')"),
+        ("tls://127.0.0.1:1", "(TypeError: TLS expects a `ssl_context` argument"),
+        ("http", "(what answers there does not speak Dask's protocol)"),
+    ],
+)
+def test_a_cluster_that_cannot_be_reached_is_one_line_and_nothing_after_it(address, why, tmp_path):
+    """An address Dask refuses, TLS without a context or a web server where the scheduler should be: stderr is the one
+    line and nothing else (no "Exception ignored in: Client.__del__" traceback as the process exits), exit 2, and
+    the process does not wait at its exit for Dask to close a client that never connected (it waited 10 s)."""
+    server = None
+    if address == "http":
+        server, address = _answers_http()
+    argv = [BREADTH, "sweep", "--mix", "two_digit=4", "--cluster", address, "--store", tmp_path / "s.sqlite"]
+    start = time.monotonic()
+    try:
+        done = subprocess.run([str(a) for a in argv], capture_output=True, text=True, timeout=60)
+    finally:
+        if server is not None:
+            server.close()
+    seconds = time.monotonic() - start
+    assert done.returncode == USAGE_ERROR
+    reach = f"error: cannot reach a Dask scheduler at {address} within {cluster.CONNECT_SECONDS:g} s "
+    assert done.stderr.count("\n") == 1 and done.stderr.startswith(reach + why), done.stderr
+    assert seconds < cluster.ANSWER_SECONDS, seconds
+
+
 def _without(site: Path, folder: Path, prefix: str) -> Path:
     """A copy of `site` as symlinks, without the entries whose names start with `prefix`."""
     folder.mkdir()
