@@ -87,6 +87,20 @@ def test_an_absurd_float_is_one_line_and_exit_2_on_every_command(argv, setting, 
     assert list(tmp_path.iterdir()) == []
 
 
+def test_the_form_the_engine_and_the_store_refuse_what_the_command_line_refuses():
+    """`from_text` (the app's form) and `from_dict` (the engine's Train command, a stored run's settings) refuse each
+    absurd value with the command line's very line."""
+    for c in (PretrainSettings, *(r.settings for r in mix_recipes())):
+        for s in _floats(c):
+            for value in _absurd(s):
+                said = f"{s.words} must be from {s.low:g} to {s.high:g}, not {float(value)!r}"
+                with pytest.raises(SettingsError) as typed:
+                    c.from_text(**{s.name: value})
+                with pytest.raises(SettingsError) as stored:
+                    c.from_dict({s.name: float(value)})
+                assert str(typed.value) == str(stored.value) == said
+
+
 def test_no_float_setting_is_limited_only_by_above_0():
     """Every float setting's lowest value is one it accepts (a number its arithmetic works at), never "above 0"."""
     for c in (PretrainSettings, *(r.settings for r in mix_recipes())):
