@@ -17,13 +17,14 @@ from typing import Any
 from breadth.core.world.episode import MAX_LENGTH
 
 HELD_OUT = 30  # held-out sums per family, as on the plate
-# The lowest learning rate a step can act on: AdamW moves each weight by about lr, and float32 weights near 0.02
-# are 2e-9 apart, so below this a step leaves the weights as they were (measured on the shipped base, 3 fine-tune
-# steps: at lr 1e-8 97.6% of the weights change, at 1e-10 7.4%, at 1e-20 none).
+# The lowest learning rate a step can act on: AdamW moves each weight by about lr, and a float32 number near 0.02
+# (the initial weights' scale) has neighbours 1.9e-9 away, so far below this a step leaves the weights as they were
+# (measured on the shipped base, 3 fine-tune steps: at lr 1e-8 97.6% of the weights change, at 1e-10 7.4%, at
+# 1e-20 none; one step in tests/test_settings_bounds.py).
 MIN_LR = 1e-8
 # The lowest sampling temperature: logits / temperature must stay a float32 number (below 3.4e38). At 1e-38 the
 # shipped models' logits (at most 10.8 in magnitude) overflow to infinity and sampling fails; at 0.01 a logit 0.5
-# ahead is e^50 times likelier, so sampling is greedy decoding already and a lower temperature changes nothing.
+# ahead is e^50 times likelier, so sampling is greedy decoding but for near ties, and going lower buys nothing.
 MIN_TEMPERATURE = 0.01
 MAX_SEED = 2**32 - 1  # seeds are whole numbers from 0 to this
 
