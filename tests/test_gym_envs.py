@@ -205,16 +205,21 @@ ODD_RESET = [
     ({"options": {1: 2}}, "unknown reset option 1; the options are split and index"),
     ({"options": {"index": True}}, "holds problems 0 to 7699, not True"),
     ({"options": {"index": 2.0}}, "holds problems 0 to 7699, not 2.0"),
+    ({"seed": "x"}, "seed is None or a whole number from 0, not 'x'"),
+    ({"seed": -1}, "not -1"),
+    ({"seed": 1.5}, "not 1.5"),
+    ({"seed": True}, "not True"),
 ]
 
 
 @pytest.mark.parametrize("kwargs, says", ODD_RESET, ids=[" ".join(repr(k).split()) for k, _ in ODD_RESET])
 def test_an_odd_argument_to_reset_is_one_line(kwargs, says, writes_nothing):
-    """Options that are not a dict, a split that is not text, an index that is a bool or a float: one line each
-    (they were a cryptic `dict()` error, an unhashable-type TypeError, or accepted)."""
+    """Options that are not a dict, a split that is not text, an index or a seed that is a bool, a float or negative:
+    one line each (they were a cryptic `dict()` error, an unhashable-type TypeError, Gymnasium's own error type, or
+    accepted)."""
     env = gymnasium.make("breadth/two-digit-v1")
     with pytest.raises(Exception) as refused:
-        env.reset(seed=0, **kwargs)
+        env.reset(**{"seed": 0, **kwargs})
     _one_line(refused.value, says)
 
 
@@ -245,11 +250,12 @@ def test_a_refused_reset_or_step_leaves_the_environment_usable(writes_nothing):
 
 
 def test_numpy_integers_and_strings_are_taken_as_their_python_values(writes_nothing):
-    """A split seed or an index that is a numpy integer, and an action that is a numpy string, act as the Python
-    values they hold (an index of np.int64(7) was refused as not a number of the split)."""
+    """A split seed, an index or a reset seed that is a numpy integer, and an action that is a numpy string, act as
+    the Python values they hold (an index of np.int64(7) was refused as not a number of the split)."""
     as_numpy = gymnasium.make("breadth/add-3x2-v1", split_seed=np.int64(3))
     as_python = gymnasium.make("breadth/add-3x2-v1", split_seed=3)
     assert as_numpy.reset(seed=0, options={"index": np.int64(7)}) == as_python.reset(seed=0, options={"index": 7})
+    assert as_numpy.reset(seed=np.int64(5)) == as_python.reset(seed=5)
     assert as_numpy.step(np.str_("5|"))[0] == as_python.step("5|")[0]
 
 

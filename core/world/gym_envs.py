@@ -91,7 +91,9 @@ class BreadthEnv(gym.Env[str, str]):
         """A new episode on a problem drawn from a split (test unless `options["split"]` says otherwise)."""
         if options is not None and not isinstance(options, Mapping):
             raise TypeError(f"reset's options are a dict such as {{'split': 'validation'}}, not {_shown(options)}")
-        super().reset(seed=seed)
+        if seed is not None and (not _whole(seed) or seed < 0):
+            raise ValueError(f"seed is None or a whole number from 0, not {_shown(seed)}")
+        super().reset(seed=None if seed is None else int(seed))  # numpy's integers too, which Gymnasium refuses
         options = dict(options or {})
         unknown = sorted((_shown(k) for k in options if k not in ("split", "index")), key=str)
         if unknown:
