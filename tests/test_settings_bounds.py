@@ -27,6 +27,7 @@ def test_float_limits_are_printed_as_before():
 
 
 def _floats(settings_class) -> list:
+    """The float settings a settings class declares."""
     return [s for s in settings_class.settings() if s.kind is float]
 
 
@@ -111,12 +112,14 @@ QUICK = {"steps": 2, "batch_size": 4, "prompts": 2, "group": 2, "warmup": 0}  # 
 
 
 def _pretrain(model, settings) -> list[float]:
+    """Pre-train `model` in place with `settings`; the losses."""
     from breadth.core.learning.train import pretrain
 
     return pretrain(settings, model)
 
 
 def _on_mix(name: str, model, settings) -> list[float]:
+    """Train `model` in place by the mix recipe `name` on eight two-digit sums; the losses."""
     from breadth.core.learning.recipes import trainer
     from breadth.core.world.mix import Mix
 
