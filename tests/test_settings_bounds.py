@@ -47,6 +47,10 @@ def _commands() -> list[tuple[list[str], object]]:
     quick = ["--steps", "1", "--held-out", "1", "--seeds", "0", "--store", "{tmp}/s.sqlite"]
     out += [(["plate", *quick], s) for s in swept(FinetuneSettings) if s.kind is float]
     out += [(["matrix", "--plate", *quick], s) for s in swept(FinetuneSettings) if s.kind is float]
+    curve = ["curve", "--where", "operands=2", "--n", "1", "--splits", "1", "--seeds", "0", "--min-steps", "1"]
+    out += [
+        ([*curve, "--store", "{tmp}/s"], s) for s in swept(FinetuneSettings) if s.kind is float and s.name != "steps"
+    ]
     return out
 
 
