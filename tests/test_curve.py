@@ -157,7 +157,7 @@ def test_a_stored_plan_breadth_did_not_write_is_one_line(change, says):
         (["--held", "8"], "hold out 1 to 7"),
         (["--n", "1,x"], "--n takes whole numbers"),
         (["--n", "0"], "N counts training environments"),
-        (["--where", "operands=7"], "no environment at"),
+        (["--where", "digits=7"], "no environment at"),  # with operands=3 below: an empty pool
         (["--steps", "10"], "unrecognized arguments: --steps"),  # the budget sets the steps
         (["--group-size", "4"], "unrecognized arguments: --group-size"),  # the curve fine-tunes on demonstrations
     ],

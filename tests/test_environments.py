@@ -103,3 +103,29 @@ def test_a_users_own_environment_is_a_few_lines_and_joins_everything(monkeypatch
     mix = Mix.parse("mine=20")
     demos = mix.demonstrations(0)
     assert len(demos) == 20 and all(p.family == "mine" and p.answer == p.operands[0] - p.operands[1] for p in demos)
+
+
+def test_a_dimension_named_twice_in_where_is_one_line(tmp_path, capsys):
+    """`breadth envs --where operands=3 --where operands=2` listed operands=2 alone, silently; now it is one line
+    naming both values, exit 2, and so is the same value twice."""
+    assert main(["envs", "--where", "operands=3", "--where", " operands = 2"]) == USAGE_ERROR
+    assert capsys.readouterr().err.strip() == (
+        "error: --where names 'operands' twice (operands=3 and operands=2); give each dimension once"
+    )
+    assert main(["envs", "--where", "op=sub", "--where", "op=sub", "--json", str(tmp_path / "e.json")]) == USAGE_ERROR
+    assert "names 'op' twice (op=sub and op=sub)" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    "command", [["eval", "two_digit_70"], ["curve", "--store", "{tmp}/s.sqlite"]], ids=lambda c: c[0]
+)
+def test_every_command_taking_where_refuses_a_dimension_named_twice(command, tmp_path, capsys):
+    """`eval` and `curve` refuse a repeated dimension the same way, before any work, writing nothing (the last value
+    here names no environment, so code that kept the last would say that instead)."""
+    argv = [a.format(tmp=tmp_path) for a in command]
+    assert main([*argv, "--where", "operands=2", "--where", "operands=9"]) == USAGE_ERROR
+    assert capsys.readouterr().err.strip() == (
+        "error: --where names 'operands' twice (operands=2 and operands=9); give each dimension once"
+    )
+    assert list(tmp_path.iterdir()) == []

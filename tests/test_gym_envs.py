@@ -6,6 +6,7 @@ from __future__ import annotations
 import warnings
 
 import gymnasium
+import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
 
@@ -151,3 +152,116 @@ def test_render_ansi_is_the_transcript():
     env = make("breadth/two-digit-v1", render_mode="ansi")
     obs, _ = env.reset(seed=0)
     assert env.render() == obs
+
+
+@pytest.fixture
+def writes_nothing(tmp_path, monkeypatch, private_home):
+    """The test runs in an empty folder; afterwards neither it nor breadth's home holds a file."""
+    monkeypatch.chdir(tmp_path)
+    yield
+    assert list(tmp_path.iterdir()) == [] and list(private_home.iterdir()) == []
+
+
+def _one_line(error: BaseException, says: str) -> None:
+    """A ValueError or TypeError whose message is one line holding `says`."""
+    assert isinstance(error, ValueError | TypeError), repr(error)
+    assert "\n" not in str(error) and says in str(error), str(error)
+
+
+ODD_MAKE = [
+    ({"split_seed": "x"}, "split_seed is a whole number from 0 to 4,294,967,295 (breadth's --seed), not 'x'"),
+    ({"split_seed": -1}, "split_seed is a whole number from 0 to 4,294,967,295"),
+    ({"split_seed": 2**40}, "not 1099511627776"),
+    ({"split_seed": True}, "not True"),
+    ({"split_seed": 1.5}, "not 1.5"),
+    ({"split_seed": None}, "not None"),
+    ({"render_mode": 3}, "render_mode is None or one of ['ansi'], not 3"),
+    ({"render_mode": ["ansi"]}, "not ['ansi']"),
+    ({"render_mode": "human"}, "not 'human'"),
+    ({"env": 3}, "an environment id is text such as breadth/two-digit-v1, not 3"),
+    ({"env": None}, "not None"),
+    ({"colour": 1}, "'breadth/two-digit-v1' takes split_seed and render_mode, not 'colour'"),
+]
+
+
+@pytest.mark.parametrize("kwargs, says", ODD_MAKE, ids=[" ".join(repr(k).split()) for k, _ in ODD_MAKE])
+def test_an_odd_argument_to_make_is_one_line(kwargs, says, writes_nothing):
+    """Each odd keyword of `gymnasium.make` is a one-line ValueError or TypeError saying what is taken: a split seed
+    that is not a seed was taken as one, and a render mode or an id that is not text was an AttributeError."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # not even a warning before the error
+        with pytest.raises(Exception) as refused:
+            gymnasium.make("breadth/two-digit-v1", **kwargs).reset(seed=0)
+    _one_line(refused.value, says)
+
+
+ODD_RESET = [
+    ({"options": "split=test"}, "reset's options are a dict such as {'split': 'validation'}, not 'split=test'"),
+    ({"options": 5}, "not 5"),
+    ({"options": [("split", "test")]}, "not [('split', 'test')]"),
+    ({"options": np.zeros((3, 3))}, "not array([[0., 0., 0.], [0., 0., 0.], [0.,…"),
+    ({"options": {"split": []}}, "no split []; the splits are test, validation, demonstrations"),
+    ({"options": {"split": None}}, "no split None"),
+    ({"options": {1: 2}}, "unknown reset option 1; the options are split and index"),
+    ({"options": {"index": True}}, "holds problems 0 to 7699, not True"),
+    ({"options": {"index": 2.0}}, "holds problems 0 to 7699, not 2.0"),
+    ({"seed": "x"}, "seed is None or a whole number from 0, not 'x'"),
+    ({"seed": -1}, "not -1"),
+    ({"seed": 1.5}, "not 1.5"),
+    ({"seed": True}, "not True"),
+]
+
+
+@pytest.mark.parametrize("kwargs, says", ODD_RESET, ids=[" ".join(repr(k).split()) for k, _ in ODD_RESET])
+def test_an_odd_argument_to_reset_is_one_line(kwargs, says, writes_nothing):
+    """Options that are not a dict, a split that is not text, an index or a seed that is a bool, a float or negative:
+    one line each (they were a cryptic `dict()` error, an unhashable-type TypeError, Gymnasium's own error type, or
+    accepted)."""
+    env = gymnasium.make("breadth/two-digit-v1")
+    with pytest.raises(Exception) as refused:
+        env.reset(**{"seed": 0, **kwargs})
+    _one_line(refused.value, says)
+
+
+@pytest.mark.parametrize(
+    "action", [3, None, b"5|", "", "5" * 64, "5|\x00", "é", ["5|"], "\x1b[31m", np.array(["5|"])], ids=repr
+)
+def test_an_odd_action_is_one_line(action, writes_nothing):
+    """An action of the wrong type, length or characters is a one-line ValueError quoting it escaped and cut."""
+    env = gymnasium.make("breadth/two-digit-v1")
+    env.reset(seed=0)
+    with pytest.raises(ValueError) as refused:
+        env.step(action)
+    _one_line(refused.value, "an action is 1 to 63 characters of")
+    assert "\x1b" not in str(refused.value) and len(str(refused.value)) < 120
+
+
+def test_a_refused_reset_or_step_leaves_the_environment_usable(writes_nothing):
+    """After a first reset that is refused, a good reset and steps play on (Gymnasium's passive checker, on by
+    default, failed the first good step with "TypeError: cannot unpack non-iterable NoneType object")."""
+    env = gymnasium.make("breadth/two-digit-v1")
+    with pytest.raises(ValueError, match="no split 'train'"):
+        env.reset(seed=0, options={"split": "train"})
+    prompt, _ = env.reset(seed=0, options={"index": 0})
+    with pytest.raises(ValueError, match="an action is"):
+        env.step("x")
+    obs, reward, terminated, truncated, info = env.step("5|")
+    assert obs == prompt + "5|" and terminated and info["failure"] == "no call"
+
+
+def test_numpy_integers_and_strings_are_taken_as_their_python_values(writes_nothing):
+    """A split seed, an index or a reset seed that is a numpy integer, and an action that is a numpy string, act as
+    the Python values they hold (an index of np.int64(7) was refused as not a number of the split)."""
+    as_numpy = gymnasium.make("breadth/add-3x2-v1", split_seed=np.int64(3))
+    as_python = gymnasium.make("breadth/add-3x2-v1", split_seed=3)
+    assert as_numpy.reset(seed=0, options={"index": np.int64(7)}) == as_python.reset(seed=0, options={"index": 7})
+    assert as_numpy.reset(seed=np.int64(5)) == as_python.reset(seed=5)
+    assert as_numpy.step(np.str_("5|"))[0] == as_python.step("5|")[0]
+
+
+def test_ansi_list_still_collects_every_render():
+    """render_mode='ansi_list' gives the list of ansi renders, as Gymnasium's RenderCollection does."""
+    env = gymnasium.make("breadth/two-digit-v1", render_mode="ansi_list")
+    obs, _ = env.reset(seed=0)
+    after, *_ = env.step("B1+")
+    assert env.render() == [obs, after]

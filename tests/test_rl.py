@@ -304,7 +304,7 @@ def test_breadth_rl_refuses_bad_input_in_one_line(capsys, tmp_path):
     assert "empty mix" in _one_line_error(capsys, ["rl", "--mix", "", "--out", out])
     assert "vocabulary differs" in _one_line_error(capsys, [*base, "--from", _other_vocabulary(tmp_path)])
     assert "no shipped model of that name" in _one_line_error(capsys, [*base, "--from", "nope"])
-    assert "lr must be above 0" in _one_line_error(capsys, [*base, "--lr", "0"])
+    assert "lr must be from 1e-08 to 1" in _one_line_error(capsys, [*base, "--lr", "0"])
     assert not out.exists()
 
 

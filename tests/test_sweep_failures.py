@@ -226,6 +226,42 @@ def test_a_store_that_refuses_a_run_stops_the_sweep_and_its_workers(monkeypatch,
     assert not any(_alive(pid) for pid, _ in ran)
 
 
+def test_two_sweeps_writing_one_store_each_say_what_they_stored(monkeypatch, tmp_path, capsys):
+    """Seeds 0-2 and 1-3 swept at once into one store: 4 runs are stored, and the sweeps' "stored" counts add up to 4
+    (each said "ran 3" before, 6 in all); a run the other stored first is counted apart, and the store's run is the
+    one the losing sweep reports and summarises."""
+    from breadth.core.cli.grids import _print_outcome
+
+    _fake_jobs(monkeypatch, tmp_path / "log", 1.0)
+    jobs, base_hash = _jobs(4)
+    path = tmp_path / "s.sqlite"
+    Store(path).close()  # made once, before either opens it
+    outcomes: dict[str, object] = {}
+
+    def sweep_seeds(name: str, chosen) -> None:
+        with Store(path) as store:
+            outcomes[name] = run_jobs(chosen, store, BASE, base_hash, name, workers=1)
+
+    threads = [threading.Thread(target=sweep_seeds, args=(n, js)) for n, js in (("A", jobs[:3]), ("B", jobs[1:]))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    a, b = outcomes["A"], outcomes["B"]
+    with Store(path) as store:
+        kept = {run.key: run for run in store.runs()}
+    assert len(kept) == 4 and a.ran + b.ran == 4
+    assert (a.ran + a.stored_first, b.ran + b.stored_first) == (3, 3) and a.stored_first + b.stored_first == 2
+    for outcome in (a, b):
+        assert {key: run.source for key, run in outcome.stored.items()} == {k: kept[k].source for k in outcome.stored}
+    _print_outcome(a)
+    _print_outcome(b)
+    said = " ".join(capsys.readouterr().out.split())
+    for o in (a, b):
+        race = f" (stored {o.ran}; {o.stored_first} stored first by another writer on this store, theirs kept)"
+        assert f"ran 3{race if o.stored_first else ''}, already stored 0, failed 0" in said, said
+
+
 def _dies_on_seed_one(log: str, spec: dict) -> dict:
     if spec["settings"]["seed"] == 1:
         os._exit(3)
@@ -309,6 +345,54 @@ def test_a_cluster_address_that_never_answers_is_one_line_within_the_bound(tmp_p
         f"error: cannot reach a Dask scheduler at {address} within {cluster.CONNECT_SECONDS:g} s (it does not answer)"
     )
     assert seconds < cluster.CONNECT_SECONDS + 10
+
+
+def _answers_http() -> tuple[socket.socket, str]:
+    """A server that answers every connection as a web server would, not as Dask; (its socket, its address)."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(8)
+
+    def answer() -> None:
+        try:
+            while True:
+                connection = server.accept()[0]
+                connection.sendall(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
+                connection.close()
+        except OSError:
+            pass  # closed at the end of the test
+
+    threading.Thread(target=answer, daemon=True).start()
+    return server, f"tcp://127.0.0.1:{server.getsockname()[1]}"
+
+
+@pytest.mark.parametrize(
+    "address, why",
+    [
+        ("foo", "(ValueError: missing port number in address 'foo')"),
+        ("tls://127.0.0.1:1", "(TypeError: TLS expects a `ssl_context` argument"),
+        ("http", "(what answers there does not speak Dask's protocol)"),
+    ],
+)
+def test_a_cluster_that_cannot_be_reached_is_one_line_and_nothing_after_it(address, why, tmp_path):
+    """An address Dask refuses, TLS without a context or a web server where the scheduler should be: stderr is the one
+    line and nothing else (no "Exception ignored in: Client.__del__" traceback as the process exits), exit 2, and
+    the process does not wait at its exit for Dask to close a client that never connected (it waited 10 s)."""
+    server = None
+    if address == "http":
+        server, address = _answers_http()
+    argv = [BREADTH, "sweep", "--mix", "two_digit=4", "--cluster", address, "--store", tmp_path / "s.sqlite"]
+    start = time.monotonic()
+    try:
+        done = subprocess.run([str(a) for a in argv], capture_output=True, text=True, timeout=60)
+    finally:
+        if server is not None:
+            server.close()
+    seconds = time.monotonic() - start
+    assert done.returncode == USAGE_ERROR
+    reach = f"error: cannot reach a Dask scheduler at {address} within {cluster.CONNECT_SECONDS:g} s "
+    assert done.stderr.count("\n") == 1 and done.stderr.startswith(reach + why), done.stderr
+    assert seconds < cluster.ANSWER_SECONDS, seconds
 
 
 def _without(site: Path, folder: Path, prefix: str) -> Path:

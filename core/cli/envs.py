@@ -56,12 +56,18 @@ def _either(names) -> str:
 
 def chosen_environments(conditions: list[str], n: int | None, seed: int) -> list[Family]:
     """The environments `--where DIM=VALUE` (repeatable, all must hold) picks, then `--draw N` of them by `seed`."""
-    values = {}
+    values: dict[str, str] = {}
     for text in conditions:
         dimension, sep, value = text.partition("=")
-        if not sep or not value.strip():
+        dimension, value = dimension.strip(), value.strip()
+        if not sep or not value:
             raise EnvError(f"--where takes DIMENSION=VALUE, e.g. operands=3, not {text[:40]!r}")
-        values[dimension.strip()] = value.strip()
+        if dimension in values:  # the last would win, silently: an environment has one value on each dimension
+            raise EnvError(
+                f"--where names {dimension[:20]!r} twice ({dimension[:20]}={values[dimension][:20]} and "
+                f"{dimension[:20]}={value[:20]}); give each dimension once"
+            )
+        values[dimension] = value
     pool = where(**values) if values else environments()
     return pool if n is None else draw(n, seed, pool)
 

@@ -87,8 +87,13 @@ def _in_lockstep(jobs: list, k: int | None, base_hash: str) -> tuple[list, list,
 
 
 def _print_outcome(outcome) -> None:
+    """What this sweep stored: the runs it ran, those another writer stored first, those found stored, failures."""
+    ran, first = outcome.ran + outcome.stored_first, outcome.stored_first
+    race = (
+        f" (stored {outcome.ran}; {first} stored first by another writer on this store, theirs kept)" if first else ""
+    )
     console.print(
-        f"ran {outcome.ran}, already stored {len(outcome.stored) - outcome.ran}, failed "
+        f"ran {ran}{race}, already stored {len(outcome.stored) - ran}, failed "
         f"{len(outcome.failed)}, in {outcome.seconds:.1f} s"
     )
 

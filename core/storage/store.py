@@ -179,14 +179,15 @@ class Store:
         mixes: Iterable[str] = (),
         seeds: Iterable[int] = (),
         held_out: int | None | str = "any",
+        keys: Iterable[str] = (),
         **settings: float,
     ) -> list[StoredRun]:
-        """Stored runs, oldest first, filtered by base, mixes, seeds, held-out size and setting values."""
+        """Stored runs, oldest first, filtered by base, mixes, seeds, held-out size, keys and setting values."""
         where, args = [], []
         if base_hash is not None:
             where.append("base_hash = ?")
             args.append(base_hash)
-        for column, values in (("mix", list(mixes)), ("seed", list(seeds))):
+        for column, values in (("mix", list(mixes)), ("seed", list(seeds)), ("key", list(keys))):
             if values:
                 where.append(f"{column} IN ({', '.join('?' * len(values))})")
                 args += values

@@ -46,12 +46,16 @@ class DaskCluster:
         reach = f"cannot reach a Dask scheduler at {address} within {CONNECT_SECONDS:g} s"
         try:
             self.client = _bounded(
-                lambda: Client(address, timeout=CONNECT_SECONDS, set_as_default=False),
+                lambda: _connect(Client, address),
                 CONNECT_SECONDS,
                 f"{reach} (it does not answer)",
                 late=lambda client: client.close(),
             )
-        except (OSError, ValueError, TypeError) as e:
+        except ClusterError:
+            raise
+        except MemoryError:  # its first bytes read as a message of exabytes: a web server, say
+            raise ClusterError(f"{reach} (what answers there does not speak Dask's protocol)") from None
+        except Exception as e:  # noqa: BLE001 -- a bad address, TLS without its context: one line
             raise ClusterError(f"{reach} ({one_line(e, typed=True)})") from None
         self.checked: set[str] = set()  # workers found fit to run breadth
         self.workerless_since: float | None = None
@@ -127,6 +131,30 @@ class DaskCluster:
             f"the Dask scheduler at {self.address} went away; the runs stored so far are kept, "
             "and the same command finishes the rest"
         )
+
+
+def _connect(client_class: type, address: str):
+    """A Dask client connected to `address`. If connecting fails, the half-made client is let go here: Dask's
+    finaliser would otherwise try to close it as the process exits, wait 10 s for a scheduler it never reached and
+    print "Exception ignored in: <function Client.__del__ ...>" and a traceback after the sweep's one line."""
+    client = client_class.__new__(client_class)  # kept, so that a failing __init__ leaves it in our hands
+    try:
+        client.__init__(address, timeout=CONNECT_SECONDS, set_as_default=False)
+    except BaseException:
+        _let_go(client)
+        raise
+    return client
+
+
+def _let_go(client) -> None:
+    """Stop a client that never connected: its event loop's thread ended, and nothing left for Dask to close."""
+    runner = getattr(client, "_loop_runner", None)
+    client.status = "closed"  # what Client.close (and so Client.__del__) takes as closed already
+    if runner is not None:
+        try:
+            runner.stop(timeout=ANSWER_SECONDS)
+        except Exception:  # noqa: BLE001 -- a loop that will not stop dies with the process
+            pass
 
 
 def _check_scheduler(client, address: str) -> None:

@@ -46,10 +46,11 @@ PR_SET_PDEATHSIG = 1  # prctl option (linux/prctl.h): the signal this process ge
 
 @dataclass
 class SweepOutcome:
-    """What a sweep did: the runs of its grid now in the store, those it ran, and those that failed."""
+    """What a sweep did: the runs of its grid now in the store, those it stored, and those that failed."""
 
-    stored: dict[str, StoredRun] = field(default_factory=dict)  # key -> run (skipped or new)
-    ran: int = 0
+    stored: dict[str, StoredRun] = field(default_factory=dict)  # key -> run (skipped or new), as the store holds it
+    ran: int = 0  # runs this sweep trained and stored
+    stored_first: int = 0  # runs this sweep trained that another writer (a second sweep) stored first: theirs kept
     failed: list[tuple[Job, str]] = field(default_factory=list)  # (job, one line)
     seconds: float = 0.0
 
@@ -100,10 +101,13 @@ def run_jobs(
                     continue  # stored before its group trained again
                 if run is None:
                     outcome.failed.append((job, why))
-                else:
-                    store.add(run)  # a StoreError ends the sweep here: the store would refuse every later run too
+                elif store.add(run):  # a StoreError ends the sweep here: the store would refuse every later run too
                     outcome.stored[job.key] = run
                     outcome.ran += 1
+                else:  # another writer stored this run while it trained here: the store keeps theirs
+                    run = next(iter(store.runs(keys=[job.key])), run)
+                    outcome.stored[job.key] = run
+                    outcome.stored_first += 1
                 done += 1
                 if on_run is not None:
                     on_run(job, run, done, total)

@@ -121,6 +121,8 @@ def _generated(at: Coordinates) -> Family:
 def environment(text: str) -> Family:
     """The environment with this id (`breadth/two-digit-v1`, or `two-digit-v1`); EnvError for an unknown id or a
     version that does not exist (naming the current one)."""
+    if not isinstance(text, str):
+        raise EnvError(f"an environment id is text such as {NAMESPACE}/two-digit-v1, not {repr(text)[:40]}")
     m = _ID.fullmatch(text.strip().lower())
     if m is None:
         raise EnvError(f"{text.strip()[:60]!r} is not an environment id such as {NAMESPACE}/two-digit-v1")

@@ -15,10 +15,20 @@ the final `info` carries the verdict (`correct` or the failure kind) and the tru
 `reset(seed=...)` draws a problem of one split of the environment's order for `split_seed` (breadth's `--seed`):
 the test split by default, `options={"split": "validation"}` or `"demonstrations"`; `options={"index": i}` takes
 the split's i-th problem instead of a drawn one.
+
+Every argument is checked where it arrives (`gymnasium.make`'s keywords, `reset`'s seed and options, `step`'s
+action): an odd value is a ValueError or TypeError of one line saying what is taken, never an error from deep
+inside, and nothing is written anywhere. Two of Gymnasium's own steps are kept out of the way for that:
+`gymnasium.make` calls `make_env`, not the class (for a class it reads `render_mode` as text before the class can
+check it: `render_mode=3` was an AttributeError about `endswith`), and Gymnasium's passive checker is off by
+default (`disable_env_checker`; `check_env` passes on these environments): in gymnasium 1.4.0 its wrapper fails
+the first step after a first `reset` that raised with "TypeError: cannot unpack non-iterable NoneType object".
 """
 
 from __future__ import annotations
 
+import numbers
+from collections.abc import Mapping
 from typing import Any
 
 try:
@@ -32,6 +42,7 @@ except ModuleNotFoundError as e:  # an optional extra: say how to get it
 from breadth.core.world.environments import env_id, environment, environments
 from breadth.core.world.episode import MAX_LENGTH, Episode
 from breadth.core.world.families import Family, Problem
+from breadth.core.world.settings import MAX_SEED
 from breadth.core.world.verdict import Failure, Verdict, judge
 from breadth.core.world.vocab import CHARS, PAD
 
@@ -47,9 +58,14 @@ class BreadthEnv(gym.Env[str, str]):
 
     def __init__(self, env: str, split_seed: int = 0, render_mode: str | None = None) -> None:
         self.family: Family = environment(env)  # EnvError (one line) for an unknown id or a removed version
-        self.split_seed = split_seed  # the seed of the environment's order and splits (breadth's --seed)
-        if render_mode not in (None, *self.metadata["render_modes"]):
-            raise ValueError(f"render_mode is None or one of {self.metadata['render_modes']}, not {render_mode!r}")
+        if not _whole(split_seed) or not 0 <= split_seed <= MAX_SEED:
+            raise ValueError(
+                f"split_seed is a whole number from 0 to {MAX_SEED:,} (breadth's --seed), not {_shown(split_seed)}"
+            )
+        self.split_seed = int(split_seed)  # the seed of the environment's order and splits (breadth's --seed)
+        modes = self.metadata["render_modes"]
+        if render_mode is not None and not (isinstance(render_mode, str) and render_mode in modes):
+            raise ValueError(f"render_mode is None or one of {modes}, not {_shown(render_mode)}")
         self.render_mode = render_mode
         self.observation_space = spaces.Text(MAX_LENGTH - 1, min_length=0, charset=CHARSET)  # the start token aside
         self.action_space = spaces.Text(MAX_LENGTH - 1, min_length=1, charset=CHARSET)
@@ -67,24 +83,29 @@ class BreadthEnv(gym.Env[str, str]):
         f = self.family
         starts = {"demonstrations": (0, f.demo_pool), "test": (f.demo_pool, f.test_pool)}
         starts["validation"] = (f.demo_pool + f.test_pool, f.validation_pool)
-        if name not in starts:
-            raise ValueError(f"no split {str(name)[:30]!r}; the splits are {', '.join(SPLITS)}")
+        if not isinstance(name, str) or name not in starts:
+            raise ValueError(f"no split {_shown(name)}; the splits are {', '.join(SPLITS)}")
         return starts[name]
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict]:
         """A new episode on a problem drawn from a split (test unless `options["split"]` says otherwise)."""
-        super().reset(seed=seed)
+        if options is not None and not isinstance(options, Mapping):
+            raise TypeError(f"reset's options are a dict such as {{'split': 'validation'}}, not {_shown(options)}")
+        if seed is not None and (not _whole(seed) or seed < 0):
+            raise ValueError(f"seed is None or a whole number from 0, not {_shown(seed)}")
+        super().reset(seed=None if seed is None else int(seed))  # numpy's integers too, which Gymnasium refuses
         options = dict(options or {})
-        unknown = sorted(set(options) - {"split", "index"})
+        unknown = sorted((_shown(k) for k in options if k not in ("split", "index")), key=str)
         if unknown:
-            raise ValueError(f"unknown reset option {unknown[0]!r}; the options are split and index")
+            raise ValueError(f"unknown reset option {unknown[0]}; the options are split and index")
         name = options.get("split", SPLITS[0])
         start, size = self.split(name)
         index = options.get("index")
         if index is None:
             index = int(self.np_random.integers(size))
-        elif not isinstance(index, int) or not 0 <= index < size:
-            raise ValueError(f"the {name} split of {self.id} holds problems 0 to {size - 1}, not {index!r}")
+        elif not _whole(index) or not 0 <= index < size:
+            raise ValueError(f"the {name} split of {self.id} holds problems 0 to {size - 1}, not {_shown(index)}")
+        index = int(index)
         self.problem = self.family.problem(self.split_seed, start + index)
         self.episode = Episode(self.problem.prompt, max_length=MAX_LENGTH, syntax=self.problem.syntax)
         self._take_forced()  # the prompt
@@ -97,8 +118,9 @@ class BreadthEnv(gym.Env[str, str]):
             raise RuntimeError(f"{self.id}: the episode has ended or not begun: call reset()")
         if not isinstance(action, str) or action not in self.action_space:
             raise ValueError(
-                f"an action is 1 to {self.action_space.max_length} characters of {CHARSET!r}, not {str(action)[:40]!r}"
+                f"an action is 1 to {self.action_space.max_length} characters of {CHARSET!r}, not {_shown(action)}"
             )
+        action = str(action)  # a str subclass (numpy's str_) read as the text it holds
         ep, read = self.episode, 0
         calls = len(ep.calls)
         for char in action:
@@ -138,7 +160,35 @@ class BreadthEnv(gym.Env[str, str]):
         return self.episode.transcript.text
 
 
-ENTRY_POINT = f"{__name__}:BreadthEnv"
+def _whole(value: object) -> bool:
+    """True for a whole number (a Python or numpy integer), never a bool."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+
+def _shown(value: object) -> str:
+    """A value as an error message quotes it: its repr on one line, cut to 40 characters (text cut before quoting)."""
+    if isinstance(value, str):
+        return repr(value[:40])
+    try:
+        text = " ".join(repr(value).split())  # a numpy array's repr spans lines
+    except Exception:  # noqa: BLE001 -- an object whose repr fails is still named
+        text = f"a {type(value).__name__}"
+    return text if len(text) <= 40 else text[:39] + "…"
+
+
+def make_env(env: str, split_seed: int = 0, render_mode: str | None = None, **unknown: Any) -> gym.Env:
+    """What `gymnasium.make` calls for a breadth id: the environment, every argument checked by it (`ansi_list`
+    collects the ansi renders, as Gymnasium's RenderCollection does for environments it makes from a class)."""
+    if unknown:
+        raise TypeError(f"{_shown(env)} takes split_seed and render_mode, not {_shown(sorted(unknown)[0])}")
+    if render_mode == "ansi_list":
+        from gymnasium.wrappers import RenderCollection
+
+        return RenderCollection(BreadthEnv(env, split_seed, "ansi"))
+    return BreadthEnv(env, split_seed, render_mode)
+
+
+ENTRY_POINT = f"{__name__}:make_env"
 
 
 def register_all() -> list[str]:
@@ -148,7 +198,7 @@ def register_all() -> list[str]:
     for family in environments():
         name = env_id(family)
         if name not in gym.registry:
-            gym.register(id=name, entry_point=ENTRY_POINT, kwargs={"env": name})
+            gym.register(id=name, entry_point=ENTRY_POINT, kwargs={"env": name}, disable_env_checker=True)
         ids.append(name)
     return ids
 

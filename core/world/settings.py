@@ -17,6 +17,15 @@ from typing import Any
 from breadth.core.world.episode import MAX_LENGTH
 
 HELD_OUT = 30  # held-out sums per family, as on the plate
+# The lowest learning rate a step can act on: AdamW moves each weight by about lr, and a float32 number near 0.02
+# (the initial weights' scale) has neighbours 1.9e-9 away, so far below this a step leaves the weights as they were
+# (measured on the shipped base, 3 fine-tune steps: at lr 1e-8 97.6% of the weights change, at 1e-10 7.4%, at
+# 1e-20 none; one step in tests/test_settings_bounds.py).
+MIN_LR = 1e-8
+# The lowest sampling temperature: logits / temperature must stay a float32 number (below 3.4e38). At 1e-38 the
+# shipped models' logits (at most 10.8 in magnitude) overflow to infinity and sampling fails; at 0.01 a logit 0.5
+# ahead is e^50 times likelier, so sampling is greedy decoding but for near ties, and going lower buys nothing.
+MIN_TEMPERATURE = 0.01
 MAX_SEED = 2**32 - 1  # seeds are whole numbers from 0 to this
 
 
@@ -163,10 +172,12 @@ class FinetuneSettings(_Checked):
     """Fine-tuning hyper-parameters; the defaults are the recipe that gives the plate's pattern on every seed."""
 
     steps: int = setting(400, 1, 100_000, help="optimiser steps", sweep=True, form="main")
-    lr: float = setting(1.5e-3, 0.0, 1.0, open_low=True, help="AdamW learning rate (constant)", sweep=True)
+    lr: float = setting(1.5e-3, MIN_LR, 1.0, help="AdamW learning rate (constant)", sweep=True)
     batch_size: int = setting(8, 1, 1000, short="batch", help="demonstrations per step", sweep=True)
-    # dropout while fine-tuning: what makes copying two-digit numbers hold on every seed
+    # dropout while fine-tuning: what makes copying two-digit numbers hold on every seed; kept units are scaled
+    # by 1 / (1 - dropout), at most 10 here (near 1 they would be scaled towards infinity)
     dropout: float = setting(0.2, 0.0, 0.9, short="drop", label="dropout", help="dropout", sweep=True)
+    # each step scales the weights by 1 - lr x weight decay, which stays from 0 to 1 with both at most 1
     weight_decay: float = setting(0.0, 0.0, 1.0, short="wd", help="AdamW weight decay", sweep=True, form=None)
     seed: int = setting(
         0, 0, MAX_SEED, help="seeds demonstrations, held-out sets, batch order and dropout", form="main"
@@ -179,13 +190,13 @@ class RewardSettings(_Checked):
 
     steps: int = setting(200, 1, 2000, help="optimiser steps", sweep=True, form="main")
     lr: float = setting(
-        1e-4, 0.0, 1.0, open_low=True, help="AdamW learning rate at the first step, decaying linearly to 0", sweep=True
+        1e-4, MIN_LR, 1.0, help="AdamW learning rate at the first step, decaying linearly to 0", sweep=True
     )
     prompts: int = setting(16, 1, 256, help="training prompts per step (a group of episodes each)", sweep=True)
     group: int = setting(
         8, 2, 64, flag="group-size", short="group", help="episodes sampled per prompt (the G of pass@G)", sweep=True
     )
-    temperature: float = setting(1.0, 0.0, 5.0, open_low=True, short="temp", help="sampling temperature", sweep=True)
+    temperature: float = setting(1.0, MIN_TEMPERATURE, 5.0, short="temp", help="sampling temperature", sweep=True)
     seed: int = setting(0, 0, MAX_SEED, help="seeds the prompts, the sampling and the held-out sets", form="main")
 
     def __post_init__(self) -> None:
@@ -201,7 +212,7 @@ class PretrainSettings(_Checked):
     """Pre-training hyper-parameters."""
 
     steps: int = setting(600, 1, 100_000, help="optimiser steps")
-    lr: float = setting(2e-3, 0.0, 1.0, open_low=True, help="peak AdamW learning rate")
+    lr: float = setting(2e-3, MIN_LR, 1.0, help="peak AdamW learning rate")
     warmup: int = setting(50, 0, 100_000, help="warm-up steps before the cosine decay to lr/10")
     batch_size: int = setting(64, 1, 4096, help="worksheet windows per step")
     seed: int = setting(0, 0, MAX_SEED, help="seeds the worksheets, initial weights and batch order")
