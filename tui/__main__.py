@@ -125,7 +125,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.probes and not args.demo:
         _refuse("--probes goes with --demo")
     for flag in ("host", "port", "max_connections", "allow_files"):
-        if getattr(args, flag) not in (None, False) and not args.serve:
+        given = getattr(args, flag)
+        if given is not None and given is not False and not args.serve:  # `is`: --port 0 is given too (0 == False)
             _refuse(f"--{flag.replace('_', '-')} goes with --serve")
     if args.allow_files and args.no_files:
         _refuse("--allow-files and --no-files say opposite things: give one")
