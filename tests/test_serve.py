@@ -512,6 +512,28 @@ async def test_off_loopback_one_address_cannot_hold_every_place():
         await server.close()
 
 
+async def test_no_app_starts_while_the_server_stops():
+    """A page connecting while the server stops (ending its apps) is refused with 503 and starts no app: every
+    app the server started has ended when it has stopped, none left for the event loop's end."""
+    server = await _serving()
+    async with aiohttp.ClientSession() as session:
+        first = await _connect(session, server.url)
+        await _first_text(first)
+        before = _children()
+        stopping = asyncio.create_task(server.close())
+        try:
+            await asyncio.sleep(0.05)  # the server is ending the first app (it takes its time to quit)
+            assert not stopping.done()
+            with pytest.raises(aiohttp.WSServerHandshakeError) as refused:
+                await _connect(session, server.url)
+            assert refused.value.status == 503
+            await asyncio.sleep(0.5)
+            assert _children() <= before
+        finally:
+            await stopping
+    assert server.apps == set() and not any(alive(pid) for pid in before)
+
+
 # nothing left running: the real app and its engine, behind a real server
 
 
@@ -519,7 +541,8 @@ async def test_off_loopback_one_address_cannot_hold_every_place():
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL])
 def test_stopping_or_killing_the_server_ends_every_app_and_engine(sig):
     """Ctrl+C (SIGINT), SIGTERM or kill -9 of the server: each connection's app and its engine end within
-    seconds (checked in /proc), and a stopped server exits 0."""
+    seconds (checked in /proc), and a stopped server exits 0 saying one line, with nothing on stderr (no
+    traceback, no "Exception ignored ... Event loop is closed")."""
     server, url, _ = start_server("--max-connections", "2")
 
     async def two_pages_with_engines() -> list[int]:
@@ -550,6 +573,10 @@ def test_stopping_or_killing_the_server_ends_every_app_and_engine(sig):
         code = server.wait(20)
         assert code == (-9 if sig == signal.SIGKILL else 0)
         wait_until(lambda: not any(alive(p) for p in processes), 20, "every app and engine to end")
+        if sig != signal.SIGKILL:
+            said, err = server.stdout.read().strip().splitlines(), server.stderr.read()
+            assert said == ["breadth-tui: stopping (ending each connection's app and engine)"]
+            assert err == "", err  # no "Traceback", no "Exception ignored"
     finally:
         stop(server)
 

@@ -281,6 +281,7 @@ class BreadthServer(Server):
         self.apps: set[AppProcess] = set()  # one per connection being served
         self.sockets: set[web.WebSocketResponse] = set()
         self.runner: web.AppRunner | None = None
+        self.stopping = False  # once set, every request is a 503: no app starts while the others are ended
 
     def full_line(self) -> str:
         n = self.max_connections
@@ -334,6 +335,8 @@ class BreadthServer(Server):
         async def checked(request: web.Request, handler):
             if (line := self.refusal(request)) is not None:
                 return web.Response(status=403, text=line + "\n")
+            if self.stopping:
+                return web.Response(status=503, text="breadth: the server is stopping\n")
             return await handler(request)
 
         app.middlewares.append(checked)
@@ -456,8 +459,19 @@ class BreadthServer(Server):
         await web.SockSite(self.runner, sock).start()
 
     async def close(self) -> None:
-        """End every app and engine, close every page, stop listening."""
+        """Refuse new connections, end every app and engine, close every page, stop listening.
+
+        An app still starting when its connection is closed is ended by its own connection: wait for those too,
+        so that none is left running (its pipes open) when the event loop closes.
+        """
+        self.stopping = True
         await self.end_all()
+        try:
+            async with asyncio.timeout(4 * STOP_GRACE):  # an end takes at most 3 * STOP_GRACE
+                while self.apps:
+                    await asyncio.sleep(0.05)
+        except TimeoutError:
+            pass
         await self.runner.cleanup()
 
     async def run(self, sock: socket.socket, announce) -> int:
