@@ -61,7 +61,10 @@ def _parser() -> argparse.ArgumentParser:
         f"serving the app to browsers (needs the serve extra, from the repository: {SERVE_INSTALL})"
     )
     serving.add_argument(
-        "--serve", action="store_true", help="serve the app on a web page, one app and engine for each browser"
+        "--serve",
+        action="store_true",
+        help="serve the app on a web page, one app and engine for each browser, at the address printed (its "
+        "?token=... is required)",
     )
     serving.add_argument("--host", help="with --serve: the address to listen on (default 127.0.0.1, this machine only)")
     serving.add_argument("--port", type=_port, help="with --serve: the port (default 8000; 0 picks a free one)")
