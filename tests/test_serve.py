@@ -381,6 +381,10 @@ async def test_a_host_or_origin_other_than_the_servers_is_refused_before_any_app
                 async with session.get(page, headers={"Origin": origin}) as answer:
                     assert answer.status == 403 and "another site" in await answer.text(), origin
                 assert await _status(session, socket, Origin=origin) == 403, origin
+            reader, writer = await asyncio.open_connection("127.0.0.1", port)  # HTTP/1.0: no Host at all
+            writer.write(f"GET /?token={token}&start=1 HTTP/1.0\r\n\r\n".encode())
+            assert (await reader.readline()).split()[1] == b"403"
+            writer.close()
             assert server.apps == set() and _children() == before
 
             for alias in (f"localhost:{port}", f"[::1]:{port}", f"127.0.0.1:{port}"):
@@ -390,6 +394,30 @@ async def test_a_host_or_origin_other_than_the_servers_is_refused_before_any_app
             websocket = await _connect(session, server.url, Origin=f"http://localhost:{port}")
             await _first_text(websocket)
             assert len(server.apps) == 1
+    finally:
+        await server.close()
+
+
+async def test_on_every_address_the_machines_name_and_address_literals_are_served_and_other_names_not():
+    """Served on 0.0.0.0, the page answers under the announced name (this machine's), an IP address literal and
+    localhost at the server's port, and refuses any other name (a rebound DNS name) with 403."""
+    server = await _serving(host="0.0.0.0")
+    address = urlsplit(server.url)
+    assert address.hostname == socket.gethostname().lower()
+    try:
+        async with aiohttp.ClientSession() as session:
+            page = f"http://127.0.0.1:{address.port}/?{address.query}"
+            for host, status in (
+                (address.netloc, 302),
+                (f"127.0.0.1:{address.port}", 302),
+                (f"10.1.2.3:{address.port}", 302),
+                (f"localhost:{address.port}", 302),
+                (f"evil.example:{address.port}", 403),
+                (f"10.1.2.3.nip.io:{address.port}", 403),
+                (f"127.0.0.1:{address.port + 1}", 403),
+            ):
+                async with session.get(page, headers={"Host": host}, allow_redirects=False) as answer:
+                    assert answer.status == status, host
     finally:
         await server.close()
 

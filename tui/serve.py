@@ -301,7 +301,7 @@ class BreadthServer(Server):
     def refusal(self, request: web.Request) -> str | None:
         """Why `request` is not served (a line), or None: a Host not among this server's names, or an Origin (a
         page on another site) not among this server's origins."""
-        if not self.named(request.host):
+        if not self.named(request.headers.get("Host", "")):  # not request.host: without one it asks DNS
             return "breadth: not served under this name; open the address the server printed"
         origin = request.headers.get("Origin")
         if origin is not None and not (origin.lower().startswith("http://") and self.named(origin[len("http://") :])):
@@ -346,9 +346,9 @@ class BreadthServer(Server):
 
     def _urls(self, request: web.Request) -> tuple[str, str]:
         """The page's static and websocket addresses, under the name the browser used (checked by `refusal`)."""
-        base = f"{request.scheme}://{request.host}"
+        host = request.headers["Host"].lower()
         socket_scheme = "wss" if request.scheme == "https" else "ws"
-        return f"{base}/static/", f"{socket_scheme}://{request.host}/ws/{self.token}"
+        return f"{request.scheme}://{host}/static/", f"{socket_scheme}://{host}/ws/{self.token}"
 
     async def handle_index(self, request: web.Request):
         if (refused := self.token_refusal(request.query.get("token", ""))) is not None:
