@@ -7,6 +7,7 @@ import re
 import subprocess
 import sys
 import time
+from urllib.parse import parse_qs, urlsplit
 
 ANSI = re.compile(r"\x1b(\[[0-9;?<>=$]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)|[()][0-9A-Za-z]|[=>78])")
 
@@ -65,6 +66,13 @@ def wait_until(condition, timeout: float, what: str) -> None:
 def screen_text(chunks: list[str]) -> str:
     """What a terminal stream wrote, escape sequences removed (enough to find a word drawn on screen)."""
     return ANSI.sub("", "".join(chunks))
+
+
+def socket_url(page: str, width: int = 80, height: int = 24) -> str:
+    """The websocket address the page at `page` (the printed address, token and all) connects to."""
+    parts = urlsplit(page)
+    token = parse_qs(parts.query)["token"][0]
+    return f"ws://{parts.netloc}/ws/{token}?width={width}&height={height}"
 
 
 def start_server(*flags: str, env: dict | None = None) -> tuple[subprocess.Popen, str, list[str]]:

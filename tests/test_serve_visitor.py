@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from fake_engine import ScriptedModels
-from serve_helpers import wait_until
+from serve_helpers import socket_url, wait_until
 from textual.widgets import Input
 from tui_helpers import fake_app, wait_for
 
@@ -294,7 +294,7 @@ def test_a_served_browsers_folder_goes_when_its_tab_closes_and_the_rest_when_the
 
     async def two_pages_then_one() -> list[Path]:
         async with aiohttp.ClientSession() as session:
-            address = url.replace("http", "ws") + "ws?width=80&height=24"
+            address = socket_url(url)
             first, second = await session.ws_connect(address), await session.ws_connect(address)
             await asyncio.to_thread(wait_until, lambda: len(folders()) == 2, 60, "a folder for each page")
             both = folders()

@@ -71,7 +71,10 @@ def _parser() -> argparse.ArgumentParser:
         f"serving the app to browsers (needs the serve extra, from the repository: {SERVE_INSTALL})"
     )
     serving.add_argument(
-        "--serve", action="store_true", help="serve the app on a web page, one app and engine for each browser"
+        "--serve",
+        action="store_true",
+        help="serve the app on a web page, one app and engine for each browser, at the address printed (its "
+        "?token=... is required)",
     )
     serving.add_argument("--host", help="with --serve: the address to listen on (default 127.0.0.1, this machine only)")
     serving.add_argument("--port", type=_port, help="with --serve: the port (default 8000; 0 picks a free one)")
@@ -162,7 +165,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.probes and not args.demo:
         _refuse("--probes goes with --demo")
     for flag in ("host", "port", "max_connections", "allow_files", "shared_store"):
-        if getattr(args, flag) not in (None, False) and not args.serve:
+        given = getattr(args, flag)
+        if given is not None and given is not False and not args.serve:  # `is`: --port 0 is given too (0 == False)
             _refuse(f"--{flag.replace('_', '-')} goes with --serve")
     if args.allow_files and args.no_files:
         _refuse("--allow-files and --no-files say opposite things: give one")
