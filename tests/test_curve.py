@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import os
 
 import pytest
@@ -231,6 +232,22 @@ def test_no_two_splits_hold_out_the_same_set_so_no_run_is_counted_twice():
     assert len(keys) == len(set(keys)) == 2 * 3 * 4
     with pytest.raises(GridError, match="4 splits need as many different held-out sets: 3 environments have 3"):
         CurvePlan(pool[:3], 2, 4, (1,), 30, (0,), FinetuneSettings())  # three environments have three pairs
+
+
+def test_more_splits_than_a_curve_draws_are_one_line_at_once(tmp_path, monkeypatch, capsys):
+    """`--splits 5000` over 40 environments (10,000 runs) drew the splits again for every split, for minutes, and
+    then stored the plan; 12,870 splits of 16 environments (every held-out set of 8) could not all be drawn. Now
+    splits are at most 1,000, drawn once per plan: one line, exit 2, no store, no run."""
+    monkeypatch.setattr(sweep, "_run_job", lambda: functools.partial(_fake_job, str(tmp_path / "log")))
+    store = tmp_path / "s.sqlite"
+    argv = ["curve", "--where", "operands=3", "--splits", "5000", "--n", "1", "--seeds", "0", "--store", str(store)]
+    assert main(argv) == USAGE_ERROR
+    assert "--splits takes 1 to 1,000, not 5000" in capsys.readouterr().err
+    assert not store.exists() and not (tmp_path / "log").exists()
+    pool = tuple(f.name for f in where(operands="3"))[:16]
+    with pytest.raises(GridError, match="--splits takes 1 to 1,000, not 12870"):
+        CurvePlan(pool, 8, math.comb(16, 8), (1,), 30, (0,), FinetuneSettings())
+    assert len(CurvePlan(pool, 8, 1000, (1,), 30, (0,), FinetuneSettings()).jobs("b")) == 2000
 
 
 def test_a_plan_the_writer_accepts_reads_back_at_its_limits():

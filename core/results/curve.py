@@ -76,7 +76,7 @@ class CurvePlan:
         for flag, values, low, high in (
             ("--n", self.sizes, 1, MAX_WHOLE),
             ("--seeds", self.seeds, 0, MAX_SEED),
-            ("--splits", (self.splits,), 1, MAX_RUNS),
+            ("--splits", (self.splits,), 1, MAX_SPLITS),
             ("--demos", (self.demos,), 1, MAX_WHOLE),
             ("--held-out-sums", (self.held_out,), 1, MAX_HELD_OUT),
             ("--min-steps", (self.min_steps,), 1, MAX_STEPS),
@@ -105,6 +105,7 @@ class CurvePlan:
                 f"{self.splits} splits need as many different held-out sets: {len(self.pool)} environments have "
                 f"{math.comb(len(self.pool), self.held)} of {self.held}"
             )
+        _splits(self.pool, self.held, self.splits)  # drawn now (cached): a plan whose splits cannot be is refused
 
     def runs(self) -> int:
         """How many runs the plan asks for (every split leaves as many environments, so each runs as many N)."""
@@ -163,7 +164,7 @@ class CurvePlan:
     def split(self, index: int) -> tuple[list[str], list[str]]:
         """Split `index`: the held-out environments and the others in the order nested subsets take them. No two
         splits hold out the same set (a draw an earlier split holds is drawn again), so no run is counted twice."""
-        return _splits(self.pool, self.held, index + 1)[index]
+        return _splits(self.pool, self.held, max(self.splits, index + 1))[index]  # drawn once for every split
 
     def steps(self, environments: int) -> int:
         """Steps for a run on this many environments: each demonstration seen `passes` times, at least min_steps."""
@@ -227,6 +228,7 @@ def _splits(pool: tuple[str, ...], held: int, count: int) -> list[tuple[list[str
     return out
 
 
+MAX_SPLITS = 1_000  # splits a curve may draw: each is drawn again while an earlier one holds its held-out set
 MAX_RUNS = 100_000  # runs a curve may ask for (as a sweep's grid): more is surely a typo, and would not be drawn
 MAX_WHOLE = 10**9  # the largest N, demonstrations per environment (each run takes at most an environment's pool)
 MAX_STEPS = FinetuneSettings.setting("steps").high  # the most steps any run may take, as FinetuneSettings checks
