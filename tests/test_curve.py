@@ -172,6 +172,7 @@ def test_a_stored_plan_breadth_did_not_write_is_one_line(change, says):
         (["--passes", "0"], "--passes takes a number above 0"),
         (["--passes", "-1"], "--passes takes a number above 0"),
         (["--passes", "100000"], "the largest run (4 environments x 30 demonstrations, each seen 100000 times) would"),
+        (["--passes", "1e308", "--demos", "1000000"], "would take endless steps: more than 100,000"),
         (["--held-out-sums", "1000000000"], "--held-out-sums takes 1 to 100,000, not 1000000000"),
         (["--min-steps", "1000000"], "--min-steps takes 1 to 100,000, not 1000000"),
         (["--seeds", "0-99999", "--n", "1", "--splits", "1"], "the plan asks for 200,000 runs (100,000 seeds x 1 "),

@@ -94,11 +94,12 @@ class CurvePlan:
                 "--splits or --n"
             )
         most = max(min(max(self.sizes), len(self.pool) - self.held), self.held)  # the largest run's environments
-        longest = self.steps(most)
+        longest = self.passes * most * self.demos / self.settings.batch_size  # `steps` before rounding up (may be inf)
         if longest > MAX_STEPS:
+            many = f"{math.ceil(longest):,}" if math.isfinite(longest) else "endless"
             raise GridError(
                 f"the largest run ({most} environments x {self.demos} demonstrations, each seen {self.passes:g} "
-                f"times) would take {longest:,} steps: more than {MAX_STEPS:,}; lower --passes or --demos"
+                f"times) would take {many} steps: more than {MAX_STEPS:,}; lower --passes or --demos"
             )
         if math.comb(len(self.pool), self.held) < self.splits:
             raise GridError(
