@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import os
 
 import pytest
@@ -138,7 +139,14 @@ def test_a_stored_plan_reads_back_as_it_was_written_and_names_its_base():
         ({"pool": "a2x2"}, "not lists"),
         ({"pool": ["breadth-nope"]}, "not registered here"),
         ({"splits": True}, "wrong kind"),
-        ({"passes": float("inf")}, "wrong kind"),
+        ({"passes": float("inf")}, "--passes takes a number above 0"),
+        ({"passes": 0}, "--passes takes a number above 0"),
+        ({"passes": float("nan")}, "--passes takes a number above 0"),
+        ({"held_out": 10**9}, "--held-out-sums takes 1 to 100,000, not 1000000000"),
+        ({"min_steps": 10**6}, "--min-steps takes 1 to 100,000"),
+        ({"passes": 1e5}, "would take 2,250,000 steps: more than 100,000"),
+        ({"seeds": [0, 0]}, "--seeds: 0 appears twice"),
+        ({"sizes": [1, 2, 1]}, "--n: 1 appears twice"),
         ({"seeds": list(range(1000)), "splits": 1000}, "more than 100,000 runs"),
         ({"settings": {"lr": 9.0}}, "settings"),
         ({"extra": 1}, "unexpected shape"),
@@ -159,16 +167,29 @@ def test_a_stored_plan_breadth_did_not_write_is_one_line(change, says):
         (["--n", "0"], "N counts training environments"),
         (["--where", "digits=7"], "no environment at"),  # with operands=3 below: an empty pool
         (["--steps", "10"], "unrecognized arguments: --steps"),  # the budget sets the steps
+        (["--passes", "nan"], "--passes takes a number above 0"),
+        (["--passes", "inf"], "--passes takes a number above 0"),
+        (["--passes", "0"], "--passes takes a number above 0"),
+        (["--passes", "-1"], "--passes takes a number above 0"),
+        (["--passes", "100000"], "the largest run (4 environments x 30 demonstrations, each seen 100000 times) would"),
+        (["--passes", "1e308", "--demos", "1000000"], "would take endless steps: more than 100,000"),
+        (["--held-out-sums", "1000000000"], "--held-out-sums takes 1 to 100,000, not 1000000000"),
+        (["--min-steps", "1000000"], "--min-steps takes 1 to 100,000, not 1000000"),
+        (["--seeds", "0-99999", "--n", "1", "--splits", "1"], "the plan asks for 200,000 runs (100,000 seeds x 1 "),
+        (["--seeds", "0,0", "--lockstep", "2"], "0 appears twice"),
         (["--group-size", "4"], "unrecognized arguments: --group-size"),  # the curve fine-tunes on demonstrations
     ],
 )
-def test_a_curve_that_cannot_run_is_one_line(extra, says, capsys):
-    """Holding out the whole pool, a bad N, an empty pool, a flag the curve does not take: one line, exit 2, before
-    any run."""
-    argv = ["curve", "--where", "form=infix", "--where", "op=add", "--where", "operands=3", *extra]
-    assert main(argv) == USAGE_ERROR
+def test_a_curve_that_cannot_run_is_one_line(extra, says, tmp_path, monkeypatch, capsys):
+    """Holding out the whole pool, a bad N, an empty pool, a flag the curve does not take, a plan outside the limits
+    its readers apply (passes, held-out sums, steps, runs): one line, exit 2, no store made and no run trained."""
+    monkeypatch.setattr(sweep, "_run_job", lambda: functools.partial(_fake_job, str(tmp_path / "log")))
+    store = tmp_path / "s.sqlite"
+    argv = ["curve", "--where", "form=infix", "--where", "op=add", "--where", "operands=3", "--store", str(store)]
+    assert main([*argv, *extra]) == USAGE_ERROR
     err = capsys.readouterr().err.strip()
     assert says in err and "\n" not in err
+    assert not store.exists() and not (tmp_path / "log").exists()
     with pytest.raises(GridError):
         plan(held=len(POOL))
 
@@ -212,3 +233,47 @@ def test_no_two_splits_hold_out_the_same_set_so_no_run_is_counted_twice():
     assert len(keys) == len(set(keys)) == 2 * 3 * 4
     with pytest.raises(GridError, match="4 splits need as many different held-out sets: 3 environments have 3"):
         CurvePlan(pool[:3], 2, 4, (1,), 30, (0,), FinetuneSettings())  # three environments have three pairs
+
+
+def test_more_splits_than_a_curve_draws_are_one_line_at_once(tmp_path, monkeypatch, capsys):
+    """`--splits 5000` over 40 environments (10,000 runs) drew the splits again for every split, for minutes, and
+    then stored the plan; 12,870 splits of 16 environments (every held-out set of 8) could not all be drawn. Now
+    splits are at most 1,000, drawn once per plan: one line, exit 2, no store, no run."""
+    monkeypatch.setattr(sweep, "_run_job", lambda: functools.partial(_fake_job, str(tmp_path / "log")))
+    store = tmp_path / "s.sqlite"
+    argv = ["curve", "--where", "operands=3", "--splits", "5000", "--n", "1", "--seeds", "0", "--store", str(store)]
+    assert main(argv) == USAGE_ERROR
+    assert "--splits takes 1 to 1,000, not 5000" in capsys.readouterr().err
+    assert not store.exists() and not (tmp_path / "log").exists()
+    pool = tuple(f.name for f in where(operands="3"))[:16]
+    with pytest.raises(GridError, match="--splits takes 1 to 1,000, not 12870"):
+        CurvePlan(pool, 8, math.comb(16, 8), (1,), 30, (0,), FinetuneSettings())
+    assert len(CurvePlan(pool, 8, 1000, (1,), 30, (0,), FinetuneSettings()).jobs("b")) == 2000
+
+
+def test_a_plan_the_writer_accepts_reads_back_at_its_limits():
+    """The writer and the readers apply the same limits: a plan at the edge of every one (the largest seed, held-out
+    size and min_steps) reads back from the store as it was written, where readers once refused seeds above 10**9."""
+    p = plan(seeds=(0, 2**32 - 1), held_out=100_000, min_steps=100_000, passes=1e-3)
+    curve = StoredCurve(p, "edges", "b")
+    assert StoredCurve.from_dict(json.loads(json.dumps(curve.to_dict()))) == curve
+
+
+def _failing_job(spec: dict) -> dict:
+    """Stands in for a worker's run that fails the way a run can (a worker raises)."""
+    raise RuntimeError("the loss went to nan at step 3")
+
+
+def test_a_failed_run_is_printed_with_its_reason(tmp_path, monkeypatch, capsys):
+    """A curve whose runs fail says which run failed and why, a line each, not only a count; exit 1."""
+    monkeypatch.setattr(sweep, "_run_job", lambda: _failing_job)
+    argv = [
+        "curve", "--where", "form=infix", "--where", "op=add", "--where", "operands=3", "--held", "2",
+        "--splits", "1", "--n", "1", "--seeds", "0", "--workers", "1",
+    ]  # fmt: skip
+    assert main(argv) == 1
+    out = capsys.readouterr().out
+    failed = [line for line in out.splitlines() if line.startswith("failed: ")]
+    assert "failed 2" in out and len(failed) == 2
+    assert "N=1 of split 1 seed 0" in failed[0] and "the ceiling of split 1 seed 0" in failed[1]
+    assert all("RuntimeError: the loss went to nan at step 3" in line for line in failed)

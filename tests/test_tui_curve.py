@@ -1,6 +1,6 @@
 """The breadth curve view (F11): the store's newest curve drawn from its plan and runs, filling in as runs are
 stored, its rows with intervals and the ceiling at 80x24, other curves a key away, the shipped curve on a fresh
-home, and a store's text shown as text."""
+home, a store's text shown as text, and plans it cannot read passed over for the newest it can."""
 
 from __future__ import annotations
 
@@ -206,3 +206,23 @@ async def test_a_stores_text_is_shown_as_text_and_a_bad_plan_is_counted_not_rais
         await wait_for(pilot, lambda: "runs" in _text(app, "#curve-status"), what="the curve")
         status = _text(app, "#curve-status")
         assert "[b]bold[/b]" in status and "\x1b" not in status
+
+
+async def test_the_view_skips_newer_plans_it_cannot_read_and_opens_on_the_newest_readable(tmp_path, monkeypatch):
+    """The store's two newest plans cannot be read (one as an older `breadth curve --min-steps 1000000` stored it,
+    its runs over the steps any run may take; one not JSON): the view opens on the older readable curve, the app on."""
+    monkeypatch.setenv("BREADTH_STORE", str(tmp_path / "s.sqlite"))
+    base = weights_hash(BASE)
+    with Store() as store:
+        _fill(store, StoredCurve(_plan(), "older pool", base), {1: 0, 2: 0, 4: 0, CEILING: 0.5})
+        store.db.execute("UPDATE curves SET created = 1")
+        past_limits = {"plan": _plan().to_dict() | {"min_steps": 1_000_000}, "what": "too long", "base": base}
+        store.add_curve("curve-too-long", past_limits)
+        store.db.execute("INSERT INTO curves VALUES ('curve-not-json', '{\"plan\": ', 3)")
+        store.db.execute("UPDATE curves SET created = 2 WHERE name = 'curve-too-long'")
+    app = fake_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("f11")
+        await wait_for(pilot, lambda: "older pool" in _text(app, "#curve-status"), what="the readable curve")
+        assert "not read" not in _text(app, "#curve-status")
+        assert [r.split()[0] for r in _rows(app)[1:]] == ["1", "2", "4", "ceiling"]

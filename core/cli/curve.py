@@ -15,7 +15,7 @@ from rich.table import Table
 from breadth.core.cli.envs import chosen_environments
 from breadth.core.cli.parser import figure_paths, recipe_settings
 from breadth.core.results.curve import CEILING, CurvePlan, StoredCurve, by_neighbour, points, warnings
-from breadth.core.results.grid import GridError, parse_seeds
+from breadth.core.results.grid import GridError, parse_seeds, refuse_repeats
 from breadth.core.storage.files import check_outputs, user_path, write_json
 from breadth.core.storage.header import read_header, weights_hash
 from breadth.core.storage.paths import BASE
@@ -27,7 +27,7 @@ console = Console(highlight=False, markup=False, emoji=False)
 
 def curve(args) -> int:
     """Run the curve's missing runs, then print (and write) the curve."""
-    from breadth.core.cli.grids import _print_outcome, run_with_progress
+    from breadth.core.cli.grids import _print_outcome, print_failed, run_with_progress
 
     plan = curve_plan(args)
     base = user_path(args.base) if args.base else BASE
@@ -38,7 +38,8 @@ def curve(args) -> int:
         base_hash = weights_hash(base)
         stored = StoredCurve(plan, what, base_hash)
         store.add_curve(stored.name, stored.to_dict())  # the app's curve view draws it from the store as it fills
-        jobs = [job for job, _, _ in plan.jobs(base_hash)]
+        planned = plan.jobs(base_hash)
+        jobs = [job for job, _, _ in planned]
         work = plan.groups(base_hash) if plan.lockstep else jobs
         console.print(
             f"{len(jobs)} runs: {len(plan.pool)} environments ({shown(what)}), {plan.held} held out, "
@@ -57,6 +58,8 @@ def curve(args) -> int:
     for line in warnings(found):
         console.print(f"warning: {line}")
     _print_outcome(outcome)
+    where = {job.key: (s, n) for job, s, n in planned}
+    print_failed(outcome.failed, lambda job: _run_name(*where[job.key]))
     if args.json:
         write_json(args.json, [vars(p) for p in found])
         console.print(f"wrote {shown(args.json)}")
@@ -72,14 +75,15 @@ def curve_plan(args) -> CurvePlan:
     """The plan the flags ask for; GridError (one line) for one that cannot run."""
     pool = tuple(f.name for f in chosen_environments(args.where or [], None, 0))
     try:
-        sizes = tuple(sorted({int(x) for x in args.n.split(",") if x.strip()}))
+        sizes = [int(x) for x in args.n.split(",") if x.strip()]
     except ValueError:
         raise GridError(f"--n takes whole numbers such as 1,2,4,8, not {args.n[:40]!r}") from None
+    refuse_repeats("--n", sizes)  # before sorting: 1,1 is a typo, not one N
     return CurvePlan(
         pool,
         args.held,
         args.splits,
-        sizes,
+        tuple(sorted(sizes)),
         args.demos,
         parse_seeds(args.seeds),
         recipe_settings(args),
@@ -88,6 +92,11 @@ def curve_plan(args) -> CurvePlan:
         args.min_steps,
         args.lockstep or 0,
     )
+
+
+def _run_name(split: int, n: int) -> str:
+    """A run of the curve in words: its N (or the ceiling) and its split."""
+    return f"{'the ceiling' if n == CEILING else f'N={n}'} of split {split + 1}"
 
 
 def trained(plan: CurvePlan, tasks: int) -> str:

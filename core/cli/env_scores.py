@@ -25,6 +25,7 @@ from breadth.core.results.dimensions import (
     summarise,
     summary_json,
 )
+from breadth.core.results.grid import refuse_repeats
 from breadth.core.results.matrix import band
 from breadth.core.storage.files import write_json
 from breadth.core.world.calculator import FORMS
@@ -46,7 +47,8 @@ def chosen(envs: str | None, conditions: list[str], n: int | None, seed: int) ->
 
     if envs is None or envs.strip().lower() == "all":
         return chosen_environments(conditions, n, seed)
-    named = list(dict.fromkeys(environment(text) for text in envs.split(",") if text.strip()))
+    named = [environment(text) for text in envs.split(",") if text.strip()]
+    refuse_repeats("--envs", [f.name for f in named])
     if not named:
         raise EnvError("--envs takes all or environment ids, e.g. breadth/two-digit-v1,breadth/2a1s2-v1")
     picked = {f.name for f in chosen_environments(conditions, None, seed)} if conditions else None

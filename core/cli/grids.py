@@ -20,7 +20,15 @@ from breadth.core.cli.tables import (
     runs_table,
 )
 from breadth.core.results.figures import breadth_figure, figure, matrix_figure
-from breadth.core.results.grid import Grid, GridError, parse_budget, parse_seeds, parse_share, parse_values
+from breadth.core.results.grid import (
+    Grid,
+    GridError,
+    parse_budget,
+    parse_seeds,
+    parse_share,
+    parse_values,
+    refuse_repeats,
+)
 from breadth.core.results.groups import lockstep_groups
 from breadth.core.results.matrix import MatrixError, breadth_points, parse_families
 from breadth.core.results.matrix import matrix as build_matrix
@@ -52,9 +60,14 @@ def sweep(args) -> int:
     )
     _print_outcome(outcome)
     _write_outputs(cells, args.json, args.figure)
-    for job, why in outcome.failed:
-        console.print(f"failed: {shown(job.cell.label(grid.varied))} seed {job.seed}: {shown(why)}")
+    print_failed(outcome.failed, lambda job: job.cell.label(grid.varied))
     return 1 if outcome.failed else 0
+
+
+def print_failed(failed: list, label) -> None:
+    """A line per failed run: which (`label(job)`), its seed, and why it failed, as the run said it."""
+    for job, why in failed:
+        console.print(f"failed: {shown(label(job))} seed {job.seed}: {shown(why)}", soft_wrap=True)
 
 
 def _run_grid(grid: Grid, args, source: str, what: str, extra_outputs: list[Path] = ()):
@@ -100,7 +113,7 @@ def _print_outcome(outcome) -> None:
 
 def matrix(args) -> int:
     """Run what the store lacks for the matrix's rows (mixes x seeds), then print and draw the matrix."""
-    mixes: list[Mix] = [Mix.parse(text) for text in args.mix]
+    mixes: list[Mix] = _mixes(args.mix)
     if args.single:
         mixes += [Mix.of(**{f.name: min(args.single, f.demo_pool)}) for f in FAMILIES.values()]
     if args.plate:
@@ -131,8 +144,7 @@ def matrix(args) -> int:
         if args.figure:
             for path in breadth_figure(points, _curve_path(args.figure), len(grid.seeds)):
                 console.print(f"wrote {shown(path)}")
-    for job, why in outcome.failed:
-        console.print(f"failed: {shown(job.cell.label())} seed {job.seed}: {shown(why)}")
+    print_failed(outcome.failed, lambda job: job.cell.label())
     return 1 if outcome.failed else 0
 
 
@@ -218,11 +230,18 @@ def _minutes(seconds: float) -> str:
     return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
 
 
+def _mixes(texts: list[str]) -> list[Mix]:
+    """The mixes `--mix` (repeatable) names; GridError (one line) for one named twice, however it is spelled."""
+    mixes = [Mix.parse(text) for text in texts]
+    refuse_repeats("--mix", [m.spec() for m in mixes])
+    return mixes
+
+
 def _grid(args) -> Grid:
     mixes: list[Mix] = []
     if args.plate:
         mixes += [p.mix for p in PRESETS.values()]
-    mixes += [Mix.parse(text) for text in args.mix]
+    mixes += _mixes(args.mix)
     if args.share:
         mixes += parse_share(args.share)
     if args.budget:
@@ -258,6 +277,7 @@ def runs(args) -> int:
 
 def report(args) -> int:
     """Summarise stored runs per cell; optionally compare two cells and draw the curve."""
+    refuse_repeats("--compare", args.compare or ())
     found = _filtered(args)
     cells = sorted(summarise(found), key=_cell_order)
     if not cells:
@@ -308,7 +328,7 @@ def _filtered(args) -> list[StoredRun]:
     base_hash = None
     if args.base is not None:
         base_hash = weights_hash(BASE if str(args.base) == "shipped" else user_path(args.base))
-    mixes = [Mix.parse(text).spec() for text in args.mix]
+    mixes = [m.spec() for m in _mixes(args.mix)]
     seeds = parse_seeds(args.seeds) if args.seeds else ()
     held_out = "any" if args.held_out is None else held_out_from_text(args.held_out)
     with Store(args.store, read_only=True) as store:

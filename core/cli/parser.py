@@ -146,7 +146,9 @@ def build_parser() -> argparse.ArgumentParser:
         "model's own characters only, the learning rate decaying to 0. Says pass@G on the training prompts "
         "before training, prints the metrics as it goes, then scores held-out sums of every family.",
     )
-    s.add_argument("--mix", required=True, help="training sums per family, e.g. three_digit=200")
+    s.add_argument(
+        "--mix", required=True, help="training sums per family, e.g. three_digit=200 or two_digit=100,three_digit=100"
+    )
     s.add_argument(
         "--from",
         dest="start",

@@ -27,14 +27,14 @@ import random
 from dataclasses import dataclass, replace
 
 from breadth.core.results.dimensions import coordinates, value
-from breadth.core.results.grid import Cell, GridError, Job
+from breadth.core.results.grid import Cell, GridError, Job, refuse_repeats
 from breadth.core.results.groups import Group, lockstep_groups
 from breadth.core.storage.store import StoredRun, run_key
 from breadth.core.world.coordinates import ENV_DIMENSIONS
 from breadth.core.world.families import family
 from breadth.core.world.mix import Mix
 from breadth.core.world.records import MAX_GROUP
-from breadth.core.world.settings import FinetuneSettings, SettingsError
+from breadth.core.world.settings import MAX_HELD_OUT, MAX_SEED, FinetuneSettings, SettingsError
 from breadth.core.world.stats import mean_interval
 
 PLATE_PASSES = 400 * 8 / 70  # times the plate's recipe shows each demonstration: 400 steps of 8, 70 demonstrations
@@ -58,19 +58,60 @@ class CurvePlan:
     lockstep: int = 0  # train up to this many seeds of a point together (core.learning.lockstep); 0: one at a time
 
     def __post_init__(self) -> None:
+        """The plan's limits, one place for the writer (`breadth curve`, before anything is stored or trained) and
+        every reader (the store, the app's curve view): a plan outside them is one GridError line."""
         if not 0 <= self.lockstep <= MAX_GROUP:
             raise GridError(f"--lockstep takes 1 to {MAX_GROUP} runs a group, not {self.lockstep}")
+        refuse_repeats("the pool", self.pool)
         if not 1 <= self.held < len(self.pool):
             raise GridError(f"hold out 1 to {len(self.pool) - 1} of the pool's {len(self.pool)} environments")
         if self.splits < 1 or not self.sizes or not self.seeds:
             raise GridError("a curve needs at least one split, one N and one seed")
         if any(n < 1 for n in self.sizes):
             raise GridError("N counts training environments: 1 or more")
+        refuse_repeats("--n", self.sizes)
+        refuse_repeats("--seeds", self.seeds)
+        if not isinstance(self.settings, FinetuneSettings):
+            raise GridError("a curve fine-tunes on demonstrations: its settings are fine-tuning settings")
+        for flag, values, low, high in (
+            ("--n", self.sizes, 1, MAX_WHOLE),
+            ("--seeds", self.seeds, 0, MAX_SEED),
+            ("--splits", (self.splits,), 1, MAX_SPLITS),
+            ("--demos", (self.demos,), 1, MAX_WHOLE),
+            ("--held-out-sums", (self.held_out,), 1, MAX_HELD_OUT),
+            ("--min-steps", (self.min_steps,), 1, MAX_STEPS),
+        ):
+            bad = next((v for v in values if not low <= v <= high), None)
+            if bad is not None:
+                raise GridError(f"{flag} takes {low:,} to {high:,}, not {bad}")
+        if not math.isfinite(self.passes) or self.passes <= 0:
+            raise GridError(f"--passes takes a number above 0 (times each demonstration is seen), not {self.passes}")
+        runs = self.runs()
+        if runs > MAX_RUNS:
+            raise GridError(
+                f"the plan asks for {runs:,} runs ({len(self.seeds):,} seeds x {self.splits:,} splits x "
+                f"{runs // len(self.seeds) // self.splits} runs a split): more than {MAX_RUNS:,}; narrow --seeds, "
+                "--splits or --n"
+            )
+        most = max(min(max(self.sizes), len(self.pool) - self.held), self.held)  # the largest run's environments
+        longest = self.passes * most * self.demos / self.settings.batch_size  # `steps` before rounding up (may be inf)
+        if longest > MAX_STEPS:
+            many = f"{math.ceil(longest):,}" if math.isfinite(longest) else "endless"
+            raise GridError(
+                f"the largest run ({most} environments x {self.demos} demonstrations, each seen {self.passes:g} "
+                f"times) would take {many} steps: more than {MAX_STEPS:,}; lower --passes or --demos"
+            )
         if math.comb(len(self.pool), self.held) < self.splits:
             raise GridError(
                 f"{self.splits} splits need as many different held-out sets: {len(self.pool)} environments have "
                 f"{math.comb(len(self.pool), self.held)} of {self.held}"
             )
+        _splits(self.pool, self.held, self.splits)  # drawn now (cached): a plan whose splits cannot be is refused
+
+    def runs(self) -> int:
+        """How many runs the plan asks for (every split leaves as many environments, so each runs as many N)."""
+        left = len(self.pool) - self.held
+        return len(self.seeds) * self.splits * (len({min(n, left) for n in self.sizes}) + 1)
 
     def to_dict(self) -> dict:
         """The plan as plain JSON values (what the store keeps); `lockstep` only when it is on, so a curve of runs
@@ -86,14 +127,15 @@ class CurvePlan:
 
     @classmethod
     def from_dict(cls, data: object) -> CurvePlan:
-        """A plan from JSON data read from a store; GridError (one line) for data breadth did not write."""
+        """A plan from JSON data read from a store; GridError (one line) for data breadth did not write: of another
+        shape or kind, or outside the limits `breadth curve` checks before it stores a plan (`__post_init__`)."""
         if not isinstance(data, dict) or set(data) - {"lockstep"} != {*PLAN_FIELDS, *PLAN_LISTS}:
             raise GridError("a stored curve plan of an unexpected shape")
         lockstep = data.get("lockstep", 0)
         if not _whole(lockstep) or "lockstep" in data and not 1 <= lockstep <= MAX_GROUP:
             raise GridError("a stored curve plan with values of the wrong kind")
         lists = [data[name] for name in ("pool", "sizes", "seeds")]
-        if not all(isinstance(v, list) and len(v) <= 100_000 for v in lists):
+        if not all(isinstance(v, list) and len(v) <= MAX_RUNS for v in lists):
             raise GridError("a stored curve plan whose pool, sizes or seeds are not lists")
         pool, sizes, seeds = lists
         held, splits, demos, held_out, passes, min_steps = (data[name] for name in PLAN_FIELDS)
@@ -101,7 +143,7 @@ class CurvePlan:
             _whole(x) for x in [*sizes, *seeds, held, splits, demos, held_out, min_steps]
         ):
             raise GridError("a stored curve plan with values of the wrong kind")
-        if isinstance(passes, bool) or not isinstance(passes, int | float) or not 0 < passes < 1e6:
+        if isinstance(passes, bool) or not isinstance(passes, int | float):
             raise GridError("a stored curve plan with values of the wrong kind")
         if len(seeds) * splits * (len(sizes) + 1) > MAX_RUNS:
             raise GridError(f"a stored curve plan of more than {MAX_RUNS:,} runs")
@@ -115,12 +157,15 @@ class CurvePlan:
         except SettingsError as e:
             raise GridError(f"a stored curve plan's settings: {e}") from None
         sizes, seeds = tuple(sizes), tuple(seeds)
-        return cls(tuple(pool), held, splits, sizes, demos, seeds, settings, held_out, passes, min_steps, lockstep)
+        try:
+            return cls(tuple(pool), held, splits, sizes, demos, seeds, settings, held_out, passes, min_steps, lockstep)
+        except GridError as e:
+            raise GridError(f"a stored curve plan breadth would not write: {e}") from None
 
     def split(self, index: int) -> tuple[list[str], list[str]]:
         """Split `index`: the held-out environments and the others in the order nested subsets take them. No two
         splits hold out the same set (a draw an earlier split holds is drawn again), so no run is counted twice."""
-        return _splits(self.pool, self.held, index + 1)[index]
+        return _splits(self.pool, self.held, max(self.splits, index + 1))[index]  # drawn once for every split
 
     def steps(self, environments: int) -> int:
         """Steps for a run on this many environments: each demonstration seen `passes` times, at least min_steps."""
@@ -184,13 +229,17 @@ def _splits(pool: tuple[str, ...], held: int, count: int) -> list[tuple[list[str
     return out
 
 
-MAX_RUNS = 100_000  # a stored plan of more runs than this is not one breadth wrote (and would not be drawn)
+MAX_SPLITS = 1_000  # splits a curve may draw: each is drawn again while an earlier one holds its held-out set
+MAX_RUNS = 100_000  # runs a curve may ask for (as a sweep's grid): more is surely a typo, and would not be drawn
+MAX_WHOLE = 10**9  # the largest N, demonstrations per environment (each run takes at most an environment's pool)
+MAX_STEPS = FinetuneSettings.setting("steps").high  # the most steps any run may take, as FinetuneSettings checks
 PLAN_FIELDS = ("held", "splits", "demos", "held_out", "passes", "min_steps")  # the plan's numbers, stored as they are
 PLAN_LISTS = ("pool", "sizes", "seeds", "settings")  # the plan's lists and its settings (`lockstep` only when on)
 
 
 def _whole(x: object) -> bool:
-    return isinstance(x, int) and not isinstance(x, bool) and 0 <= x <= 10**9
+    """A whole number as JSON gives it (bool is not one); its limits are the plan's own (`CurvePlan.__post_init__`)."""
+    return isinstance(x, int) and not isinstance(x, bool)
 
 
 def _pool(name: str) -> int:

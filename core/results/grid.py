@@ -9,6 +9,7 @@ sums: the difference between cells, seed by seed, is not seed noise. Built from 
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
 from breadth.core.storage.store import run_key
@@ -20,6 +21,16 @@ MAX_JOBS = 100_000  # a grid larger than this is surely a typo
 
 class GridError(ValueError):
     """A grid that cannot be run: empty, too large, or built from bad values; one line."""
+
+
+def refuse_repeats(what: str, values: Iterable) -> None:
+    """GridError (one line, naming the value) if a list a person typed holds a value twice: a repeated seed would
+    train one run and count it as two, so every list flag refuses one rather than quietly dropping it."""
+    seen = set()
+    for v in values:
+        if v in seen:
+            raise GridError(f"{what}: {v:g} appears twice" if isinstance(v, float) else f"{what}: {v} appears twice")
+        seen.add(v)
 
 
 @dataclass(frozen=True)
@@ -63,8 +74,7 @@ class Grid:
     def __post_init__(self) -> None:
         if not self.mixes or not self.seeds or any(not v for _, v in self.values):
             raise GridError("an empty grid: give at least one mix, one seed and one value per setting")
-        if len(set(self.seeds)) != len(self.seeds):
-            raise GridError("a seed appears twice")
+        refuse_repeats("seeds", self.seeds)
         if self.size > MAX_JOBS:
             raise GridError(f"{self.size:,} runs: more than {MAX_JOBS:,}; narrow the grid")
 
@@ -120,6 +130,7 @@ def parse_seeds(text: str) -> tuple[int, ...]:
         seeds += range(ends[0], ends[-1] + 1)
     if not seeds:
         raise GridError("no seeds: write e.g. 0-9 or 0,1,2")
+    refuse_repeats(f"seeds {text[:40]!r}", seeds)
     return tuple(seeds)
 
 
@@ -136,8 +147,7 @@ def parse_values(name: str, text: str, settings_class: type = FinetuneSettings) 
             raise GridError(str(e)) from None
     if not values:
         raise GridError(f"no values for {name}")
-    if len(set(values)) != len(values):
-        raise GridError(f"{name}: a value appears twice")
+    refuse_repeats(name, values)
     return tuple(values)
 
 
@@ -183,7 +193,8 @@ def parse_budget(text: str) -> tuple[Mix, ...]:
         raise GridError(f"a budget compares two different families, not {first!r} twice")
     mixes = []
     try:
-        for total in dict.fromkeys(int(t) for t in totals):
+        refuse_repeats("a budget's totals", [int(t) for t in totals])
+        for total in (int(t) for t in totals):
             if total < 2:
                 raise GridError(f"a budget's totals are at least 2 (one demonstration per family), not {total}")
             mixes += [

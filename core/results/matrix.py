@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from breadth.core.results.grid import refuse_repeats
 from breadth.core.results.report import CellKey, CellSummary, FamilySummary, varied
 from breadth.core.world.families import FAMILIES, family, family_named
 from breadth.core.world.mix import Mix, MixError, short_spec
@@ -175,7 +176,8 @@ def parse_families(text: str) -> list[str]:
         names.append(family.name)
     if not names:
         raise MatrixError("name at least one family, e.g. a3x2,s3x2")
-    return list(dict.fromkeys(names))
+    refuse_repeats("--curve", names)
+    return names
 
 
 def breadth_points(rows: list[MatrixRow], held_out: list[str]) -> list[BreadthPoint]:
