@@ -471,7 +471,10 @@ def check_paths(parser: argparse.ArgumentParser, args: argparse.Namespace) -> No
         if a.type in OUTPUTS and (value is not None or hasattr(a, "written_by_default"))
         for path in files_written(a, value if value is not None else a.written_by_default())
     ]
-    check_outputs(outputs, inputs=[*inputs, *store_files(store)])
+    for path in outputs:
+        if path is not None and any(same_file(path, part) for part in store_files(store)):
+            raise UserFileError(errno.EINVAL, f"{path}: that is your results store; write the result somewhere else")
+    check_outputs(outputs, inputs=inputs)
     if any(a.type is _store_written for a in actions):
         check_written_store(store)
         if any(same_file(store, path) for path in inputs):
