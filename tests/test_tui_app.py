@@ -6,11 +6,15 @@ import subprocess
 import sys
 from pathlib import Path
 
+from fake_engine import FakeEngine
 from textual.widgets import Input
-from tui_helpers import fake_app, type_text, wait_for
+from tui_helpers import fake_app, screen_lines, type_text, wait_for
 
 from breadth.core.storage.presets import PRESETS
 from breadth.core.world.families import FAMILIES
+from breadth.tui.app import BreadthApp
+from breadth.tui.keys import APP_KEYS
+from breadth.tui.parts.engine_watch import STARTING
 from breadth.tui.screens.help import HelpScreen
 from breadth.tui.screens.path_prompt import PathPrompt
 
@@ -35,6 +39,32 @@ def test_the_ui_process_does_not_import_torch_before_its_first_frame():
     torch_loaded, entries, focused = out.stdout.split()
     assert torch_loaded == "False"
     assert int(entries) == 3 and focused == "sum"
+
+
+class FirstFrame(BreadthApp):
+    """The app, keeping the text of its first frame (Textual sends Ready once that frame is on screen)."""
+
+    CSS_PATH = Path(sys.modules[BreadthApp.__module__].__file__).parent / BreadthApp.CSS_PATH  # beside the app
+    first_frame: list[str] = []
+
+    def on_ready(self) -> None:
+        self.first_frame = screen_lines(self)
+
+
+async def test_the_first_frame_at_80x24_shows_the_footer_keys_and_that_the_model_is_starting():
+    """At 80x24 the very first frame, long before the engine is ready, has the footer's keys and the line saying
+    the model is starting, under the sum box where the cursor is (it had neither: the keys came a refresh later,
+    the status with the engine's start)."""
+    app = FirstFrame(engine_factory=lambda: FakeEngine(ready=False))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for(pilot, lambda: app.first_frame, what="the first frame")
+        frame = app.first_frame
+        assert not app.supervisor.ready
+        footer = frame[-1]
+        for binding in [b for b in APP_KEYS if b.show][:6]:
+            assert f"{app.get_key_display(binding)} {binding.description}" in footer, (binding.key, footer)
+        assert STARTING in frame[app.query_one("#sum-message").region.y]
+        assert STARTING in "\n".join(screen_lines(app))  # and it stays until the engine is ready
 
 
 async def test_start_shows_three_panels_with_the_shipped_mix_loaded():

@@ -103,10 +103,12 @@ async def test_pagedown_before_the_engine_is_ready_keeps_the_probe_named_and_pla
         app.playground.pace = 0
         await pilot.press("pagedown")
         await pilot.pause()
-        assert "probe 1 of 2: 23+45 · waits for the engine" in _message(app) and not app.playground.race.by_probe
+        assert (
+            "probe 1 of 2: 23+45 · waits for the model to start" in _message(app) and not app.playground.race.by_probe
+        )
         await pilot.press("pagedown")
         await pilot.pause()
-        assert "probe 2 of 2: 3+4+5 · waits for the engine" in _message(app)
+        assert "probe 2 of 2: 3+4+5 · waits for the model to start" in _message(app)
         app.post_message(m.EngineReady(p.Ready(1.0)))
         await wait_for(pilot, lambda: "race 3+4+5" in _head(app), what="the waiting probe's race")
         await wait_for(pilot, lambda: not app.playground.busy(), what="the race")

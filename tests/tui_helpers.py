@@ -29,3 +29,8 @@ async def type_text(pilot, text: str) -> None:
     """Type `text` key by key into whatever has focus."""
     for ch in text:
         await pilot.press(ch)
+
+
+def screen_lines(app) -> list[str]:
+    """The text of each row of the app's current screen, as the terminal would show it now."""
+    return [strip.text for strip in app.screen._compositor.render_strips()]

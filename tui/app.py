@@ -97,10 +97,10 @@ class BreadthApp(App):
     def on_mount(self) -> None:
         self.models.start()
         self.playground.focus_sum()
+        if self.auto_start:  # the first frame says the model is starting; torch loads after it
+            self.engine_watch.starting()
         self.demo_mode.start()
         self.stage = self.demo_mode.demo is not None  # `--demo` starts in the stage layout
-        if self.auto_start:
-            self.call_after_refresh(self.supervisor.ensure)  # torch loads after the first frame
         self.call_after_refresh(self.models.read_store)
 
     @on(Message)

@@ -163,7 +163,7 @@ class DemoMode(Part):
         where = f"{self._where(step.act, title=False)}probe {step.probe + 1} of {len(act.probes)}: {probe.text}"
         if not supervisor.ready and not supervisor.gave_up:
             self.waiting = step
-            self._note(f"{where} · waits for the engine (loading torch)")
+            self._note(f"{where} · waits for the model to start")
             return
         playground.focus_sum()
         playground.query_one("#sum", SumBox).remember(probe.text)  # Up recalls it, as if typed

@@ -8,14 +8,23 @@ from breadth.tui.guard import guarded
 from breadth.tui.parts import Part, hears
 from breadth.tui.parts.models import engine_gone
 
+STARTING = "starting the model (a few seconds)..."  # until the engine is ready: importing torch takes seconds
+
 
 class EngineWatch(Part):
     """Keeps `app.engine_status` and the supervisor's notes (ready, loaded) in step with what the engine says."""
 
+    def starting(self) -> None:
+        """Before the first frame: say the model is starting, in the playground's border and under the sum box (where
+        the cursor is; a demo's note goes over it; EngineReady clears it), and start the engine after that frame."""
+        self.app.engine_status = STARTING
+        self.app.playground.say(STARTING)
+        self.app.call_after_refresh(self.app.supervisor.ensure)  # torch loads after the first frame
+
     def started(self) -> None:
         """A new engine is up: say so and load the current model into it."""
         app = self.app
-        app.engine_status = "engine starting (loading torch)..."
+        app.engine_status = STARTING
         entry = app.models.entries.get(app.current) if app.current else None
         if entry is not None and entry.path:
             app.supervisor.engine.send(p.Load(app.current, entry.path))

@@ -49,7 +49,7 @@ class PlayRouter(Part):
             )
             return
         if not supervisor.ready:
-            playground.say("the engine is starting (loading torch); this sum plays as soon as it is ready")
+            playground.say("the model is starting (a few seconds); this sum plays as soon as it is ready")
         self.probe += 1
         playground.begin(self.probe, message.problem, self.models.title(current))
         self._send(self.probe, current, message.text)
@@ -65,7 +65,7 @@ class PlayRouter(Part):
             playground.say(f"a race needs {MIN_LANES} models that can play: Enter on a runs-table row adds one")
             return
         if not supervisor.ready:
-            playground.say("the engine is starting (loading torch); the race runs as soon as it is ready")
+            playground.say("the model is starting (a few seconds); the race runs as soon as it is ready")
         lanes = []
         for key in keys:
             self.probe += 1

@@ -236,7 +236,7 @@ class EnvironmentsView(Screen):
         seconds = time.monotonic() - scoring.started
         done = f"{scoring.done} of {scoring.total} environments" if scoring.total else "the environments"
         if not now.ready:
-            return Text(f"waiting for the engine (loading torch) · {seconds:.0f} s")
+            return Text(f"waiting for the model to start · {seconds:.0f} s")
         if now.training:
             return Text(f"scored {done}; paused while the engine trains, resumes after · {seconds:.0f} s")
         return Text(f"scoring {done} (plays and training go first) · {seconds:.0f} s")

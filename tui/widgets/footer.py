@@ -1,4 +1,10 @@
-"""The main screen's footer: Textual's Footer, without the leak of every key it ever showed.
+"""The main screen's footer: Textual's Footer, with its keys in the first frame and without the leak of every key
+it ever showed.
+
+Textual's Footer composes nothing until the screen first publishes its bindings, then recomposes after the next
+refresh: the app's first frame had no keys, and the frames after it wait on whatever the event loop does next
+(on a loaded machine the keys came seconds later, with the engine's start). The app's keys are known when the
+footer mounts, so it draws them at once.
 
 Footer recomposes its keys whenever the screen's bindings change (a view opened or closed, the focus moved),
 and each new FooterKey binds to the footer's `compact`. Textual 8.2 prunes those bindings only when
@@ -12,7 +18,11 @@ from textual.widgets import Footer
 
 
 class KeysFooter(Footer):
-    """A Footer that lets go of the keys it no longer shows."""
+    """A Footer that shows its keys from the first frame and lets go of the keys it no longer shows."""
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.set_reactive(Footer._bindings_ready, True)  # compose the keys when mounted, not after a refresh
 
     async def recompose(self) -> None:
         await super().recompose()
