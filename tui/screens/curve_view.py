@@ -227,7 +227,7 @@ def _ceiling(plt, y: float, span: tuple[float, float]) -> None:
     dots = 400  # more than any width has columns: a line of dots without gaps
     xs = [span[0] + (span[1] - span[0]) * i / dots for i in range(dots + 1)]
     plt.scatter(xs, [y] * len(xs), color=CEILING_COLOUR, marker="·")
-    plt.text(f"ceiling {y:.0f}% ", span[0], y, color=CEILING_COLOUR, alignment="left")
+    plt.text(f"ceiling {y:.0f}% ", span[0], y, color=CEILING_COLOUR, background="default", alignment="left")
 
 
 class CurveView(Screen):
