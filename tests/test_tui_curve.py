@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 
+from rich.color import Color
 from rich.console import Console
 from textual.widgets import Static
 from tui_helpers import fake_app, wait_for
@@ -80,6 +81,37 @@ async def test_f11_draws_the_stores_curve_with_its_rows_and_ceiling_at_80x24(tmp
         assert not isinstance(app.screen, CurveView)
 
 
+async def test_the_chart_names_its_axis_and_ceiling_and_the_rows_name_their_terms(tmp_path, monkeypatch):
+    """The chart names N under its axis and writes the ceiling's name and value on its dotted line, in a colour of
+    its own (grey and unnamed, it read as a grid line); the rows' last column is the share of pairs over half their
+    ceiling, named so (not "transfer", which beside "held out" read as a contradiction); a line under the rows says
+    what N, pairs and the gap are."""
+    monkeypatch.setenv("BREADTH_STORE", str(tmp_path / "s.sqlite"))
+    with Store() as store:
+        _fill(store, StoredCurve(_plan(), "operands=3", weights_hash(BASE)), {1: 0.0, 2: 0.1, 4: 0.5, CEILING: 0.6})
+    app = fake_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("f11")
+        await wait_for(pilot, lambda: isinstance(app.screen, CurveView) and "runs" in _text(app, "#curve-status"))
+        await pilot.pause()
+        chart = app.screen.query_one(CurvePlot).render()
+        assert "N: kinds of sums trained on" in chart.plain
+        label = chart.plain.index("ceiling 60%")
+        console, magenta = Console(file=io.StringIO()), Color.parse(curve_view.CEILING_COLOUR).number
+        frame = {chart.get_style_at_offset(console, i).color for i, ch in enumerate(chart.plain) if ch in "│─┤"}
+        assert frame and all(colour.number != magenta for colour in frame)  # not the colour of the chart's lines
+        dots = [i for i, ch in enumerate(chart.plain) if ch == "·"]
+        assert len(dots) > 10
+        assert all(chart.get_style_at_offset(console, i).color.number == magenta for i in [label, *dots])
+        assert "x: N" not in _text(app, "#curve-key")
+        header = _rows(app)[0]
+        assert header.rstrip().endswith("pairs over ½ ceiling") and "transfer" not in header
+        terms = _text(app, "#curve-terms")
+        assert app.screen.query_one("#curve-terms").display and "N: kinds trained on" in terms
+        assert "pairs: splits x seeds" in terms and "gap: training % minus held out %" in terms
+        assert app.screen.query_one("#curve-terms").region.bottom <= 23  # on screen, above the footer
+
+
 async def test_runs_stored_while_the_view_is_open_fill_the_curve(tmp_path, monkeypatch):
     """The view re-reads the store on a timer: as a curve's runs finish elsewhere, the count and the rows grow."""
     monkeypatch.setenv("BREADTH_STORE", str(tmp_path / "s.sqlite"))
@@ -124,24 +156,67 @@ async def test_brackets_step_through_the_stores_curves(tmp_path, monkeypatch):
 
 async def test_a_curve_asked_for_by_its_pools_words_shows_then_steps_as_before(tmp_path, monkeypatch):
     """A talk's act asks for the curve over a pool by its words: the view shows the newest curve with those words
-    (not the store's newest), a reading begun before the ask does not replace it, and `]` then steps from there;
-    words no curve has leave the view where it was."""
+    (not the store's newest), unnumbered (the act has its own count), a reading begun before the ask does not
+    replace it, and `]` then steps from there, numbered; words no curve has leave the view where it was."""
     _two_curves(tmp_path, monkeypatch)
     app = fake_app()
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.press("f11")
         view = app.screen
         view.show_curve("older pool")  # at once, while the view's first reading (the newest) is under way
-        await wait_for(pilot, lambda: "curve 2 of 2: older pool" in _text(app, "#curve-status"), what="the asked")
+        await wait_for(pilot, lambda: _text(app, "#curve-status").startswith("older pool ·"), what="the asked")
         for _ in range(3):  # the view re-reads every few seconds: it stays on the curve asked for
             view.read_store()
             await pilot.pause(0.2)
-        assert "curve 2 of 2: older pool" in _text(app, "#curve-status")
+        assert _text(app, "#curve-status").startswith("older pool ·")
         await pilot.press("right_square_bracket")
         await wait_for(pilot, lambda: "curve 1 of 2: newer pool" in _text(app, "#curve-status"), what="a step on")
         view.show_curve("no such pool")
         await wait_for(pilot, lambda: not view.words, what="the reading for unknown words")
-        assert "curve 1 of 2: newer pool" in _text(app, "#curve-status")
+        assert _text(app, "#curve-status").startswith("newer pool ·")
+
+
+async def test_asking_for_another_curve_clears_the_view_at_once_to_a_plain_loading_line(tmp_path, monkeypatch):
+    """A talk's act asks for another pool's curve: before any reading comes back, the view shows only "loading" and
+    those words (no status, chart, rows or warnings of the curve it showed), then the asked curve."""
+    _two_curves(tmp_path, monkeypatch)
+    app = fake_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("f11")
+        await wait_for(pilot, lambda: "newer pool" in _text(app, "#curve-status"), what="the newest")
+        view = app.screen
+        view.show_curve("older pool")  # no await: what the very next frame draws
+        assert _text(app, "#curve-status") == "loading the breadth curve over older pool…"
+        assert view.query_one(CurvePlot).found == [] and _text(app, "#curve-rows") == ""
+        assert _text(app, "#curve-warnings") == "" and not view.query_one("#curve-terms").display
+        await wait_for(pilot, lambda: _text(app, "#curve-status").startswith("older pool ·"), what="the asked")
+        assert [r.split()[0] for r in _rows(app)[1:]] == ["1", "2", "4", "ceiling"]
+
+
+async def test_the_shipped_stores_curves_are_read_once_per_process(tmp_path, monkeypatch):
+    """From a fresh home, a talk asks for the shipped store's curves again and again (act to act, back, a second
+    view): each curve's runs are read once; the user's own store is still read as it changes (test below)."""
+    monkeypatch.setenv("BREADTH_STORE", str(tmp_path / "empty.sqlite"))
+    shipped = tmp_path / "shipped.sqlite"
+    base = weights_hash(BASE)
+    with Store(shipped) as store:
+        _fill(store, StoredCurve(_plan(), "pool a", base), {1: 0, 2: 0, 4: 0, CEILING: 0.5})
+        store.db.execute("UPDATE curves SET created = 1")
+        _fill(store, StoredCurve(_plan(held=3), "pool b", base), {1: 0, 2: 0, 4: 0, CEILING: 0.5})
+    monkeypatch.setattr(curve_view, "SHIPPED_CURVE", shipped)
+    reads = []
+    real = curve_view._read
+    monkeypatch.setattr(curve_view, "_read", lambda *a, **k: reads.append(1) or real(*a, **k))
+    for _ in range(2):  # two views, one after the other, as two acts' or two talks' in one process
+        app = fake_app()
+        async with app.run_test(size=(80, 24)) as pilot:
+            await pilot.press("f11")
+            view = app.screen
+            for words in ("pool a", "pool b", "pool a"):
+                view.show_curve(words)
+                shows = f"{words} ·"
+                await wait_for(pilot, lambda a=app, s=shows: s in _text(a, "#curve-status"), what=words)
+    assert len(reads) == 2
 
 
 async def test_a_store_as_it_was_is_not_read_again_until_it_changes(tmp_path, monkeypatch):

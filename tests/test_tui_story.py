@@ -3,6 +3,9 @@ engine's start, the story's end and its start are said, never lost or replayed."
 
 from __future__ import annotations
 
+import re
+import time
+
 from fake_engine import FakeEngine
 from textual.widgets import Input, Static
 from tui_helpers import wait_for
@@ -12,7 +15,8 @@ from breadth.core.world.story import Act, Probe, Story, default_story, read_stor
 from breadth.tui import messages as m
 from breadth.tui.app import BreadthApp
 from breadth.tui.parts import demo
-from breadth.tui.screens.curve_view import CurveView
+from breadth.tui.screens import curve_view
+from breadth.tui.screens.curve_view import CurvePlot, CurveView
 from breadth.tui.screens.matrix_view import MatrixView
 from breadth.tui.screens.procedure_view import ProcedureView
 from breadth.tui.widgets.caption import Caption
@@ -91,6 +95,47 @@ async def test_pagedown_walks_the_default_story_act_by_act_with_captions_lies_an
         await wait_for(pilot, lambda: "operands=3 ·" in _status(app), what="the three-number curve")
         await _step(pilot)  # from inside the curve view: the story's end, back on the main screen
         assert app.screen is app.screen_stack[0] and "end of the story" in _message(app)
+
+
+async def test_the_finale_never_shows_the_act_befores_curve_under_its_caption_and_opens_in_bounded_time(monkeypatch):
+    """PageDown from the first curve act to the next (acts 6 and 7, the shipped store read afresh): at no frame does
+    the second act's caption sit over the first act's curve, its rows or its status (the view clears at once), the
+    second act's curve shows within 10 s, and neither act numbers its curve among the store's ("curve 1 of 7")."""
+    monkeypatch.setattr(curve_view, "_SHIPPED", {}, raising=False)  # this process has read no shipped curve yet
+    app = BreadthApp(engine_factory=FakeEngine, demo=default_story())
+    frames: list[tuple[str, str, list, object]] = []  # (caption, status, curve points, rows) as each frame is drawn
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for(pilot, lambda: app.supervisor.ready, what="the engine")
+        app.playground.pace = 0
+        draw = app._display
+
+        def display(screen, renderable) -> None:
+            if isinstance(screen, CurveView) and screen.query(Caption):
+                rows = screen.query_one("#curve-rows", Static).content
+                frames.append((_caption(app), _status(app), list(screen.query_one(CurvePlot).found), rows))
+            draw(screen, renderable)
+
+        app._display = display
+        while not isinstance(app.screen, CurveView):
+            await _step(pilot)
+        await wait_for(pilot, lambda: app.screen.query(Caption), what="the caption on the curve")
+        first = _caption(app).split(":")[0]  # `act 6 of 7`
+        await wait_for(pilot, lambda: "operands=2 ·" in _status(app), what="the first curve act's curve")
+        before, before_rows = list(app.screen.query_one(CurvePlot).found), app.screen.query_one("#curve-rows").content
+        start = time.monotonic()
+        await pilot.press("pagedown")
+        await wait_for(pilot, lambda: "operands=3 ·" in _status(app), timeout=10, what="the next act's curve")
+        took = time.monotonic() - start
+        await pilot.pause()
+        second = _caption(app).split(":")[0]
+        print(f"\n{first} -> {second}: its curve shown after {took:.2f} s")
+        assert second != first and isinstance(app.screen, CurveView)
+        under_second = [f for f in frames if f[0].startswith(second + ":")]
+        assert under_second, "no frame drawn under the second act's caption"
+        for caption, status, found, rows in under_second:
+            assert "operands=2" not in status and found != before and rows is not before_rows, (caption, status)
+        assert [f for f in frames if f[0].startswith(first + ":")]  # the first act's frames were seen too
+        assert not any(re.search(r"curve \d+ of \d+", status) for _, status, _, _ in frames)
 
 
 async def test_pagedown_before_the_engine_is_ready_keeps_the_probe_named_and_plays_it_once_ready():

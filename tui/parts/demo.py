@@ -9,12 +9,14 @@ A probe stepped to before the engine is ready waits, named, and plays once it is
 story says it has ended rather than playing the last probe again. An act whose view this app cannot show
 (a view a newer story names) is left out; an act whose view does not open (the procedure with no snapshots to
 show) is stepped over. An act may name the curve its curve view shows by its pool's words (`# curve: operands=3`),
-so a talk can show both where breadth does not transfer and where it does.
+so a talk can show both where breadth does not transfer and where it does; the act before a curve act reads that
+curve ahead (in a thread, once per process), so the curve act opens on its curve rather than seconds of loading.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 
 from breadth.core.world.calculator import OFF_BY_ONE, Lie
 from breadth.core.world.probe import parse_sum
@@ -22,7 +24,7 @@ from breadth.core.world.story import IN_PLAIN_WORDS, Step, Story
 from breadth.tui import messages as m
 from breadth.tui.guard import guarded
 from breadth.tui.parts import Part, hears
-from breadth.tui.screens.curve_view import CurveView
+from breadth.tui.screens.curve_view import CurveView, read_ahead
 from breadth.tui.screens.matrix_view import MatrixView
 from breadth.tui.screens.procedure_view import ProcedureView
 from breadth.tui.widgets.caption import Caption
@@ -145,6 +147,7 @@ class DemoMode(Part):
             self.app.screen.show_curve(act.curve)  # the act's curve, by its pool's words
         if entering:
             self._set_lie(act.lie)
+            self._read_ahead(step.act)
         self.waiting = None
         if step.probe is not None:
             self._play(step)
@@ -154,6 +157,13 @@ class DemoMode(Part):
         self._caption(self._where(step.act), act.say)
         self._note(f"{self._where(step.act)} · {KEYS}")
         return True
+
+    def _read_ahead(self, index: int) -> None:
+        """Read the shipped curves of this act and the next, if they are curve acts, in a thread (each once per
+        process; this act's first): a curve act then opens on its chart, not on seconds of "loading"."""
+        words = [act.curve for act in self.demo.acts[index : index + 2] if act.view == "curve"]
+        if words:
+            self.app.run_worker(partial(read_ahead, words), thread=True, group="curve-ahead", exclusive=True)
 
     def _play(self, step: Step) -> None:
         """Race the step's probe, as if typed and entered in the sum box (or name it and wait for the engine)."""

@@ -3,17 +3,22 @@
 `breadth curve` records its plan in the results store before its first run and each run as it finishes; this view
 re-reads the store every few seconds in a thread worker and draws the newest curve: success on the training
 environments and on the held-out ones (means over split x seed pairs) against N, and the ceiling (the held-out
-environments trained directly) as a line; under the chart, a row per N with its 95% interval, the gap and the share
-of pairs that transfer, then what keeps the curve from being read (training environments not learned, a low
-ceiling). `[` and `]` step through the store's curves; F12 saves the curve as a figure. A talk's act may ask for a
-curve by its pool's words (`operands=3`): the view shows the newest curve over that pool, then steps as before.
-From a fresh home (a talk) it shows the curve shipped with breadth (`breadth.results/curve.sqlite`) and says so.
-What the store holds is shown as text, never as markup.
+environments trained directly) as a dotted line labelled with its value, N named under the axis; under the chart, a
+row per N with its 95% interval, the gap and the share of pairs over half their ceiling, a line naming those terms,
+then what keeps the curve from being read (training environments not learned, a low ceiling). `[` and `]` step
+through the store's curves; F12 saves the curve as a figure. A talk's act may ask for a curve by its pool's words
+(`operands=3`): the view clears at once to a plain "loading" line (never another act's chart under the act's
+caption), shows the newest curve over that pool, then steps as before. From a fresh home (a talk) it shows the curve
+shipped with breadth (`breadth.results/curve.sqlite`) and says so; the shipped store never changes, so each of its
+curves is read once per process (`read_ahead` reads a talk's next curves before their acts). What the store holds is
+shown as text, never as markup.
 """
 
 from __future__ import annotations
 
 import math
+import threading
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from rich.table import Table
@@ -35,7 +40,10 @@ from breadth.tui.figures import FiguresAsked, Slide
 from breadth.tui.guard import guarded, log_error, one_line
 
 REFRESH_SECONDS = 3.0  # how often the store is re-read while the view is open
-TRAIN_COLOUR, HELD_COLOUR, CEILING_COLOUR = "green", "cyan", "gray"
+TRAIN_COLOUR, HELD_COLOUR, CEILING_COLOUR = "green", "cyan", "magenta"  # the ceiling unlike the chart's grey grid
+X_LABEL = "N: kinds of sums trained on"
+SHARE = "pairs over ½ ceiling"  # the rows' last column: the share of pairs whose held out beats half their ceiling
+TERMS = "N: kinds trained on · pairs: splits x seeds · gap: training % minus held out %"  # under the rows
 
 
 @dataclass(frozen=True)
@@ -61,24 +69,77 @@ def read_curve(index: int, words: str = "", known: tuple = ()) -> CurveRead | No
     with Store(read_only=True) as store:
         state = (False, *store.state())
         if state[3]:  # the user's store holds a curve
-            return None if state == known else _read(store, store.curves(), index, state, words)
+            if state == known:
+                return None
+            curves, skipped = _curves(store)
+            return _read(store, curves, skipped, _pick(curves, index, words), state)
     with Store(SHIPPED_CURVE, immutable=True) as store:
         state = (True, *store.state())
-        return None if state == known else _read(store, store.curves(), index, state, words)
+        return None if state == known else _shipped(store, index, state, words)
 
 
-def _read(store: Store, rows: list, index: int, state: tuple, words: str = "") -> CurveRead:
-    shipped = state[0]
+_SHIPPED: dict[tuple, object] = {}  # (path, state[, index]) -> the shipped store's curves, or a curve's reading
+_LOCKS: dict[tuple, threading.Lock] = {}  # one per key: a second reader of a key waits and finds it read
+_LOCKS_LOCK = threading.Lock()
+
+
+def _shipped(store: Store, index: int, state: tuple, words: str) -> CurveRead:
+    """The shipped store's reading of a curve, from this process's cache: a store no process writes is read once
+    (11 MB, seconds on a loaded machine), however often a talk's acts ask for its curves."""
+    key = (str(store.path), state)
+    curves, skipped = _once(key, lambda: _curves(store))
+    index = _pick(curves, index, words)
+    return _once((*key, index), lambda: _read(store, curves, skipped, index, state))
+
+
+def _once(key: tuple, make: Callable[[], object]):
+    """`make()` computed once per process under `key`; a thread asking for a key being computed waits for it, never
+    for another key's (a talk's reading ahead never holds up the curve on screen)."""
+    with _LOCKS_LOCK:
+        lock = _LOCKS.setdefault(key, threading.Lock())
+    with lock:
+        if key not in _SHIPPED:
+            _SHIPPED[key] = make()
+        return _SHIPPED[key]
+
+
+def read_ahead(words: Iterable[str]) -> None:
+    """Read the shipped curves over these pools' words into the process's cache, in order (a talk's next acts then
+    open at once); nothing if the user's store holds a curve (it is read as it changes). Never raises: the view
+    says why a store cannot be read when it reads it."""
+    try:
+        with Store(read_only=True) as store:
+            if store.state()[2]:
+                return
+        for each in words:
+            read_curve(0, each)
+    except Exception as e:  # noqa: BLE001 -- reading ahead is a saving, never a failure on stage
+        log_error(e, "reading the shipped breadth curves ahead of a talk's acts")
+
+
+def _curves(store: Store) -> tuple[list[StoredCurve], int]:
+    """The store's curves this breadth reads, newest first, and how many it cannot read."""
+    rows = store.curves()
     curves, skipped = [], len(store.unreadable)
     for _, data, created in rows:
         try:
             curves.append(StoredCurve.from_dict(data, created))
         except GridError:
             skipped += 1
+    return curves, skipped
+
+
+def _pick(curves: list[StoredCurve], index: int, words: str) -> int:
+    """The newest curve chosen by `words`, else curve `index` (clamped)."""
+    index = next((i for i, c in enumerate(curves) if words and c.what == words), index)
+    return min(max(index, 0), len(curves) - 1)
+
+
+def _read(store: Store, curves: list[StoredCurve], skipped: int, index: int, state: tuple) -> CurveRead:
+    """Curve `index` of `curves` with its runs and points (what takes the time: the runs' records)."""
+    shipped = state[0]
     if not curves:
         return CurveRead(shipped=shipped, skipped=skipped, state=state)
-    index = next((i for i, c in enumerate(curves) if words and c.what == words), index)
-    index = min(max(index, 0), len(curves) - 1)
     curve = curves[index]
     jobs = curve.plan.jobs(curve.base_hash)
     mixes = sorted({job.cell.mix.spec() for job, _, _ in jobs})
@@ -88,13 +149,15 @@ def _read(store: Store, rows: list, index: int, state: tuple, words: str = "") -
     return CurveRead(curve, index, len(curves), found, stored, len(jobs), shipped, skipped, state)
 
 
-def status_line(read: CurveRead) -> str:
-    """The line over the chart: which curve, how far it has filled, whose it is."""
+def status_line(read: CurveRead, numbered: bool = True) -> str:
+    """The line over the chart: which curve (its place among the store's unless not `numbered`: a talk's act asks
+    for its curve by words, and "curve 1 of 7" beside "act 7 of 7" reads as a second count), how far it has filled,
+    whose it is."""
     if read.curve is None:
         unread = f" ({read.skipped} stored curves this breadth cannot read)" if read.skipped else ""
         return f"no breadth curve in the results store yet: `breadth curve` fills this{unread}"
     plan = read.curve.plan
-    where = f"curve {read.index + 1} of {read.count}: " if read.count > 1 else ""
+    where = f"curve {read.index + 1} of {read.count}: " if read.count > 1 and numbered else ""
     whose = " · shipped with breadth" if read.shipped else ""
     return (
         f"{where}{shown(read.curve.what)} · {len(plan.pool)} environments, {plan.held} held out · "
@@ -103,9 +166,11 @@ def status_line(read: CurveRead) -> str:
 
 
 def rows_table(found: list[CurvePoint]) -> Table:
-    """A row per N and the ceiling: training and held-out % with 95% intervals, the gap, the share that transfer."""
+    """A row per N and the ceiling: training and held-out % with 95% intervals, the gap, and the share of split x
+    seed pairs above half their ceiling, named so (called "transfer", 90% of it beside "held out 47%" read as a
+    contradiction)."""
     t = Table(box=None, padding=(0, 1), show_edge=False, header_style="bold")
-    for column in ("N", "pairs", "training %", "held out %", "gap", "transfer"):
+    for column in ("N", "pairs", "training %", "held out %", "gap", SHARE):
         t.add_column(column, justify="right", no_wrap=True)
     for p in found:
         share = "-" if p.transfer is None else f"{100 * p.transfer:.0f}%"
@@ -120,7 +185,8 @@ def _pct(value: tuple[float, float, float]) -> str:
 
 
 class CurvePlot(PlotextPlot):
-    """Training (green) and held-out (cyan) success against N, N on a doubling axis, the ceiling in grey."""
+    """Training (green) and held-out (cyan) success against N, N on a doubling axis and named under it; the ceiling
+    a dotted magenta line labelled on the chart (in grey, unlabelled, it read as a grid line)."""
 
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
@@ -142,16 +208,26 @@ class CurvePlot(PlotextPlot):
             plt.xlim(*span)
             ceiling = next((p for p in found if p.n == CEILING), None)
             if ceiling is not None:
-                plt.hline(100 * ceiling.held[0], CEILING_COLOUR)
+                _ceiling(plt, 100 * ceiling.held[0], span)
+            plt.xlabel(X_LABEL)
         plt.ylim(0, 100)
         plt.yticks([0, 50, 100], ["0%", "50%", "100%"])
         self.refresh()
 
     def render(self):
+        """The chart, or one dim line if plotext cannot draw it at this size."""
         try:
             return super().render()
         except Exception as e:  # noqa: BLE001 -- a plot must never take the app down on stage
             return Text(f"(plot unavailable: {e})", style="dim")
+
+
+def _ceiling(plt, y: float, span: tuple[float, float]) -> None:
+    """The ceiling at `y` % across `span`: a dotted line with its name and value written at its start."""
+    dots = 400  # more than any width has columns: a line of dots without gaps
+    xs = [span[0] + (span[1] - span[0]) * i / dots for i in range(dots + 1)]
+    plt.scatter(xs, [y] * len(xs), color=CEILING_COLOUR, marker="·")
+    plt.text(f"ceiling {y:.0f}% ", span[0], y, color=CEILING_COLOUR, background="default", alignment="left")
 
 
 class CurveView(Screen):
@@ -170,12 +246,14 @@ class CurveView(Screen):
 
         read: CurveRead = field(default_factory=CurveRead)
         error: str = ""
-        words: str = ""  # the pool words it was asked for ('' for a curve by index)
+        asked: int = 0  # which ask it answers (`CurveView.asked`): an older ask's reading is dropped
 
     def __init__(self, words: str = "") -> None:
         super().__init__()
         self.index = 0  # the curve shown, newest first
         self.words = words  # the next reading shows the newest curve over this pool ('' for the curve at `index`)
+        self.asked = 0  # how many times another curve was asked for (by words or a step): readings say which ask
+        self.numbered = not words  # the status numbers the curve among the store's (not when an act asked by words)
         self.last = CurveRead()
         self.logged = ""  # the last store error written to app.log (not every few seconds)
 
@@ -184,6 +262,9 @@ class CurveView(Screen):
         yield Static(self.key_line(), id="curve-key")
         yield CurvePlot(id="curve-plot")
         yield Static("", id="curve-rows")
+        terms = Static(Text(TERMS, style="dim"), id="curve-terms")  # what the rows' terms mean, under them
+        terms.display = False
+        yield terms
         yield Static("", id="curve-warnings")
         yield Footer(compact=True, show_command_palette=False)
 
@@ -195,8 +276,7 @@ class CurveView(Screen):
             " · ",
             ("held out", f"bold {HELD_COLOUR}"),
             " · ",
-            ("ceiling (held out, trained directly)", "bold grey70"),  # plotext's gray, as rich names it
-            " · x: N",
+            ("ceiling (held out, trained directly)", f"bold {CEILING_COLOUR}"),
         )
 
     def on_mount(self) -> None:
@@ -206,38 +286,39 @@ class CurveView(Screen):
     def read_store(self) -> None:
         """Re-read the store in a thread worker (SQLite and the plan's keys stay off the UI thread); a store as it
         was when the curve shown was read (the shipped one always) is not read again for the same curve."""
-        index, words, last = self.index, self.words, self.last
+        index, words, last, asked = self.index, self.words, self.last, self.asked
         known = last.state if not words and last.curve is not None and index == last.index else ()
-        self.run_worker(lambda: self._read(index, words, known), thread=True, group="curve", exclusive=True)
+        self.run_worker(lambda: self._read(index, words, known, asked), thread=True, group="curve", exclusive=True)
 
-    def _read(self, index: int, words: str, known: tuple) -> None:
+    def _read(self, index: int, words: str, known: tuple, asked: int) -> None:
         try:
             read = read_curve(index, words, known)
             if read is not None:
-                self.post_message(self.Read(read, words=words))
+                self.post_message(self.Read(read, asked=asked))
         except Exception as e:  # noqa: BLE001 -- a store that cannot be read is one line, and the view stays
             if one_line(e) != self.logged:
                 self.logged = one_line(e)
                 log_error(e, "reading the results store for the breadth curve")
-            self.post_message(self.Read(error=one_line(e), words=words))
+            self.post_message(self.Read(error=one_line(e), asked=asked))
 
     @on(Read)
     @guarded
     def show_read(self, message: Read) -> None:
         status = self.query_one("#curve-status", Static)
-        if message.words != self.words:
-            return  # a reading begun before a talk's act asked for a curve by its words: the asked one follows
+        if message.asked != self.asked:
+            return  # a reading begun before another curve was asked for (an act's, a step's): the asked one follows
         if message.error:
             status.update(Text(f"results store not read: {shown(message.error)}", style="bold red"))
             return
         read = message.read
         self.index, self.words = read.index, ""  # found by its words, the curve is then stepped from by index
-        status.update(Text(status_line(read)))
+        status.update(Text(status_line(read, self.numbered)))
         if read == self.last:
             return  # nothing new: no redraw
         self.last = read
         self.query_one(CurvePlot).show(read.found)
         self.query_one("#curve-rows", Static).update(rows_table(read.found) if read.found else "")
+        self.query_one("#curve-terms").display = bool(read.found)
         said = warnings(read.found)
         self.query_one("#curve-warnings", Static).update(
             Text("\n".join(f"! {line}" for line in said), style="yellow") if said else ""
@@ -245,9 +326,22 @@ class CurveView(Screen):
 
     def show_curve(self, words: str) -> None:
         """Show the newest curve over the pool these words chose (a talk's act asks by words, as `breadth curve`
-        names a pool); the newest curve of all if `words` is ''."""
-        self.index, self.words = 0, words
+        names a pool); the newest curve of all if `words` is ''. Unless it shows a curve over that pool already, the
+        view clears at once to a plain "loading" line: the act's caption never sits over another act's chart."""
+        self.index, self.words, self.asked, self.numbered = 0, words, self.asked + 1, not words
+        if self.last.curve is None or self.last.curve.what != words:
+            self.last = CurveRead()
+            if self.is_mounted:
+                self._clear(f"loading the breadth curve over {words}…" if words else "loading the breadth curve…")
         self.read_store()
+
+    def _clear(self, line: str) -> None:
+        """A plain state: `line` over an empty chart, no rows, no warnings."""
+        self.query_one("#curve-status", Static).update(Text(shown(line)))
+        self.query_one(CurvePlot).show([])
+        self.query_one("#curve-rows", Static).update("")
+        self.query_one("#curve-terms").display = False
+        self.query_one("#curve-warnings", Static).update("")
 
     def action_step(self, by: int) -> None:
         """`[` an older curve, `]` a newer one (the store's curves, newest first)."""
@@ -255,6 +349,7 @@ class CurveView(Screen):
             self.notify("the store holds one breadth curve", timeout=2)
             return
         self.index = min(max(self.index + by, 0), self.last.count - 1)
+        self.asked, self.numbered = self.asked + 1, True
         self.read_store()
 
     def action_figures(self) -> None:
