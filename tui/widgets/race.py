@@ -20,7 +20,7 @@ from textual.widgets import Static
 
 from breadth.core.engine import protocol as p
 from breadth.core.storage.presets import PRESETS
-from breadth.core.world.text import shown, shown_text
+from breadth.core.world.text import clip_title, shown, shown_text
 from breadth.core.world.transcript import Role, visible
 from breadth.tui.catalog import ModelEntry
 
@@ -107,12 +107,9 @@ class LaneState:
 
 
 def short(title: str, width: int = TITLE_WIDTH) -> str:
-    """`title` in at most `width` characters; a trained model keeps its `#n`, which tells it from its mix's others."""
-    if len(title) <= width:
-        return title
-    _, hash_, job = title.rpartition(" #")
-    suffix = f" #{job}" if hash_ and job.isdigit() else ""
-    return title[: width - len(suffix) - 1].rstrip() + "…" + suffix
+    """`title` in at most `width` characters, cut where a word ends; a trained model keeps its `#n`, which tells it
+    from its mix's others."""
+    return clip_title(title, width)
 
 
 def verdict_text(solved: bool, failure: str | None, copied: bool | None = None) -> Text:
