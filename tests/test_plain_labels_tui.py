@@ -181,3 +181,11 @@ async def test_the_matrix_names_rows_and_columns_in_words_that_fit_and_shift_f5_
         assert labels[:3] == ["a2x2 70", "a3x1 70", "a2x2 35+a3x1 35"]
         assert any(h.split("\n")[1].strip() == "a3x1" for h in headers)
         assert CODE.search(str(app.screen.query_one("#matrix-detail", Static).render()))  # `(a2x1)`
+
+
+def test_the_help_lists_the_key_that_toggles_the_codes():
+    """F1's key table has Shift+F5 (what terminals send as F17 too): labels in codes or in words."""
+    from breadth.tui.screens.help import app_bindings, key_lines
+
+    lines = {keys: does for _, keys, does in key_lines(app_bindings(BreadthApp))}
+    assert lines["Shift+F5"] == "labels in codes (a2x2 70) or in words"
