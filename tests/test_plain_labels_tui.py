@@ -189,3 +189,30 @@ def test_the_help_lists_the_key_that_toggles_the_codes():
 
     lines = {keys: does for _, keys, does in key_lines(app_bindings(BreadthApp))}
     assert lines["Shift+F5"] == "labels in codes (a2x2 70) or in words"
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)])
+async def test_on_stage_the_lanes_take_the_playgrounds_rows_and_each_verdict_its_own_line(size):
+    """Story mode: three lanes fill the rows between the race's head and the legend (at 120x40 they left 20 empty
+    rows under them) and, where a lane has two lines inside its border, its verdict stands on a line of its own."""
+    app = BreadthApp(engine_factory=FakeEngine, demo=default_story())
+    async with app.run_test(size=size) as pilot:
+        await wait_for(pilot, lambda: app.supervisor.ready, what="the engine")
+        app.playground.pace = 0
+        for _ in range(2):  # act 1's opening, then its first probe
+            await pilot.press("pagedown")
+            await pilot.pause()
+            await wait_for(pilot, lambda: not app.playground.busy(), what="the race")
+        await pilot.pause()
+        views = app.playground.race.views()
+        legend = app.playground.query_one("#legend-row")
+        assert len(views) == 3 and legend.region.y - views[-1].region.bottom <= 1, (views[-1].region, legend.region)
+        lanes = app.playground.query_one("#lanes").region
+        assert all(view.region.bottom <= lanes.bottom for view in views)  # every border whole, none scrolled
+        last = app.playground.query_one("#sum-message").region.bottom  # the story's line, under the sum box
+        assert app.playground.content_region.bottom - last <= 1, (last, app.playground.content_region)
+        if size == (120, 40):
+            assert all(view.region.height >= 8 and view.roomy for view in views)
+        for view in views:
+            text = view.render().plain
+            assert ("\n✓" in text or "\n✗" in text) if view.roomy else ("  ✓" in text or "  ✗" in text), text

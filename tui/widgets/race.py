@@ -135,6 +135,15 @@ class LaneView(Static):
         self.shaded = False  # the model's characters shaded by confidence
         self.picked: int | None = None  # index into `state.shown` of the character whose alternatives show
 
+    @property
+    def roomy(self) -> bool:
+        """Whether the lane has two lines inside its border: on stage, the verdict then takes a line of its own."""
+        return self.size.height >= 2  # the size inside the border and padding
+
+    def on_resize(self) -> None:
+        if self.stage:
+            self.render_state()
+
     def render_state(self) -> None:
         """Draw the episode so far and, once it is all shown, the verdict."""
         st = self.state
@@ -152,7 +161,7 @@ class LaneView(Static):
         elif not st.shown and st.verdict is None:
             line.append("…", "dim")
         if st.verdict is not None and not st.pending:
-            line.append("\n" if self.columns and not self.stage else "  ")
+            line.append("\n" if self.columns and not self.stage or self.stage and self.roomy else "  ")
             line.append_text(st.verdict)
         self.update(line)
 
