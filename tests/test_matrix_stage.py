@@ -111,8 +111,8 @@ async def _open(pilot, rows: int) -> None:
 
 
 async def test_the_view_puts_the_plate_first_names_rows_apart_and_fills_the_width(tmp_path, monkeypatch):
-    """At 80x24 and 120x40: the plate's rows on top, the two `4 families 72` rows named apart in full, the table as
-    wide as the screen (less its scrollbar), and the key line naming each band."""
+    """At 80x24 and 120x40: the plate's rows on top, the two `4 families 72` rows named apart in full (numbered, in
+    words), the table as wide as the screen (less its scrollbar), and the key line naming each band."""
     _store(tmp_path, monkeypatch, [FOUR_ADD, "add_2x1=50", PLATE[2], FOUR_SUB, PLATE[0], PLATE[1]])
     for size in ((80, 24), (120, 40)):
         app = fake_app()
@@ -120,8 +120,8 @@ async def test_the_view_puts_the_plate_first_names_rows_apart_and_fills_the_widt
             await _open(pilot, 6)
             table = _table(app)
             labels = [row.label.plain.strip() for row in table.rows.values()]
-            assert labels[:3] == ["a2x2 70", "a3x1 70", "a2x2 35+a3x1 35"]
-            assert "4 families 72 (a2x2,a4x1)" in labels and "4 families 72 (s2x2,s4x1)" in labels
+            assert labels[:3] == ["two-digit 70", "3 singles 70", "mix 35+35"]
+            assert "4 families 72 #1" in labels and "4 families 72 #2" in labels  # in words: numbered apart
             # was 76 of 120 columns; the table measures itself on its next refresh after the columns are laid out
             least = size[0] - 3
             await wait_for(pilot, lambda t=table, w=least: t.virtual_size.width >= w, timeout=5, what="the full width")
@@ -150,7 +150,7 @@ async def test_f12_in_the_matrix_saves_the_matrix_figure_and_says_so_on_the_matr
         kinds = sorted({name.split("-", 1)[0] for name in names})
         assert kinds == ["matrix", "screen"] and len(names) == 8  # two presses, each SVG and PNG of both
         svg = next(p for p in figures_dir().glob("matrix-*.svg")).read_text()
-        assert "4 families 72" in svg and "a2x2 70" in svg
+        assert "4 families 72" in svg and "two-digit 70" in svg
         await wait_for(pilot, lambda: str(note.render()).startswith("saved "), timeout=5, what="the saved line")
         assert isinstance(app.screen, MatrixView) and note.display and note.region.height >= 1
         assert str(note.render()).endswith("{screen,matrix}-" + names[-1].split("-", 1)[1].rsplit(".", 1)[0] + ".*")

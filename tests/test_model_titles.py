@@ -33,10 +33,10 @@ def _entry(key: str, title: str, seed: int = 0, made: float = 0.0, origin: str =
 
 
 def test_a_model_trained_now_is_called_trained_just_now():
-    """`trained just now: a2x2 70 #3`: what it is, then its mix, then its run number (kept when a lane cuts it)."""
+    """`trained just now: two-digit 70 #3`: what it is, then its mix, then its run number (kept when a lane cuts it)."""
     run = RunMeta("finetune", FinetuneSettings(seed=0), "two_digit=70", 0)
     entry = ModelEntry.trained("run:3", 3, "", run.to_dict())
-    assert entry.title == "trained just now: a2x2 70 #3"
+    assert entry.title == "trained just now: two-digit 70 #3"
 
 
 def test_rows_that_would_share_a_title_say_what_tells_them_apart():
@@ -70,7 +70,7 @@ async def test_after_a_restart_a_stored_run_of_a_shipped_mix_is_not_called_like_
     tmp_path, monkeypatch
 ):
     """A store holding a two-digit-only run (as a run trained in an earlier session leaves): the runs table shows
-    the shipped `a2x2 70` and the stored one with when it was stored; every title differs."""
+    the shipped `two-digit 70` and the stored one with when it was stored; every title differs."""
     monkeypatch.setenv("BREADTH_STORE", str(tmp_path / "s.sqlite"))
     with Store() as store:
         store.add(_stored("two_digit=70", 0, weights_hash(BASE)))
@@ -80,7 +80,7 @@ async def test_after_a_restart_a_stored_run_of_a_shipped_mix_is_not_called_like_
         titles = [e.title for e in app.entries.values()]
         assert len(set(titles)) == len(titles)
         stored = next(e for e in app.entries.values() if e.origin == "stored")
-        assert titles[0] == "a2x2 70" and stored.title == f"a2x2 70 {when(stored.made)}"
+        assert titles[0] == "two-digit 70" and stored.title == f"two-digit 70 {when(stored.made)}"
 
 
 async def test_a_model_trained_in_the_app_is_called_trained_just_now_in_the_table_and_the_header():
@@ -92,6 +92,6 @@ async def test_a_model_trained_in_the_app_is_called_trained_just_now_in_the_tabl
         await pilot.press("f2")
         await wait_for(pilot, lambda: app.current == "run:1" and app.training is None, what="the run")
         await pilot.pause()
-        assert app.entries["run:1"].title == "trained just now: a2x2 35+a3x1 35 steps 20 #1"
+        assert app.entries["run:1"].title == "trained just now: mix 35+35 steps 20 #1"
         header = str(app.score_panel.query_one("#current-model").render())
-        assert "trained just now: a2x2 35+a3x1 35 steps 20 #1" in header
+        assert "trained just now: mix 35+35 steps 20 #1" in header

@@ -84,3 +84,34 @@ def test_the_presets_are_named_in_the_families_plain_words():
     labels = [p.label for p in PRESETS.values()]
     assert labels == ["two-digit sums 70", "three single digits 70", "mix 35+35"]
     assert labels[0].startswith(FAMILIES["two_digit"].words) and labels[1].startswith(FAMILIES["three_digit"].words)
+
+
+CODE = re.compile(r"\b[as][234]x[12]\b")  # a family's coordinate code
+
+
+def test_every_family_has_brief_words_and_a_two_line_header_a_listener_reads():
+    """`two-digit`, `3 singles`, `4 two-digit minus`: no code, no two alike; a column header of two lines of at most
+    five characters (`add 3` over `0-9`), no two alike; with codes asked for, the short label."""
+    briefs = {name: f.brief for name, f in FAMILIES.items()}
+    assert briefs["two_digit"] == "two-digit" and briefs["three_digit"] == "3 singles"
+    assert briefs["sub_4x1"] == "4 singles minus" and briefs["add_3x2"] == "3 two-digit"
+    assert len(set(briefs.values())) == len(FAMILIES) and not any(CODE.search(b) for b in briefs.values())
+    headers = [f.header for f in FAMILIES.values()]
+    assert FAMILIES["three_digit"].header == ("add 3", "0-9") and FAMILIES["sub_2x2"].header == ("sub 2", "10-99")
+    assert len(set(headers)) == len(FAMILIES) and all(len(line) <= 5 for h in headers for line in h)
+    assert all(f.name_for(codes=True) == f.short and f.name_for() == f.brief for f in FAMILIES.values())
+
+
+def test_a_mix_is_named_in_words_and_in_codes_where_asked():
+    """The plate's models are `two-digit 70`, `3 singles 70` and `mix 35+35` (codes: `a2x2 70`...); a mix of many
+    families keeps `N families T`; a spec that does not parse is shown as it is."""
+    from breadth.core.storage.presets import PRESETS
+    from breadth.core.world.mix import spec_name
+
+    assert [p.mix.words() for p in PRESETS.values()] == ["two-digit 70", "3 singles 70", "mix 35+35"]
+    assert [p.mix.name_for(codes=True) for p in PRESETS.values()] == ["a2x2 70", "a3x1 70", "a2x2 35+a3x1 35"]
+    assert spec_name("three_digit=36,sub_2x2=36") == "3 singles 36+two-digit minus 36"
+    assert spec_name("@all=10") == "10 families 100" == spec_name("@all=10", codes=True)
+    assert spec_name("nonsense=3") == "nonsense=3"
+    for family in FAMILIES:
+        assert not CODE.search(spec_name(f"{family}=20"))

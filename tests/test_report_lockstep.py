@@ -160,9 +160,10 @@ def test_the_score_panel_means_over_seeds_keep_lockstep_runs_apart_and_say_so():
     runs = [_run(0, 6), _run(1, 9), _run(0, 24, _group(0, 1)), _run(1, 27, _group(0, 1))]
     entries = [ModelEntry(r.key, "t", "/p", r.run, "stored", scores_only=True) for r in runs]
     lines = across_seeds(entries).plain.splitlines()
-    assert [line.split(":")[0] for line in lines] == ["a2x2 70 ×2", "a2x2 70 lockstep 2 ×2"], lines
-    assert lines[0].startswith("a2x2 70 ×2: a2x2 25 ") and lines[1].startswith("a2x2 70 lockstep 2 ×2: a2x2 85 ")
+    assert [line.split(":")[0] for line in lines] == ["two-digit 70 ×2", "two-digit 70 lockstep 2 ×2"], lines
+    assert lines[0].startswith("two-digit 70 ×2: two-digit 25 ")
+    assert lines[1].startswith("two-digit 70 lockstep 2 ×2: two-digit 85 ")
     assert across_seeds(entries, current=entries[3]).plain == lines[1]
     assert across_seeds(entries, current=entries[0]).plain == lines[0]
     again = ModelEntry("k", "t", "/p", _run(0, 12).run, "trained")  # a later run of seed 0 alone: its line is kept
-    assert across_seeds([*entries, again], current=entries[0]).plain.startswith("a2x2 70 ×2: a2x2 35 ")
+    assert across_seeds([*entries, again], current=entries[0]).plain.startswith("two-digit 70 ×2: two-digit 35 ")

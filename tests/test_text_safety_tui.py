@@ -22,7 +22,7 @@ from breadth.core.storage.presets import PRESETS
 from breadth.core.storage.store import Store, StoredRun, run_key
 from breadth.core.world.records import FailedEpisode, HeldOutScore, RunMeta
 from breadth.core.world.settings import FinetuneSettings
-from breadth.core.world.text import shown
+from breadth.core.world.text import clip, shown
 from breadth.core.world.transcript import Role, Segment
 from breadth.tui.figures import FiguresSaved, save_figures, saved_line
 from breadth.tui.screens.matrix_view import LABEL_WIDTH, MatrixView
@@ -144,8 +144,9 @@ async def test_the_matrix_keeps_a_hostile_row_and_its_failed_transcripts_show_li
         await wait_for(pilot, lambda: table.row_count == 2, timeout=10, what="both rows")
         width = app.screen.widths[0]
         assert width >= LABEL_WIDTH and len(shown(MIX)) > width  # the hostile name is cut, written out
-        label = shown(MIX)[: width - 1] + "…"
-        assert [row.label.plain.strip() for row in table.rows.values()] == ["a2x2 70", label]  # the plate's first
+        label = clip(shown(MIX), width)
+        assert label.endswith("…") and len(label) <= width
+        assert [row.label.plain.strip() for row in table.rows.values()] == ["two-digit 70", label]  # the plate's first
         table.move_cursor(row=1, column=columns().index("two_digit"))
         await pilot.pause()
         detail = _text(app.screen.query_one("#matrix-detail", Static))

@@ -301,10 +301,12 @@ def test_runs_of_one_mix_on_several_seeds_get_a_mean_and_spread():
     assert across_seeds([entry(0, 20, 28)]).plain == ""
     assert across_seeds([entry(0, 20, 28), entry(1, 30, 30, lr=0.001)]).plain == ""
     line = across_seeds([entry(0, 21, 27), entry(1, 27, 30)]).plain
-    assert "×2" in line and "a2x2 80 [0-100]" in line and "a3x1 95 [31-100]" in line  # t(1) makes two seeds wide
+    assert "×2" in line and "two-digit 80 [0-100]" in line and "3 singles 95 [31-100]" in line  # t(1): two seeds wide
     four = [entry(s, 21 + s, 27) for s in range(4)] + [entry(9, 3, 3, lr=0.001), entry(8, 3, 3, lr=0.001)]
     line = across_seeds(four, current=four[0]).plain  # only the current model's group
-    assert line.startswith("a2x2 35+a3x1 35 ×4: a2x2 75 [68-82] a3x1 90 [90-90]") and "\n" not in line
+    assert line.startswith("mix 35+35 ×4: two-digit 75 [68-82] 3 singles 90 [90-90]") and "\n" not in line
+    coded = across_seeds(four, current=four[0], codes=True).plain  # Shift+F5: the codes
+    assert coded.startswith("a2x2 35+a3x1 35 ×4: a2x2 75 [68-82] a3x1 90 [90-90]")
 
 
 async def test_an_engine_that_keeps_dying_is_restarted_three_times_then_left_dead():

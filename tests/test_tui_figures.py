@@ -54,7 +54,7 @@ async def test_ctrl_f_saves_the_screen_and_the_models_slide_and_names_them_in_on
         width, height = png_size(next(folder.glob("screen-*.png")).read_bytes())
         assert all(abs(got - 2 * want) <= 1 for got, want in zip((width, height), svg_size(screen_svg), strict=True))
         assert png_size(next(folder.glob("scores-*.png")).read_bytes()) == (SLIDE[0] * SLIDE_DPI, SLIDE[1] * SLIDE_DPI)
-        assert "a2x2 35+a3x1 35, seed 0" in next(folder.glob("scores-*.svg")).read_text()  # the current model's
+        assert "mix 35+35, seed 0" in next(folder.glob("scores-*.svg")).read_text()  # the current model's
         line = message_line(app)
         assert re.fullmatch(rf"saved {folder}/{{screen,scores}}-\d{{8}}-\d{{6}}\.\*", line), line
         assert not list(folder.glob(".*.tmp"))  # written atomically: no temporary left behind

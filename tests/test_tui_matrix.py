@@ -63,8 +63,8 @@ async def test_the_matrix_shows_a_row_per_mix_with_trained_cells_marked_at_80x24
         await wait_for(pilot, lambda: isinstance(app.screen, MatrixView) and _table(app).row_count == 2, what="rows")
         table = _table(app)
         headers = [str(c.label).split("\n") for c in table.columns.values()]
-        assert [short.strip() for _, short in headers] == [FAMILIES[n].short for n in columns()]
-        assert [group.strip() for group, _ in headers][:2] == ["add", ""]
+        assert [(top.strip(), bottom.strip()) for top, bottom in headers] == [FAMILIES[n].header for n in columns()]
+        assert headers[0][0].strip() == "add 2" and headers[1][0].strip() == "add 2"  # 3+4, then 23+45
         names = columns()
         first = [str(v) for v in table.get_row_at(0)]
         assert first[names.index("two_digit")] == "*92" and first[names.index("three_digit")] == "0"
@@ -88,7 +88,7 @@ async def test_moving_to_a_cell_shows_its_seeds_and_failure_kinds(tmp_path, monk
     async with app.run_test(size=(80, 24)) as pilot:
         await _open_cell(pilot, "two_digit")
         detail = _text(app, "#matrix-detail")
-        assert "a2x2 70" in detail and "two-digit sums 23+45 (a2x2)" in detail and "trained on" in detail
+        assert "two-digit 70" in detail and "two-digit sums 23+45, trained on" in detail
         assert "s0 90  s1 94" in detail and "no call 16" in detail
         assert "no failed transcripts" in detail
 

@@ -87,28 +87,26 @@ async def test_a_family_outside_the_plate_is_set_under_more_families_and_trained
         entry = app.entries[app.current]
         assert entry.origin == "trained" and entry.run.mix == "sub_3x1=40" and set(entry.scores) == set(FAMILIES)
         shown = str(app.score_panel.query_one("#family-scores").render())
-        assert shown.startswith(sub.short) and "other environments" in shown
+        assert shown.startswith(sub.brief) and "other environments" in shown  # `3 singles minus`, in words
         assert f"{FAMILIES['two_digit'].short:<5}" in shown
 
 
 def test_a_long_title_keeps_its_run_number_in_the_runs_table():
-    """Two runs of one mix stay told apart when their titles are cut to the runs table's width."""
+    """Two runs of one mix stay told apart when their titles are cut to the runs table's width, after a whole word."""
     from breadth.tui.widgets.score_panel import MODEL_WIDTH, fit_title
 
     assert fit_title("2d 70") == "2d 70"
     cut = fit_title("2d 35+3d 35 #12")
-    assert len(cut) == MODEL_WIDTH and cut.endswith("… #12")
-    assert (
-        fit_title("2d 70 lr 0.001 drop 0.1").endswith("…") and len(fit_title("2d 70 lr 0.001 drop 0.1")) == MODEL_WIDTH
-    )
+    assert len(cut) == MODEL_WIDTH and cut == "2d 35+… #12"
+    assert fit_title("2d 70 lr 0.001 drop 0.1") == "2d 70 lr…"  # not `2d 70 lr 0…`: no word is cut in half
 
 
 async def test_a_wide_screen_gives_the_runs_table_titles_more_room_and_a_narrow_one_takes_it_back(
     tmp_path, monkeypatch
 ):
     """At 120x40 a stored run's long title (its settings named) shows whole, every score column still in view;
-    resized to 80x24 it is cut again to MODEL_WIDTH."""
-    from breadth.tui.widgets.score_panel import MODEL_WIDTH
+    resized to 80x24 it is cut again to the model column's width, after a whole word."""
+    from breadth.tui.widgets.score_panel import MODEL_WIDTH, fit_title
 
     monkeypatch.setenv("BREADTH_STORE", str(tmp_path / "s.sqlite"))
     base_hash = weights_hash(BASE)
@@ -127,5 +125,6 @@ async def test_a_wide_screen_gives_the_runs_table_titles_more_room_and_a_narrow_
         assert sum(c.get_render_width(table) for c in table.ordered_columns) <= table.scrollable_content_region.width
         await pilot.resize_terminal(80, 24)
         await pilot.pause()
-        assert _row(table, key)[0].endswith("…") and len(_row(table, key)[0]) == MODEL_WIDTH
+        width = app.score_panel.model_width
+        assert MODEL_WIDTH <= width < len(title) and _row(table, key)[0] == fit_title(title, width) == "two-digit…"
         assert sum(c.get_render_width(table) for c in table.ordered_columns) <= table.scrollable_content_region.width

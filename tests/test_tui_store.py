@@ -44,7 +44,7 @@ async def test_stored_runs_join_the_table_and_their_seeds_summarise(tmp_path, mo
         app.models.switch_to(stored[0].key)
         await pilot.pause()
         line = str(app.score_panel.query_one("#across-seeds").render())
-        assert "a2x2 70 ×3: a2x2 90 [78-100] a3x1 0 [0-0]" in line
+        assert "two-digit 70 ×3: two-digit 90 [78-100] 3 singles 0 [0-0]" in line
         app.playground.pace = 0
         await type_text(pilot, "23+45")
         await pilot.press("enter")
@@ -69,7 +69,7 @@ async def test_a_store_that_cannot_be_read_is_one_warning_and_the_app_runs_on(tm
 
 
 async def test_stored_runs_of_other_settings_are_told_apart_and_scores_stay_in_view_at_80x24(tmp_path, monkeypatch):
-    """A stored run with non-default settings names them in its title (`a2x2 70 lr 0.001 drop 0.1`); the runs table
+    """A stored run with non-default settings names them in its title (`two-digit 70 lr 0.001 drop 0.1`); the runs table
     cuts long titles so that every score column (seed, a2x2, a3x1, own, other) stays on screen at 80x24."""
     monkeypatch.setenv("BREADTH_STORE", str(tmp_path / "s.sqlite"))
     with Store() as store:
@@ -78,7 +78,7 @@ async def test_stored_runs_of_other_settings_are_told_apart_and_scores_stay_in_v
     async with app.run_test(size=(80, 24)) as pilot:
         await wait_for(pilot, lambda: len(app.entries) == 4, what="the stored run")
         (entry,) = [e for e in app.entries.values() if e.origin == "stored"]
-        assert entry.title == "a2x2 70 lr 0.001 drop 0.1"
+        assert entry.title == "two-digit 70 lr 0.001 drop 0.1"
         table = app.score_panel.query_one("#runs")
         keys = [c.key.value for c in table.ordered_columns]
         assert keys == ["model", "seed", "two_digit", "three_digit", "own", "other"]

@@ -61,8 +61,8 @@ async def test_pagedown_walks_the_default_story_act_by_act_with_captions_lies_an
         assert not app.query_one(Caption).display and "7 acts, 8 probes" in _message(app)
         await _step(pilot)
         assert _caption(app).startswith("act 1 of 7: Three models, one sum  One model, fine-tuned")
-        titles = [lane.state.title for lane in app.playground.race.views()]
-        assert all(f"({title})" in _caption(app) for title in titles[:2]), titles  # the specialists, by name
+        titles = [app.entries[lane.state.key].named(codes=True) for lane in app.playground.race.views()]
+        assert all(f"({title})" in _caption(app) for title in titles[:2]), titles  # the specialists, by their codes
         assert not app.playground.race.by_probe  # an act's opening plays nothing
         await _step(pilot)
         assert "race 23+45" in _head(app) and "B23+45| is a model's call to the calculator" in _caption(app)

@@ -63,6 +63,7 @@ class BreadthApp(App):
     current: var[str | None] = var(None, init=False, always_update=True)  # the model that plays and shows scores
     engine_status = var("", init=False)  # what the engine is doing, in the playground's bottom border
     stage = var(False, init=False)  # the stage layout: the playground alone on the screen, lanes large (F5)
+    codes = var(False, init=False)  # labels in coordinate codes (`a2x2 70`), not words, as a person asked (Shift+F5)
 
     def __init__(self, engine_factory=None, start_engine: bool = True, demo: Story | None = None) -> None:
         super().__init__()
@@ -156,13 +157,10 @@ class BreadthApp(App):
     def action_next_model(self) -> None:
         self.models.next_model()
 
-    @guarded
-    def action_save(self) -> None:
-        self.models.save()
-
-    @guarded
-    def action_load(self) -> None:
-        self.models.load()
+    action_save = guarded(lambda self: self.models.save())  # Ctrl+S
+    action_load = guarded(lambda self: self.models.load())  # Ctrl+O
+    action_codes = guarded(lambda self: setattr(self, "codes", not self.codes))  # Shift+F5: codes, or words again
+    watch_codes = guarded(lambda self: self.models.relabel())
 
     @guarded
     def action_race(self) -> None:
@@ -204,7 +202,7 @@ class BreadthApp(App):
     def action_pace(self) -> None:
         self.notify(f"streaming pace: {self.playground.cycle_pace()}", timeout=1.5)
 
-    action_matrix = guarded(lambda self: self.open_screen(MatrixView, MatrixView))
+    action_matrix = guarded(lambda self: self.open_screen(MatrixView, lambda: MatrixView(self.codes)))
 
     @guarded
     def action_curve(self) -> None:

@@ -35,13 +35,24 @@ class ModelEntry:
     origin: str  # "shipped", "trained", "loaded" or "stored"
     scores_only: bool = False  # a stored run without a checkpoint: scores to show, no model to play
     made: float = 0.0  # a stored run: the unix time it was stored (what tells it from a row of the same mix)
+    job: int = 0  # a model trained now: its training job's number (`#1`)
 
     @classmethod
     def trained(cls, key: str, job: int, path: str, meta: dict) -> ModelEntry:
-        """The model training job `job` made: `trained just now: a2x2 70 #1` (the n-th run of this session)."""
-        run = RunMeta.from_dict(meta)
-        title = " ".join(filter(None, (f"{JUST_NOW}:", run.mix_label, run.settings_note, f"#{job}")))
-        return cls(key, shown(title), path, run, "trained")
+        """The model training job `job` made: `trained just now: two-digit 70 #1` (the n-th run of this session)."""
+        entry = cls(key, "", path, RunMeta.from_dict(meta), "trained", job=job)
+        entry.title = entry.named()
+        return entry
+
+    def named(self, codes: bool = False) -> str:
+        """Its title as the catalogue gives it, safe to show: its mix in words (`mix 35+35`, `two-digit 70`), or in
+        codes (`a2x2 35+a3x1 35`) where a person asked for them, then settings; a loaded file keeps its name."""
+        if self.origin == "loaded":
+            return self.title
+        parts = (self.run.mix_name(codes), self.run.settings_note if self.origin != "shipped" else "")
+        if self.origin == "trained":
+            parts = (f"{JUST_NOW}:", *parts, f"#{self.job}")
+        return shown(" ".join(filter(None, parts)))
 
     @classmethod
     def loaded(cls, path: str, run: RunMeta) -> ModelEntry:
@@ -61,7 +72,7 @@ class ModelEntry:
 
     @property
     def mix_label(self) -> str:
-        """`2d 35+3d 35`-style label that fits a narrow column."""
+        """`a2x2 35+a3x1 35`-style label that fits a narrow column."""
         return self.run.mix_label
 
 
@@ -75,8 +86,9 @@ def stored_entries() -> list[ModelEntry]:
     out = []
     for stored in runs:
         path = stored.checkpoint if stored.checkpoint and Path(stored.checkpoint).is_file() else ""
-        title = shown(f"{stored.run.mix_label} {stored.run.settings_note}".strip())
-        out.append(ModelEntry(f"stored:{stored.key}", title, path, stored.run, "stored", not path, stored.created))
+        entry = ModelEntry(f"stored:{stored.key}", "", path, stored.run, "stored", not path, stored.created)
+        entry.title = entry.named()
+        out.append(entry)
     return out
 
 
@@ -88,5 +100,7 @@ def shipped_entries() -> list[ModelEntry]:
             run = read_metadata(preset.shipped)
         except CheckpointError:
             continue
-        out.append(ModelEntry(f"shipped:{preset.name}", shown(run.mix_label), str(preset.shipped), run, "shipped"))
+        entry = ModelEntry(f"shipped:{preset.name}", "", str(preset.shipped), run, "shipped")
+        entry.title = entry.named()
+        out.append(entry)
     return out

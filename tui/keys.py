@@ -18,6 +18,7 @@ APP_KEYS = [
     Binding("f3", "stop", "Stop", priority=True),
     Binding("f4", "race", "Race", priority=True),
     Binding("f5", "stage", "Stage", priority=True),
+    Binding("f17,shift+f5", "codes", "labels in codes (a2x2 70) or in words", priority=True, show=False),
     Binding("f6", "shade", "Shade", priority=True),
     Binding("f7", "lie", "Lie", priority=True, show=False),
     Binding("f8", "pace", "Pace", priority=True, show=False),

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from breadth.core.results.grid import refuse_repeats
 from breadth.core.results.report import CellKey, CellSummary, FamilySummary, varied
 from breadth.core.world.families import FAMILIES, family, family_named
-from breadth.core.world.mix import Mix, MixError, short_spec
+from breadth.core.world.mix import Mix, MixError, short_spec, spec_name
 from breadth.core.world.settings import FinetuneSettings
 from breadth.core.world.stats import mean_interval
 
@@ -103,11 +103,13 @@ def _canonical(spec: str) -> str:
         return spec
 
 
-def row_names(rows: list[MatrixRow]) -> list[str]:
+def row_names(rows: list[MatrixRow], codes: bool = True) -> list[str]:
     """A name per row, no two alike: the mix's short label (`a2x2 70`, `4 families 72`), and where two rows share
-    one, the families that tell them apart (`4 families 72 (a2x2,a4x1)`), then a number if nothing else does."""
-    names = [row.label for row in rows]
-    for label in {n for n in names if names.count(n) > 1}:
+    one, the families that tell them apart (`4 families 72 (a2x2,a4x1)`), then a number if nothing else does.
+    Without `codes`, in words (`mix 35+35`, `two-digit 70`), numbered where alike (`4 families 72 #1`): the families'
+    words would not fit a row's name at 80 columns."""
+    names = [spec_name(row.mix, codes) for row in rows]
+    for label in {n for n in names if codes and names.count(n) > 1}:
         group = [i for i, n in enumerate(names) if n == label]
         common = frozenset.intersection(*(rows[i].trained for i in group))
         for i in group:

@@ -101,6 +101,28 @@ class Family:
         return f"{self.words} {self.example.prompt.removesuffix('=')}"
 
     @property
+    def brief(self) -> str:
+        """Its words for a narrow place (a lane's title, a row's name), read without the README: `two-digit`,
+        `3 singles`, `4 two-digit minus`; a generated environment has no words short enough and keeps its id."""
+        if not self.at.uniform:
+            return self.short
+        n, digits = self.at.operands, self.at.digits
+        numbers = f"{n} singles" if digits == 1 else "two-digit" if n == 2 else f"{n} {digits_word(digits)}"
+        return numbers if self.op == "+" else f"{numbers} minus"
+
+    @property
+    def header(self) -> tuple[str, str]:
+        """Its name in two lines of at most five characters for a narrow column: what is done to how many numbers,
+        then their range (`add 3` over `1-9`: three single digits added; `sub 2` over `10-99`)."""
+        if not self.at.uniform:
+            return "", self.short
+        return f"{self.at.operation.name} {self.at.operands}", f"{self.at.low}-{self.at.high}"
+
+    def name_for(self, codes: bool = False) -> str:
+        """Its brief words, or, where a person asked for codes, its short label (`a3x1`)."""
+        return self.short if codes else self.brief
+
+    @property
     def op(self) -> str:
         return self.at.op
 

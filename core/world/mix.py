@@ -23,6 +23,8 @@ from breadth.core.world.families import (
     short_label,
 )
 
+PLATE_MIX = ("two_digit", "three_digit")  # the plate's mix of its two families, called `mix` on its own
+
 
 class MixError(ValueError):
     """A mix names an unknown family or a count that does not add up."""
@@ -99,6 +101,19 @@ class Mix:
             return f"{len(self.counts)} families {self.total}"
         return "+".join(f"{short_label(name)} {n}" for name, n in self.counts)
 
+    def words(self) -> str:
+        """`Mix.short` in words a listener reads: `two-digit 70`, `3 singles 70`, the plate's mix `mix 35+35`,
+        `3 singles 36+two-digit minus 36`; past three families, `10 families 100`."""
+        if len(self.counts) > 3:
+            return f"{len(self.counts)} families {self.total}"
+        if [name for name, _ in self.counts] == list(PLATE_MIX):
+            return "mix " + "+".join(str(n) for _, n in self.counts)
+        return "+".join(f"{family(name).brief} {n}" for name, n in self.counts)
+
+    def name_for(self, codes: bool = False) -> str:
+        """Its words, or, where a person asked for codes, its short label (`a2x2 35+a3x1 35`)."""
+        return self.short() if codes else self.words()
+
     def slug(self) -> str:
         """The mix as a file-name part, e.g. `two_digit35+three_digit35`."""
         return slug(self.spec())
@@ -134,9 +149,15 @@ def slug(spec: str) -> str:
     return "".join(c for c in spec.replace(",", "+").replace("=", "") if c.isalnum() or c in "_+-") or "model"
 
 
-def short_spec(spec: str) -> str:
-    """A mix spec as `Mix.short` shows it, or the spec itself if it does not parse."""
+def spec_name(spec: str, codes: bool = False) -> str:
+    """A mix spec in words (`Mix.words`), or as codes where a person asked for them; the spec itself if it does not
+    parse."""
     try:
-        return Mix.parse(spec).short()
+        return Mix.parse(spec).name_for(codes)
     except MixError:
         return spec
+
+
+def short_spec(spec: str) -> str:
+    """A mix spec as `Mix.short` shows it, or the spec itself if it does not parse."""
+    return spec_name(spec, codes=True)

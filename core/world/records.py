@@ -11,7 +11,7 @@ import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from breadth.core.world.mix import short_spec
+from breadth.core.world.mix import spec_name
 from breadth.core.world.recipes import FINETUNE, RecipeError, recipe, recipe_of
 from breadth.core.world.settings import SettingsError, held_out_count, swept
 from breadth.core.world.transcript import Role, Segment
@@ -259,9 +259,13 @@ class RunMeta:
 
     @property
     def mix_label(self) -> str:
-        """`2d 35+3d 35`, `pre-trained only`, or `?` for a model of unknown origin."""
+        """`a2x2 35+a3x1 35`, `pre-trained only`, or `?` for a model of unknown origin."""
+        return self.mix_name(codes=True)
+
+    def mix_name(self, codes: bool = False) -> str:
+        """Its mix in words (`mix 35+35`, `two-digit 70`: `Mix.words`) or, with `codes`, as `mix_label` says it."""
         if self.mix:
-            return short_spec(self.mix)
+            return spec_name(self.mix, codes)
         return "pre-trained only" if self.kind == "pretrain" else "?"
 
     @property

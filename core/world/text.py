@@ -64,6 +64,30 @@ def figure_text(text: object) -> str:
     return " " + out if out.startswith("_") else out
 
 
+def clip(text: str, width: int) -> str:
+    """`text` in at most `width` characters, cut with `…` where a word ends (after a space or `+`) so no word is
+    cut in half, unless that would keep less than half the width (`3 singles 36+two-digit minus 36` in 17:
+    `3 singles 36+…`)."""
+    if len(text) <= width:
+        return text
+    head = text[: width - 1]
+    if text[width - 1] not in " +":  # the cut falls inside a word: back to where the last one ended
+        end = max(head.rfind(" "), head.rfind("+")) + 1
+        head = head[:end] if end > width // 2 else head
+    return head.rstrip() + "…"
+
+
+def clip_title(title: str, width: int) -> str:
+    """A model's title cut by `clip`, keeping a trailing run number, which tells it from its mix's others
+    (`trained just now: mix 35+35 #1` -> `trained… #1`)."""
+    if len(title) <= width:
+        return title
+    head, sep, tail = title.rpartition(" #")
+    if sep and tail.isdigit() and len(tail) + 3 < width:
+        return clip(head + " ", width - len(tail) - 2).removesuffix(" ") + " #" + tail
+    return clip(title, width)
+
+
 def one_line(what: object, limit: int = 400, typed: bool = False) -> str:
     """An error (or any text) as one line to show: the first line of its message (an error without one: its
     type's name), with `typed` its type's name before it, made safe by `shown`, cut to `limit` characters."""

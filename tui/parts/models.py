@@ -20,7 +20,9 @@ from breadth.tui.file_access import refuse_paths
 from breadth.tui.guard import guarded, log_error, one_line
 from breadth.tui.parts import Part, hears
 from breadth.tui.screens.checkpoint_prompts import LoadPrompt, SavePrompt, SaveTarget
+from breadth.tui.screens.matrix_view import MatrixView
 from breadth.tui.widgets.score_panel import ScorePanel
+from breadth.tui.widgets.sum_box import SumBox
 
 DEFAULT_MODEL = f"shipped:{DEFAULT_PRESET}"  # current at start, and after another model killed the engine
 
@@ -66,13 +68,29 @@ class Models(Part):
         self.entries: dict[str, ModelEntry] = {}
         self.save_id = 0  # the last Save sent to the engine
         self.saving: dict[int, str] = {}  # Save id -> key of the model the engine is writing
-        self.given: dict[str, str] = {}  # key -> the title the catalogue gave it, before titles_apart
+        self.given: dict[str, str] = {}  # key -> the title the catalogue gives it, before titles_apart
 
     def name_apart(self) -> None:
         """Give every row a title no other row has (see titles_apart); call after the rows change."""
         for key, entry in self.entries.items():
-            self.given.setdefault(key, entry.title)
+            if entry.origin == "loaded":  # a file's name: no words to give it
+                self.given.setdefault(key, entry.title)
+            else:  # in words, or in codes where a person asked for them (the app's `codes`)
+                self.given[key] = entry.named(self.app.codes)
         titles_apart(list(self.entries.values()), self.given)
+
+    def relabel(self) -> None:
+        """Shift+F5: every model and family in codes, or in words again (the app's `codes`): the runs table, the
+        scores, the race's lanes, the sum box's hint and an open matrix."""
+        codes = self.app.codes
+        self.app.score_panel.codes = codes
+        self.app.playground.query_one(SumBox).show_codes(codes)
+        for screen in self.app.screen_stack:
+            if isinstance(screen, MatrixView):
+                screen.codes = codes
+        self.name_apart()
+        self.app.current = self.app.current  # redraw the runs table and the playing model's line
+        self.app.play.show_race()
 
     def start(self) -> None:
         """The shipped models, the default one current (the store's runs come with `read_store`)."""

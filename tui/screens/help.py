@@ -90,6 +90,7 @@ DOES = {  # action (without its argument) -> what its key does, in a few words (
     "pick": "while shading: pick a character",
     "pick_lane": "a race lane",
     "stage": "stage layout: the race alone, lanes large",
+    "codes": "labels in codes (a2x2 70) or in words",
     "demo_step": "demo mode: the next or previous probe",
     "help": "this help (Esc closes it)",
     "quit": "quit",
@@ -99,7 +100,7 @@ GROUPS = (  # (group, lines in the order shown: an action, a focused key, or a f
     ("play", ("sum_box", "race", "shade", ("pick", "pick_lane"), "lie", "pace", "demo_step")),
     ("train", (("train", "stop"), "procedure", "demos", "rollouts")),
     ("models", ("focus", "next_model", ("save", "load"))),
-    ("show", ("stage", "matrix", "curve", "environments", "figures", ("help", "quit"))),
+    ("show", ("stage", "codes", "matrix", "curve", "environments", "figures", ("help", "quit"))),
 )
 
 GROUP_WIDTH, KEYS_WIDTH = 7, 18  # the columns before what a key does

@@ -20,6 +20,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.message import Message
+from textual.reactive import var
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
@@ -33,7 +34,7 @@ from breadth.core.storage.store import Store, StoredRun
 from breadth.core.world.families import family, short_label
 from breadth.core.world.mix import Mix, MixError
 from breadth.core.world.records import settings_note
-from breadth.core.world.text import episode_text, shown
+from breadth.core.world.text import clip, episode_text, shown
 from breadth.core.world.transcript import Transcript
 from breadth.tui.figures import FiguresAsked, Slide
 from breadth.tui.guard import guarded, log_error, one_line
@@ -60,9 +61,9 @@ def rows_of(runs: list[StoredRun]) -> list[MatrixRow]:
 
 
 def row_label(name: str, width: int = LABEL_WIDTH) -> Text:
-    """A row's name as text (a stored mix may hold markup or escapes), cut to `width` (the detail has it whole)."""
-    label = shown(name)
-    return Text(label if len(label) <= width else label[: width - 1] + "…")
+    """A row's name as text (a stored mix may hold markup or escapes), cut to `width` where a word ends (the detail
+    has it whole)."""
+    return Text(clip(shown(name), width))
 
 
 def cell_text(row: MatrixRow, family: str) -> Text:
@@ -99,13 +100,41 @@ def widths(screen_width: int, names: list[str], columns_count: int, least: int =
     return label, cell
 
 
-def cell_detail(row: MatrixRow, name: str) -> Text:
+def column_header(names: list[str], i: int, width: int, codes: bool = False) -> str:
+    """Column `i`'s two header lines right-justified to `width`: in words, what is done to how many numbers over
+    their range (`add 3` over `0-9`: `Family.header`); with `codes`, its group over a group's first column, then its
+    short label (`a3x1`)."""
+    name = names[i]
+    if codes:
+        first = i == 0 or group_of(names[i - 1]) != group_of(name)
+        lines = (group_of(name) if first else "", short_label(name))
+    else:
+        lines = _header(name)
+    return "\n".join(f"{line:>{width}}" for line in lines)
+
+
+def _header(name: str) -> tuple[str, str]:
+    try:
+        return family(name).header
+    except KeyError:  # a stored run's environment no longer generated
+        return "", name
+
+
+def header_width(names: list[str], codes: bool = False) -> int:
+    """The least width of a column: CELL_WIDTH, and one more than its widest header line."""
+    widest = (len(short_label(n)) if codes else max(map(len, _header(n))) for n in names)
+    return max(CELL_WIDTH, max(widest, default=0) + 1)
+
+
+def cell_detail(row: MatrixRow, name: str, codes: bool = False) -> Text:
     """The lines under the table for one cell: mix, family, per-seed rates, settings, failure kinds over seeds,
-    then a few failed transcripts (seeds in turn) in their writers' colours, each with its failure kind.
+    then a few failed transcripts (seeds in turn) in their writers' colours, each with its failure kind. Families
+    are named in words, with their codes where a person asked for them.
     """
     fam = family(name)
+    named = f"{fam.label} ({fam.short})" if codes else fam.label
     hidden = f" (+{row.hidden} other settings not shown)" if row.hidden else ""
-    counts = "+".join(f"{shown(short_label(name))} {n}" for name, n in _counts(row.mix))  # every family, past three
+    counts = "+".join(f"{shown(_name(name, codes))} {n}" for name, n in _counts(row.mix))  # every family
     out = Text.assemble((counts, "bold"), (hidden, "dim"), "\n")
     role = "trained on" if name in row.trained else "held out"
     held = "all" if row.key is None or row.key.held_out is None else row.key.held_out
@@ -114,9 +143,9 @@ def cell_detail(row: MatrixRow, name: str) -> Text:
     notes = Text(f"{note}, held-out {held}\n", style="dim")
     f = row.cells.get(name)
     if f is None or not f.total:
-        return out.append(f"{fam.label} ({fam.short}), {role}: not scored in these runs\n").append_text(notes)
+        return out.append(f"{named}, {role}: not scored in these runs\n").append_text(notes)
     out.append(
-        f"{fam.label} ({fam.short}), {role}: {100 * f.mean:.0f}% [{100 * f.low:.0f}-{100 * f.high:.0f}] "
+        f"{named}, {role}: {100 * f.mean:.0f}% [{100 * f.low:.0f}-{100 * f.high:.0f}] "
         f"over {len(f.rates)} seeds ({f.solved}/{f.total})\n"
     )
     out.append("per seed: " + "  ".join(f"s{s} {100 * r:.0f}" for s, r in sorted(f.rates.items())) + "\n")
@@ -135,6 +164,14 @@ def cell_detail(row: MatrixRow, name: str) -> Text:
         out.append(f"\ns{seed} ", style="dim").append_text(episode_text(Transcript(list(example.segments))))
         out.append(f"  {shown(example.failure)}", style="dim")
     return out
+
+
+def _name(name: str, codes: bool) -> str:
+    """A family's brief words, or its code with `codes`; a stored name no longer registered as it is."""
+    try:
+        return family(name).name_for(codes)
+    except KeyError:
+        return name
 
 
 def _counts(mix: str) -> tuple[tuple[str, int], ...]:
@@ -157,8 +194,11 @@ class MatrixView(Screen):
         error: str = ""
         shipped: bool = False  # the user's store has no runs from the shipped base: these are the shipped results
 
-    def __init__(self) -> None:
+    codes = var(False, init=False)  # rows and columns named by codes, not words (the app's Shift+F5 sets it)
+
+    def __init__(self, codes: bool = False) -> None:
         super().__init__()
+        self.set_reactive(MatrixView.codes, codes)
         self.lines: list[MatrixRow] = []
         self.names: list[str] = []  # each row's name, no two alike (core.results.matrix.row_names)
         self.widths = (LABEL_WIDTH, CELL_WIDTH)  # the row names' and each column's, set by the screen's width
@@ -182,8 +222,7 @@ class MatrixView(Screen):
         column per family or environment where they fit, else pooled by dimension."""
         if by_dimension.fits(self.lines, usable(self.size.width), LABEL_WIDTH, CELL_WIDTH):
             names = columns(self.lines)
-            least = max(CELL_WIDTH, max(len(short_label(n)) for n in names) + 1)
-            fit = widths(self.size.width, self.names, len(names), least)
+            fit = widths(self.size.width, self.names, len(names), header_width(names, self.codes))
         else:
             names = dimension_columns(self.lines)
             cells = by_dimension.least_widths(names, CELL_WIDTH)
@@ -201,10 +240,7 @@ class MatrixView(Screen):
             if pooled:
                 table.add_column(by_dimension.header(names, i, fit[1][i]), key=name.key, width=fit[1][i])
                 continue
-            cell = fit[1]
-            first = i == 0 or group_of(names[i - 1]) != group_of(name)
-            header = f"{group_of(name) if first else '':>{cell}}\n{short_label(name):>{cell}}"
-            table.add_column(header, key=name, width=cell)
+            table.add_column(column_header(names, i, fit[1], self.codes), key=name, width=fit[1])
         for line, name in zip(self.lines, self.names, strict=True):
             if pooled:
                 row = (by_dimension.cell_text(line, column, BAND_STYLES) for column in names)
@@ -257,7 +293,14 @@ class MatrixView(Screen):
         if message.lines == self.lines:
             return  # nothing new: keep the cursor and the table as they are
         self.lines = message.lines
-        self.names = row_names(self.lines)
+        self.relabel()
+
+    def watch_codes(self) -> None:
+        self.relabel()
+
+    def relabel(self) -> None:
+        """Name the rows and columns in words, or in codes where a person asked for them (Shift+F5), and lay out."""
+        self.names = row_names(self.lines, self.codes)
         self.lay_out(force=True)
         if self.lines:
             where = self.query_one(DataTable).cursor_coordinate
@@ -276,7 +319,7 @@ class MatrixView(Screen):
                 text = by_dimension.detail(line, name, max(20, self.size.width - 2))
                 text = Text.assemble((f"{shown(self.names[row])}  ", "bold"), text)
             else:
-                text = cell_detail(line, name)
+                text = cell_detail(line, name, self.codes)
             self.query_one("#matrix-detail", Static).update(text)
 
     def action_figures(self) -> None:

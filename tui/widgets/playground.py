@@ -89,7 +89,7 @@ class Playground(Vertical):
         with Horizontal(id="lie-row"):
             yield Static("the calculator always answers ", id="lie-label")
             yield BoundedInput(str(self.lie_value), type="integer", max_length=MAX_LIE, id="lie-value", compact=True)
-        yield SumBox(placeholder="a sum: 23+45, 3+4+5, 9-4-3, or a3x2: 12+34+56", id="sum")
+        yield SumBox(id="sum")
         yield Static("", id="sum-message")
 
     def on_mount(self) -> None:

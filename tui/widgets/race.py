@@ -20,7 +20,7 @@ from textual.widgets import Static
 
 from breadth.core.engine import protocol as p
 from breadth.core.storage.presets import PRESETS
-from breadth.core.world.text import shown, shown_text
+from breadth.core.world.text import clip_title, shown, shown_text
 from breadth.core.world.transcript import Role, visible
 from breadth.tui.catalog import ModelEntry
 
@@ -107,12 +107,9 @@ class LaneState:
 
 
 def short(title: str, width: int = TITLE_WIDTH) -> str:
-    """`title` in at most `width` characters; a trained model keeps its `#n`, which tells it from its mix's others."""
-    if len(title) <= width:
-        return title
-    _, hash_, job = title.rpartition(" #")
-    suffix = f" #{job}" if hash_ and job.isdigit() else ""
-    return title[: width - len(suffix) - 1].rstrip() + "…" + suffix
+    """`title` in at most `width` characters, cut where a word ends; a trained model keeps its `#n`, which tells it
+    from its mix's others."""
+    return clip_title(title, width)
 
 
 def verdict_text(solved: bool, failure: str | None, copied: bool | None = None) -> Text:
@@ -138,6 +135,15 @@ class LaneView(Static):
         self.shaded = False  # the model's characters shaded by confidence
         self.picked: int | None = None  # index into `state.shown` of the character whose alternatives show
 
+    @property
+    def roomy(self) -> bool:
+        """Whether the lane has two lines inside its border: on stage, the verdict then takes a line of its own."""
+        return self.size.height >= 2  # the size inside the border and padding
+
+    def on_resize(self) -> None:
+        if self.stage:
+            self.render_state()
+
     def render_state(self) -> None:
         """Draw the episode so far and, once it is all shown, the verdict."""
         st = self.state
@@ -155,7 +161,7 @@ class LaneView(Static):
         elif not st.shown and st.verdict is None:
             line.append("…", "dim")
         if st.verdict is not None and not st.pending:
-            line.append("\n" if self.columns and not self.stage else "  ")
+            line.append("\n" if self.columns and not self.stage or self.stage and self.roomy else "  ")
             line.append_text(st.verdict)
         self.update(line)
 

@@ -28,11 +28,11 @@ from textual.widgets.data_table import ColumnKey
 from breadth.core.results.dimensions import group
 from breadth.core.results.report import cells_by_seed, lockstep_note
 from breadth.core.world.coordinates import ENV_DIMENSIONS
-from breadth.core.world.families import FAMILIES, family, short_label
+from breadth.core.world.families import FAMILIES, family
 from breadth.core.world.mix import Mix, MixError
 from breadth.core.world.records import HeldOutScore, RunMeta
 from breadth.core.world.stats import mean_interval, wilson
-from breadth.core.world.text import shown
+from breadth.core.world.text import clip_title, shown
 from breadth.tui.catalog import PLATE, ModelEntry
 from breadth.tui.guard import guarded
 
@@ -173,11 +173,11 @@ def pooled_lines(scores: dict[str, HeldOutScore], own: list[str]) -> list[Text]:
     return lines
 
 
-def across_seeds(entries: list[ModelEntry], current: ModelEntry | None = None) -> Text:
+def across_seeds(entries: list[ModelEntry], current: ModelEntry | None = None, codes: bool = False) -> Text:
     """Mean and 95% interval over seeds (%) for each mix and settings run on two or more seeds.
 
-    `2d 35+3d 35 ×10: 2d 85 [78-93] 3d 91 [82-100] other 1 [0-2]` reads: ten seeds of that mix with the
-    same settings, two-digit 85% (95% t interval over seeds 78-93), three-digit 91%, and the mean over the
+    `mix 35+35 ×10: two-digit 85 [78-93] 3 singles 91 [82-100] other 1 [0-2]` reads: ten seeds of that mix, the
+    same settings, two-digit 85% (95% t interval over seeds 78-93), three singles 91%, and the mean over the
     families outside the mix 1%. The run's own families come first, then the plate's, then `other` when
     every run scored every family outside its mix (else each further family scored). Runs trained in lockstep
     pool apart from runs trained alone (`core.results.report.cells_by_seed`), their line saying `lockstep K`. With
@@ -201,7 +201,9 @@ def across_seeds(entries: list[ModelEntry], current: ModelEntry | None = None) -
         others = others_of(some.run.scores, own)
         if registered_only(some.run.scores, own):
             first = [*own, *(n for n in PLATE if n not in own)]
-            parts = [_over_seeds(FAMILIES[n].short, [_rate(r.scores, [n]) for r in runs.values()]) for n in first]
+            parts = [
+                _over_seeds(family(n).name_for(codes), [_rate(r.scores, [n]) for r in runs.values()]) for n in first
+            ]
         else:  # generated environments: their own pooled, as the panel shows them
             first = own
             parts = [_over_seeds("own", [_rate(r.scores, [n for n in own if n in r.scores]) for r in runs.values()])]
@@ -210,8 +212,10 @@ def across_seeds(entries: list[ModelEntry], current: ModelEntry | None = None) -
             parts.append(_over_seeds("other", other))
         else:  # some run lacks a family outside its mix: each further family scored, as it stands
             rest = (n for n in FAMILIES if n not in first)
-            parts += [_over_seeds(short_label(n), [_rate(r.scores, [n]) for r in runs.values()]) for n in rest]
-        title = " ".join(filter(None, (shown(some.mix_label), lockstep_note(size, part))))
+            parts += [
+                _over_seeds(family(n).name_for(codes), [_rate(r.scores, [n]) for r in runs.values()]) for n in rest
+            ]
+        title = " ".join(filter(None, (shown(some.run.mix_name(codes)), lockstep_note(size, part))))
         lines.append(Text.assemble((f"{title} ×{len(runs)}: ", "bold"), " ".join(filter(None, parts))))
     return Text("\n").join(lines)
 
@@ -236,13 +240,9 @@ def _over_seeds(label: str, rates: list[float | None]) -> str:
 
 
 def fit_title(title: str, width: int = MODEL_WIDTH) -> str:
-    """A title cut to `width`, keeping a trailing run number (`2d 35+3d 35 #1` -> `2d 35+3… #1`)."""
-    if len(title) <= width:
-        return title
-    head, sep, tail = title.rpartition(" #")
-    if sep and tail.isdigit() and len(tail) + 3 < width:
-        return head[: width - len(tail) - 3] + "… #" + tail
-    return title[: width - 1] + "…"
+    """A title cut to `width` where a word ends, keeping a trailing run number (`mix 35+35 lr 0.01 #1` ->
+    `mix 35+… #1`)."""
+    return clip_title(title, width)
 
 
 class ScorePanel(Vertical):
@@ -262,6 +262,7 @@ class ScorePanel(Vertical):
 
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
+        self.codes = False  # families named by codes, not words (the app's Shift+F5 sets it, then redraws)
         self.model_width = MODEL_WIDTH  # the runs table's title column: wider when the panel is
         self._runs: tuple[list[ModelEntry], str | None] = ([], None)
 
@@ -305,10 +306,11 @@ class ScorePanel(Vertical):
             self.query_one("#family-scores", Static).update(Text("\n").join(pooled_lines(entry.scores, own)))
             return
         lines = []
-        width = max((len(FAMILIES[n].short) for n in own), default=0) + 1
+        codes = self.codes
+        width = max((len(FAMILIES[n].name_for(codes)) for n in own), default=0) + 1
         for name in own:  # the families it was trained on, each with its bar
             s = entry.scores.get(name)
-            label = Text(f"{FAMILIES[name].short:<{width}}", style="bold")
+            label = Text(f"{FAMILIES[name].name_for(codes):<{width}}", style="bold")
             lines.append(label + (score_bar(s) if s else Text("not evaluated", style="dim")))
             if s and s.failures:  # why the rest failed: the procedure, not the arithmetic
                 kinds = ", ".join(f"{shown(kind)} {n}" for kind, n in s.failures.items())  # a checkpoint's words
@@ -330,7 +332,7 @@ class ScorePanel(Vertical):
         if current in keys:
             table.move_cursor(row=keys.index(current))
         chosen = next((e for e in entries if e.key == current), None)
-        summary = across_seeds(entries, chosen) if chosen is not None else Text("")
+        summary = across_seeds(entries, chosen, self.codes) if chosen is not None else Text("")
         line = self.query_one("#across-seeds", Static)
         line.update(summary)
         line.display = bool(summary.plain)  # no empty row taken from the table
