@@ -44,12 +44,12 @@ async def test_the_runs_table_headers_stand_apart_at_80x24():
 
 
 def test_help_says_what_a_short_label_means_and_that_the_old_ones_still_work():
-    """F1's text reads `a3x2` as adding 3 numbers of 2 digits and names the plate's `a2x2`, `a3x1` (once `2d`, `3d`)."""
+    """F1's text reads `a3x2` as adding 3 numbers of 2 digits and names the two families' `a2x2`, `a3x1` (once `2d`, `3d`)."""
     from breadth.tui.screens.help import HELP
 
     plain = " ".join(HELP.replace("**", "").split())  # one line, as the screen wraps it
     assert "`a3x2` adds 3 numbers of 2 digits" in plain
-    assert "the plate's are `a2x2` and `a3x1` (`2d`, `3d` still work)" in plain
+    assert "The two-digit sums are `a2x2`, the three single digits `a3x1` (`2d` and `3d` still work)" in plain
 
 
 CODE = re.compile(r"\b[as][234]x[12]\b")  # a family's coordinate code: `a2x2`, `s4x1`
