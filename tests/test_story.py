@@ -158,3 +158,22 @@ def test_read_story_reads_at_most_its_line_limit():
     """A file of very many lines is read only up to MAX_PROBE_LINES lines (the rest is never parsed)."""
     story = read_story("1+1\n" * 10_000)
     assert len(story.probes) == 500 and story.skipped == ()
+
+
+def test_the_story_pictures_are_taken_at_each_acts_telling_step():
+    """`bench.story_shots` presses PageDown a fixed number of times per picture: each lands on the act its name
+    says (the procedure at its second moment, the right call with a wrong answer; the views on their openings)."""
+    from bench.story_shots import SHOTS
+
+    story = default_story()
+    steps = story.steps()
+    landed = {name: steps[presses - 1] for presses, name in SHOTS.items()}
+    view = {name: story.acts[step.act].view for name, step in landed.items()}
+    assert landed["story-4-procedure"] == Step(3, moment=1) and view["story-4-procedure"] == "procedure"
+    assert [view[name] for name in ("story-5-matrix", "story-6-curve", "story-7-curve-rises")] == [
+        "matrix",
+        "curve",
+        "curve",
+    ]
+    assert all(landed[name].probe is None for name in ("story-5-matrix", "story-6-curve", "story-7-curve-rises"))
+    assert landed["story-3-lie"] == Step(2, 0) and landed["story-1-mix-does-both"] == Step(0, 3)
