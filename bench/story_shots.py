@@ -21,13 +21,13 @@ SHOTS = {  # PageDowns pressed -> the picture's name: one telling step of each a
     5: "story-1-mix-does-both",
     7: "story-2-past-taught",
     10: "story-3-lie",
-    12: "story-4-procedure",
-    13: "story-5-matrix",
-    14: "story-6-curve",
-    15: "story-7-curve-rises",
+    14: "story-4-procedure",  # its second moment (step 240: the right call, a wrong answer)
+    16: "story-5-matrix",
+    17: "story-6-curve",
+    18: "story-7-curve-rises",
 }
 SIZES = ((80, 24), (120, 40))
-SETTLE = {12: 6.0, 13: 2.0, 14: 2.0, 15: 2.0}  # seconds for a view to fill in (the procedure's replays, a store's runs)
+SETTLE = {12: 6.0, 13: 4.0, 14: 4.0, 16: 2.0, 17: 2.0, 18: 2.0}  # seconds for a view to fill in (replays, runs)
 
 
 async def shoot(size: tuple[int, int], out: Path) -> list[Path]:

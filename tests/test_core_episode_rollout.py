@@ -6,6 +6,7 @@ import random
 
 import pytest
 
+from breadth.core.world.calculator import OFF_BY_ONE, Lie
 from breadth.core.world.episode import MAX_CALLS, MAX_LENGTH, End, Episode, ToolCall
 from breadth.core.world.families import Problem
 from breadth.core.world.rollout import rollout
@@ -312,3 +313,30 @@ def test_verdict_solved(problem, script):
 def test_right_answer_without_a_call_counts_as_solved():
     """Success is the final answer equalling the sum, as on the plate, even without calling the tool."""
     assert judge(play_one(TWO, "68|"), TWO).solved
+
+
+def _lied(problem: Problem, script: str) -> Episode:
+    """The episode of `script` (the model's characters only) at `problem` with a calculator off by one."""
+    ep = Episode(problem.prompt, lie=Lie.parse(OFF_BY_ONE))
+    while ep.next_forced() is not None:
+        pass
+    for char in script:
+        ep.act(char)
+        while ep.next_forced() is not None:
+            pass
+    return ep
+
+
+@pytest.mark.parametrize(
+    "script, failure",
+    [
+        ("B3+4|B8+5|14|", Failure.ANSWER_DIFFERS),  # the procedure on what it was told (8), the lie copied
+        ("B3+4|B7+5|13|", Failure.WRONG_OPERANDS),  # told 8, it called on 7: not the procedure on the tool's result
+        ("B34+45|80|", Failure.WRONG_CALL_COUNT),  # the two-digit model's one call
+    ],
+)
+def test_under_a_lie_the_procedure_is_judged_on_what_the_calculator_told(script, failure):
+    """Told 8 for 3+4, the procedure's next call is 8+5: a model that makes it has made the right calls (its answer
+    is the copy, not a wrong operand); one that calls on the true 7 did not use the tool's result."""
+    ep = _lied(THREE, script)
+    assert ep.end is End.ANSWERED and judge(ep, THREE).failure is failure

@@ -44,7 +44,8 @@ async def test_the_runs_table_headers_stand_apart_at_80x24():
 
 
 def test_help_says_what_a_short_label_means_and_that_the_old_ones_still_work():
-    """F1's text reads `a3x2` as adding 3 numbers of 2 digits and names the two families' `a2x2`, `a3x1` (once `2d`, `3d`)."""
+    """F1's text reads `a3x2` as adding 3 numbers of 2 digits and names the two families' `a2x2`, `a3x1` (once
+    `2d`, `3d`)."""
     from breadth.tui.screens.help import HELP
 
     plain = " ".join(HELP.replace("**", "").split())  # one line, as the screen wraps it

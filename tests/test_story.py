@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import re
+
 from rich.console import Console
 from rich.text import Text
 
 from breadth.core.world.probe import parse_sum
-from breadth.core.world.story import VIEWS, Act, Probe, Step, default_story, read_story
+from breadth.core.world.story import IN_PLAIN_WORDS, VIEWS, Act, Moment, Probe, Step, default_story, read_story
 
 CAPTION_WIDTH = 78  # the caption line's cells at 80 columns (a cell of padding each side)
+CODE = re.compile(r"\b[as]\d+x\d+\b|\b(two|three)_digit\b|\bmix_\d")  # `a2x2`, `s3x1`, `two_digit`, `mix_35_35`
 
 
 def caption_lines(text: str) -> int:
@@ -93,21 +96,84 @@ def test_the_default_story_walks_the_plate_and_every_caption_fits_two_lines_at_8
         for probe in act.probes:
             parse_sum(probe.text)
             assert probe.say and caption_lines(probe.say) <= 2, probe.text
+        for moment in act.moments:  # shown with the act's title, as an opening is
+            assert moment.say and caption_lines(f"act 7 of 7: {act.title}  {moment.say}") <= 2, moment.step
+    assert [len(act.moments) for act in story.acts if act.view == "procedure"] == [3]  # calls, a wrong answer, solved
 
 
 def test_the_default_story_explains_its_jargon_where_it_first_appears():
-    """The call syntax, `malformed call`, a family's short name and the matrix's rows, columns and cells are each
-    said in plain words."""
+    """The call syntax and `malformed call` are said in plain words where they first show, and the first probe says
+    which model failed; the matrix's rows, columns and stars are said, then what to conclude from them."""
     story = default_story()
     first = story.acts[0].probes[0].say
     assert "B23+45|" in first and "call to the calculator" in first and '"malformed call"' in first
-    past = story.acts[1].probes[0].say
-    assert "a3x2" in past and "3 numbers of 2 digits" in past
+    assert "single-digit model fails" in first
+    assert story.acts[1].probes[0].say.startswith("Three two-digit numbers.")
     matrix = next(act for act in story.acts if act.view == "matrix").say
-    assert "Rows:" in matrix and "Columns:" in matrix and "held-out" in matrix
+    assert "A row per model, a column per kind of sum, * where it trained." in matrix
+    assert "no model solves more than" in matrix  # the reading, checked against the store in test_story_shipped
+
+
+def test_the_default_storys_first_caption_introduces_three_models_by_the_names_the_captions_use():
+    """Act 1 opens on three models, each named as the later captions name it and with what it learned (it read as
+    one model trained on everything)."""
+    opening = default_story().acts[0].say
+    assert opening.startswith("The two-digit model learned 70 two-digit sums, the single-digit model 70 of three")
+    assert "the mix 35 of each" in opening and "One model" not in opening
+
+
+def test_no_caption_of_the_default_story_speaks_in_coordinate_codes():
+    """A lay audience reads words: no act title or caption holds a family's code (`a2x2`) or a model's file name."""
+    story = default_story()
+    said = [act.title for act in story.acts] + [act.say for act in story.acts]
+    said += [probe.say for act in story.acts for probe in act.probes]
+    said += [moment.say for act in story.acts for moment in act.moments]
+    assert [text for text in said if CODE.search(text)] == []
+
+
+def test_a_procedure_act_reads_its_moments_with_their_captions():
+    """`# step: N` in an act that opens the procedure is a moment (a snapshot to show) captioned by the `# say:` under
+    it; PageDown walks the opening, then each moment. A step elsewhere, or not a whole number, is skipped by line."""
+    story = read_story(
+        "# act: forming\n# view: procedure\n# say: the run\n# step: 80\n# say: calls\n# step: 240\n"
+        "# act: race\n# step: 5\n# act: again\n# view: procedure\n# step: soon\n# step: -3\n"
+    )
+    forming, race, again = story.acts
+    assert forming == Act("forming", "the run", view="procedure", moments=(Moment(80, "calls"), Moment(240)))
+    assert race == Act("race") and again == Act("again", view="procedure")
+    assert story.steps()[:3] == [Step(0), Step(0, moment=0), Step(0, moment=1)]
+    assert [line.split(":")[0] for line in story.skipped] == ["line 8", "line 11", "line 12"]
+    assert "act that opens the procedure" in story.skipped[0] and "whole number" in story.skipped[1]
+
+
+def test_a_failure_kinds_plain_words_fit_beside_the_storys_place_at_80_columns():
+    """Under the sum box a failure kind's plain words follow where the story is (`act 7 · probe 4 of 4 · `), and
+    the whole fits the line at 80 columns (76 cells inside the playground's border and padding)."""
+    for kind, words in IN_PLAIN_WORDS.items():
+        line = f'act 7 · probe 4 of 4 · "{kind}": {words}'
+        assert len(line) <= 76, line
 
 
 def test_read_story_reads_at_most_its_line_limit():
     """A file of very many lines is read only up to MAX_PROBE_LINES lines (the rest is never parsed)."""
     story = read_story("1+1\n" * 10_000)
     assert len(story.probes) == 500 and story.skipped == ()
+
+
+def test_the_story_pictures_are_taken_at_each_acts_telling_step():
+    """`bench.story_shots` presses PageDown a fixed number of times per picture: each lands on the act its name
+    says (the procedure at its second moment, the right call with a wrong answer; the views on their openings)."""
+    from bench.story_shots import SHOTS
+
+    story = default_story()
+    steps = story.steps()
+    landed = {name: steps[presses - 1] for presses, name in SHOTS.items()}
+    view = {name: story.acts[step.act].view for name, step in landed.items()}
+    assert landed["story-4-procedure"] == Step(3, moment=1) and view["story-4-procedure"] == "procedure"
+    assert [view[name] for name in ("story-5-matrix", "story-6-curve", "story-7-curve-rises")] == [
+        "matrix",
+        "curve",
+        "curve",
+    ]
+    assert all(landed[name].probe is None for name in ("story-5-matrix", "story-6-curve", "story-7-curve-rises"))
+    assert landed["story-3-lie"] == Step(2, 0) and landed["story-1-mix-does-both"] == Step(0, 3)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from textual.widgets import Input, Static
 from tui_helpers import fake_app, type_text, wait_for
 
-from breadth.tui.widgets.race import LIE_STYLE, shade
+from breadth.tui.widgets.race import LIE_STYLE, shade, verdict_text
 
 
 def _tool(app) -> str:
@@ -99,3 +99,12 @@ def test_snapshot_lie_and_shading(snap_compare):
         await pilot.pause()
 
     assert snap_compare(fake_app(), terminal_size=(80, 24), run_before=run_before)
+
+
+def test_a_copied_lie_after_calls_the_procedure_does_not_make_says_both():
+    """Under a lie, a lane that copied the tool's reply after the right calls says the copy; one that copied after
+    the wrong calls says the procedure's failure and the copy (it used to say the copy alone)."""
+    assert verdict_text(False, "answer differs from tool", copied=True).plain == "✗ copied the tool's lie"
+    both = verdict_text(False, "wrong number of calls", copied=True).plain
+    assert both == "✗ wrong number of calls, and copied the tool's lie"
+    assert verdict_text(True, None, copied=False).plain == "✓ true result: ignored the lie"

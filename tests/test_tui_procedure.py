@@ -10,6 +10,7 @@ from breadth.core.storage.presets import PRESETS
 from breadth.core.world.families import FAMILIES
 from breadth.tui.catalog import ModelEntry
 from breadth.tui.screens.procedure_view import ProcedureView, probes
+from breadth.tui.widgets.loss_plot import LossPlot
 
 STEPS = 50  # the scripted run: snapshots at 0, 25 and 50; the first half of the run guesses without calling
 
@@ -67,6 +68,18 @@ async def test_without_a_run_the_key_says_what_to_do(tmp_path):
         await pilot.pause()
         assert not isinstance(app.screen, ProcedureView)
         assert any("snapshots are kept every 25 steps" in str(n.message) for n in app._notifications)
+
+
+async def test_the_loss_chart_names_its_axes_fine_tuning_step_across_and_loss_up():
+    """The procedure view's loss chart, shown to an audience in a talk, says what its axes are (it had bare ticks)."""
+    app = fake_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await _train(pilot, app)
+        await pilot.press("f9")
+        await wait_for(pilot, lambda: isinstance(app.screen, ProcedureView), what="the view")
+        await pilot.pause()
+        drawn = str(app.screen.query_one("#procedure-loss", LossPlot).render())
+        assert "fine-tuning step" in drawn and "loss (log scale)" in drawn, drawn
 
 
 def test_snapshot_procedure_view(snap_compare):

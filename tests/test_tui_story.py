@@ -7,7 +7,7 @@ import re
 import time
 
 from fake_engine import FakeEngine
-from textual.widgets import Input, Static
+from textual.widgets import DataTable, Input, Static
 from tui_helpers import wait_for
 
 from breadth.core.engine import protocol as p
@@ -60,16 +60,15 @@ async def test_pagedown_walks_the_default_story_act_by_act_with_captions_lies_an
         app.playground.pace = 0
         assert not app.query_one(Caption).display and "7 acts, 8 probes" in _message(app)
         await _step(pilot)
-        assert _caption(app).startswith("act 1 of 7: Three models, one sum  One model, fine-tuned")
-        titles = [app.entries[lane.state.key].named(codes=True) for lane in app.playground.race.views()]
-        assert all(f"({title})" in _caption(app) for title in titles[:2]), titles  # the specialists, by their codes
+        assert _caption(app).startswith("act 1 of 7: Three models, one sum  The two-digit model learned")
+        assert all(name in _caption(app) for name in ("two-digit model", "single-digit model", "the mix"))
         assert not app.playground.race.by_probe  # an act's opening plays nothing
         await _step(pilot)
-        assert "race 23+45" in _head(app) and "B23+45| is a model's call to the calculator" in _caption(app)
+        assert "race 23+45" in _head(app) and "B23+45| is a call to the calculator" in _caption(app)
         assert "act 1 of 7 · probe 1 of 4: 23+45" in _message(app)
         for _ in range(5):  # the race's other three probes, then the next act's opening and its first probe
             await _step(pilot)
-        assert "race 12+34+56" in _head(app) and "a3x2" in _caption(app)
+        assert "race 12+34+56" in _head(app) and "Three two-digit numbers" in _caption(app)
         await _step(pilot)
         await _step(pilot)  # the lie's opening
         assert _caption(app).startswith("act 3 of 7: The lie") and app.playground.lie_spec() == "off by one"
@@ -79,12 +78,21 @@ async def test_pagedown_walks_the_default_story_act_by_act_with_captions_lies_an
         await _step(pilot)  # the shipped model's snapshots: the procedure opens, the calculator honest again
         assert isinstance(app.screen, ProcedureView) and app.playground.lie_spec() == ""
         await wait_for(pilot, lambda: app.screen.query(Caption), what="the caption on the procedure view")
-        assert _caption(app).startswith("act 4 of 7: The procedure forming  The mix's training from its first")
-        await wait_for(pilot, lambda: app.screen.at == 0, what="the first snapshot")  # where the procedure forms
+        assert _caption(app).startswith("act 4 of 7: The procedure forming  The mix's training, replayed")
+        await wait_for(pilot, lambda: app.screen.step == 80, what="the first calls' snapshot")  # not step 0's babble
+        for step, words in ((80, "Step 80: the calls appear"), (240, "Step 240: the right call"), (320, "Step 320")):
+            await _step(pilot)  # the act's moments, in the same view
+            await wait_for(pilot, lambda step=step: app.screen.step == step, what=f"the snapshot at step {step}")
+            assert _caption(app).startswith(f"act 4 of 7: The procedure forming  {words}"), step
+            assert f"moment {[80, 240, 320].index(step) + 1} of 3: step {step}" in _message(app)
         await _step(pilot)  # from inside the procedure view
         assert isinstance(app.screen, MatrixView)
         await wait_for(pilot, lambda: app.screen.query(Caption), what="the caption on the matrix")
         assert _caption(app).startswith("act 5 of 7: The matrix") and app.screen.query_one(Caption).display
+        assert not app.screen.query_one("#matrix-detail").display  # a talk shows rows, not one cell's detail
+        await wait_for(pilot, lambda: app.screen.lines, what="the matrix's rows")
+        table = app.screen.query_one(DataTable)
+        assert table.row_count == 27 and table.region.height - 2 >= 17  # rows under its two header lines (were 8)
         await _step(pilot)  # from inside the matrix view: the breadth curve where breadth stops
         assert isinstance(app.screen, CurveView)
         await wait_for(pilot, lambda: app.screen.query(Caption), what="the caption on the curve")
@@ -222,7 +230,7 @@ async def test_a_failure_kind_is_said_in_plain_words_the_first_time_it_ends_a_la
         await wait_for(pilot, lambda: app.supervisor.ready, what="the engine")
         app.playground.pace = 0
         await _step(pilot)
-        assert _message(app) == '"no call": it answered without calling the calculator'
+        assert _message(app) == 'probe 1 of 2 · "no call": it answered without the calculator'  # place, then words
         await _step(pilot)
         assert "probe 2 of 2: 3+4+5 · PageDown next" in _message(app)
     quoted = Story((Act(probes=(Probe("23+45", '"no call": it answered without asking the calculator'),)),))
@@ -232,6 +240,49 @@ async def test_a_failure_kind_is_said_in_plain_words_the_first_time_it_ends_a_la
         app.playground.pace = 0
         await _step(pilot)
         assert "probe 1 of 1: 23+45 · PageDown next" in _message(app)
+
+
+async def test_a_failure_kinds_plain_words_keep_the_storys_place_beside_them_at_80x24():
+    """At a probe of a titled story, the line under the sum box says the act and probe, then the failure kind in
+    plain words, all of it on screen at 80 columns (it used to replace the place with the words)."""
+
+    def answers_without_calling(operands: tuple[int, ...]) -> str:
+        return f"{sum(operands) + 1}|"
+
+    story = read_story("# act: Race\n# say: three models\n23+45\n3+4+5\n# act: Two\n1+2\n")
+    app = BreadthApp(engine_factory=lambda: FakeEngine(answers_without_calling), demo=story)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for(pilot, lambda: app.supervisor.ready, what="the engine")
+        app.playground.pace = 0
+        await _step(pilot)
+        await _step(pilot)
+        line = 'act 1 · probe 1 of 2 · "no call": it answered without the calculator'
+        assert _message(app) == line
+        message = app.playground.query_one("#sum-message", Static)
+        assert message.content_region.width >= len(line)  # nothing of it cut at 80 columns
+
+
+async def test_a_moment_of_the_procedure_act_shows_its_snapshot_going_back_and_forth():
+    """A procedure act opens on its first moment's snapshot; PageUp from the next act comes back to its last
+    moment's, with that moment's caption."""
+    story = read_story(
+        "# act: forming\n# view: procedure\n# say: the run\n# step: 80\n# say: calls\n# step: 320\n# say: solved\n"
+        "# act: after\n# say: the end\n"
+    )
+    app = BreadthApp(engine_factory=FakeEngine, demo=story)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for(pilot, lambda: app.supervisor.ready, what="the engine")
+        await _step(pilot)
+        assert isinstance(app.screen, ProcedureView)
+        await wait_for(pilot, lambda: app.screen.step == 80, what="the first moment's snapshot")
+        for _ in range(3):
+            await _step(pilot)
+        assert _caption(app).startswith("act 2 of 2: after")
+        await _step(pilot, "pageup")
+        assert isinstance(app.screen, ProcedureView)
+        await wait_for(pilot, lambda: app.screen.step == 320, what="the last moment's snapshot")
+        await wait_for(pilot, lambda: app.screen.query(Caption), what="the caption on the procedure view")
+        assert _caption(app) == "act 1 of 2: forming  solved"
 
 
 async def test_an_act_opened_while_the_engine_loads_stays_named_once_it_is_ready():

@@ -2,8 +2,9 @@
 
 A story is a list of acts. An act has a title, a caption, at most one view it opens (the procedure forming,
 the matrix, the breadth curve), the calculator it plays with (honest, or a lie) and probes, each with its
-own caption. PageDown walks the story's steps: an act's opening (if it has a title, a caption or a view),
-then each of its probes, then the next act.
+own caption; an act that opens the procedure has moments instead: fine-tuning steps whose snapshot it shows,
+each with its caption (it opens on the first). PageDown walks the story's steps: an act's opening (if it has
+a title, a caption or a view), then each of its probes or moments, then the next act.
 
 The probes file format (every directive is a `#` comment, so a plain list of sums is still a story of one
 act with no title):
@@ -14,11 +15,12 @@ act with no title):
     # curve: operands=3               which breadth curve its curve view shows: the store's newest over this
                                       pool (the words `breadth curve` names it by); without it, the newest
     # lie: off by one                 the calculator of the act's probes: honest, off by one, or a number
+    # step: 100                       a moment of a procedure act: the snapshot kept at fine-tuning step 100
     23+45                             a probe: any sum the playground can pose (core.world.probe)
     3+4+5  # say: two calls           a caption on the probe's own line
 
-Other comments are skipped; a line that is not a sum, an unknown view and a lie the calculator cannot tell
-are skipped and named (`line 3: ...`), so a typo never stops a talk.
+Other comments are skipped; a line that is not a sum, an unknown view, a lie the calculator cannot tell
+and a moment outside a procedure act are skipped and named (`line 3: ...`), so a typo never stops a talk.
 """
 
 from __future__ import annotations
@@ -37,15 +39,17 @@ MAX_SAY = 400  # characters of one caption
 MAX_CURVE_WORDS = 200  # characters of a curve's pool words (as a stored curve keeps them)
 MAX_PROBE_LINES = 500  # lines read from a probes file
 DEFAULT_STORY = "default_story.txt"  # shipped beside this module
-IN_PLAIN_WORDS = {  # a verdict's failure kind (core.world.verdict.Failure), said once to an audience
-    Failure.UNFINISHED.value: "the model never closed its answer",
-    Failure.NO_CALL.value: "it answered without calling the calculator",
-    Failure.MALFORMED_CALL.value: "a call the calculator cannot read (it replies ?)",
-    Failure.WRONG_CALL_COUNT.value: "calls the calculator reads, but too few or too many",
-    Failure.WRONG_OPERANDS.value: "the right number of calls, on the wrong numbers",
-    Failure.ANSWER_DIFFERS.value: "right calls, but the answer is not the calculator's reply",
+IN_PLAIN_WORDS = {  # a verdict's failure kind (core.world.verdict.Failure), said once to an audience, short enough
+    # to share the line under the sum box with where the story is (`act 1 · probe 2 of 4 · "no call": ...`)
+    Failure.UNFINISHED.value: "it never closed its answer",
+    Failure.NO_CALL.value: "it answered without the calculator",
+    Failure.MALFORMED_CALL.value: "a call the calculator cannot read",
+    Failure.WRONG_CALL_COUNT.value: "too few or too many calls",
+    Failure.WRONG_OPERANDS.value: "calls on the wrong numbers",
+    Failure.ANSWER_DIFFERS.value: "not the reply it got",
 }
-_DIRECTIVE = re.compile(r"#\s*(act|say|view|lie|curve)\s*:(.*)", re.IGNORECASE)
+MAX_STEP = 10**9  # the largest fine-tuning step a moment names
+_DIRECTIVE = re.compile(r"#\s*(act|say|view|lie|curve|step)\s*:(.*)", re.IGNORECASE)
 _INLINE_SAY = re.compile(r"#\s*say\s*:(.*)", re.IGNORECASE)
 
 
@@ -54,6 +58,14 @@ class Probe:
     """A sum to race and the presenter's caption for it."""
 
     text: str  # as written in the file (a family may be named first: `a3x2: 12+34+56`)
+    say: str = ""
+
+
+@dataclass(frozen=True)
+class Moment:
+    """A fine-tuning step whose snapshot a procedure act shows, and the presenter's caption for it."""
+
+    step: int
     say: str = ""
 
 
@@ -67,6 +79,7 @@ class Act:
     lie: str = ""  # '' (honest), 'off by one' or a number: a `Lie` spec (core.world.calculator)
     curve: str = ""  # the pool words of the curve its curve view shows (`operands=3`); '' for the newest curve
     probes: tuple[Probe, ...] = ()
+    moments: tuple[Moment, ...] = ()  # a procedure act's snapshots to show, in order
 
     @property
     def opens(self) -> bool:
@@ -80,6 +93,7 @@ class Step:
 
     act: int  # index into the story's acts
     probe: int | None = None  # index into the act's probes
+    moment: int | None = None  # index into the act's moments
 
 
 @dataclass(frozen=True)
@@ -98,8 +112,9 @@ class Story:
         """What PageDown walks through, in order."""
         out = []
         for i, act in enumerate(self.acts):
-            out += [Step(i)] if act.opens or not act.probes else []
+            out += [Step(i)] if act.opens or not (act.probes or act.moments) else []
             out += [Step(i, j) for j in range(len(act.probes))]
+            out += [Step(i, moment=j) for j in range(len(act.moments))]
         return out
 
     def showing(self, views: set[str] | frozenset[str]) -> Story:
@@ -112,11 +127,15 @@ def read_story(text: str) -> Story:
     acts: list[Act] = []
     skipped: list[str] = []
     act = Act()
+    above = "act"  # what a caption is added to: the act, its last probe or its last moment
 
     def caption(add: str) -> None:
-        """Add to the caption of what is above: the act's last probe, else the act."""
+        """Add to the caption of what is above: the act's last probe or moment, else the act."""
         nonlocal act
-        if act.probes:
+        if above == "moment":
+            last = act.moments[-1]
+            act = replace(act, moments=(*act.moments[:-1], replace(last, say=_joined(last.say, add))))
+        elif above == "probe":
             last = act.probes[-1]
             act = replace(act, probes=(*act.probes[:-1], replace(last, say=_joined(last.say, add))))
         else:
@@ -130,11 +149,17 @@ def read_story(text: str) -> Story:
             if key == "act":
                 if act != Act():
                     acts.append(act)
-                act = Act(title=value)
+                act, above = Act(title=value), "act"
             elif key == "say":
                 caption(value)
             elif key == "curve":
                 act = replace(act, curve=value[:MAX_CURVE_WORDS])
+            elif key == "step":
+                why = _moment_refusal(act, value)
+                if why:
+                    skipped.append(f"line {number}: {why}")
+                else:
+                    act, above = replace(act, moments=(*act.moments, Moment(int(value)))), "moment"
             else:
                 why = _view_refusal(value) if key == "view" else _lie_refusal(value)
                 if why:
@@ -152,7 +177,7 @@ def read_story(text: str) -> Story:
             skipped.append(f"line {number}: {e}")
             continue
         said = _INLINE_SAY.fullmatch("#" + comment) if comment else None
-        act = replace(act, probes=(*act.probes, Probe(sum_text)))
+        act, above = replace(act, probes=(*act.probes, Probe(sum_text))), "probe"
         if said:
             caption(" ".join(said.group(1).split()))
     if act != Act():
@@ -170,6 +195,15 @@ def _view_refusal(value: str) -> str:
     if value.lower() in VIEWS:
         return ""
     return f"no view {value[:20]!r}: an act opens one of {', '.join(VIEWS)}"
+
+
+def _moment_refusal(act: Act, value: str) -> str:
+    """Why `value` is not a moment `act` can show, or ''."""
+    if act.view != "procedure":
+        return "a step is a moment of an act that opens the procedure (`# view: procedure` above it)"
+    if not value.isascii() or not value.isdigit() or int(value) > MAX_STEP:
+        return f"a step is a fine-tuning step: a whole number from 0 to {MAX_STEP:,}, not {value[:20]!r}"
+    return ""
 
 
 def _lie_refusal(value: str) -> str:

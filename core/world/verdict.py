@@ -2,7 +2,10 @@
 
 Solved means the final answer equals the true sum, as on the plate. An unsolved episode gets the
 first failure found along the procedure: unfinished, no call, a malformed call, the wrong number of
-calls, the wrong operands, or an answer that differs from the tool's last result.
+calls, the wrong operands, or an answer that differs from the tool's last result. Under a lying calculator the
+procedure is judged on what the calculator told: told 8 for 3+4, the right next call of 3+4+5 is 8+5, so a model
+that copies the lie after the right calls has no procedure failure (only `answer differs from tool`, which the
+engine's `copied` names), while one that made one call where two belong has both.
 """
 
 from __future__ import annotations
@@ -53,6 +56,21 @@ def judge(episode: Episode, problem: Problem) -> Verdict:
         return Verdict(False, Failure.MALFORMED_CALL)
     if len(calls) != len(expected):
         return Verdict(False, Failure.WRONG_CALL_COUNT)
-    if [c.body for c in calls] != expected:  # both as the episode's syntax writes them
+    if [c.body for c in calls] != _told(expected, episode, problem):  # both as the episode's syntax writes them
         return Verdict(False, Failure.WRONG_OPERANDS)
-    return Verdict(False, Failure.ANSWER_DIFFERS)  # right calls give the sum, so the copy went wrong
+    return Verdict(False, Failure.ANSWER_DIFFERS)  # right calls give the sum (or the tool's lie): the copy differs
+
+
+def _told(expected: list[str], episode: Episode, problem: Problem) -> list[str]:
+    """The procedure's calls on the results the calculator gave: `expected` (the problem's) when it is honest; under
+    a lie, each call after the first on the result told for the one before (told 8 for 3+4: `8+5`). `episode` has
+    as many well-formed calls as `expected`."""
+    if episode.lie is None:
+        return expected
+    try:
+        told = [int(call.result.removesuffix(episode.syntax.close)) for call in episode.calls[:-1]]
+    except ValueError:  # a result that is not a number: nothing to chain on
+        return expected
+    lefts = [problem.operands[0], *told]
+    steps = zip(lefts, problem.operations, problem.operands[1:], strict=True)
+    return [episode.syntax.body(left, o, x) for left, o, x in steps]

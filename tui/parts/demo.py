@@ -9,8 +9,10 @@ A probe stepped to before the engine is ready waits, named, and plays once it is
 story says it has ended rather than playing the last probe again. An act whose view this app cannot show
 (a view a newer story names) is left out; an act whose view does not open (the procedure with no snapshots to
 show) is stepped over. An act may name the curve its curve view shows by its pool's words (`# curve: operands=3`),
-so a talk can show both where breadth does not transfer and where it does; the act before a curve act reads that
-curve ahead (in a thread, once per process), so the curve act opens on its curve rather than seconds of loading.
+so a talk can show both where breadth does not transfer and where it does. A procedure act with moments opens
+on its first moment's snapshot (where the calls appear, not the babble before them) and PageDown steps to the
+next moment's, each with its caption; the act before a curve act reads that curve ahead (in a thread, once
+per process), so the curve act opens on its curve rather than seconds of loading.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from functools import partial
 from breadth.core.world.calculator import OFF_BY_ONE, Lie
 from breadth.core.world.probe import parse_sum
 from breadth.core.world.story import IN_PLAIN_WORDS, Step, Story
+from breadth.core.world.verdict import Failure
 from breadth.tui import messages as m
 from breadth.tui.guard import guarded
 from breadth.tui.parts import Part, hears
@@ -69,6 +72,7 @@ class DemoMode(Part):
         self.caption: Caption | None = None  # the main screen's caption line
         self.explained: set[str] = set()  # failure kinds already said in plain words in this talk
         self.said = ""  # the line under the sum box for the step shown last (said again if something cleared it)
+        self.place = ""  # where the story is, short, before a failure kind's plain words: `act 1 · probe 2 of 4 · `
 
     def start(self) -> None:
         """The shipped models race at the audience pace; the story waits for PageDown; skipped lines are named."""
@@ -107,13 +111,15 @@ class DemoMode(Part):
     @guarded
     def explain_verdict(self, message: m.ProbeFinished) -> None:
         """The first time a failure kind ends a lane in a talk, the line under the sum box says it in plain words
-        (unless the caption on screen says it already); one kind at a time, the others when they show again."""
+        after where the story is (unless the caption on screen says it already); one kind at a time, the others when
+        they show again. A copy of the lie after the right calls shows no kind; one after wrong calls shows both."""
         kind, event = message.event.failure, message.event
-        if self.demo is None or event.solved or event.copied or kind not in IN_PLAIN_WORDS or kind in self.explained:
+        shown = not (event.copied and kind == Failure.ANSWER_DIFFERS.value)
+        if self.demo is None or event.solved or not shown or kind not in IN_PLAIN_WORDS or kind in self.explained:
             return
         self.explained.add(kind)
         if self.caption is None or f'"{kind}"' not in self.caption.plain():
-            self.app.playground.say(f'"{kind}": {IN_PLAIN_WORDS[kind]}')
+            self._note(f'{self.place}"{kind}": {IN_PLAIN_WORDS[kind]}')
 
     def step(self, by: int) -> None:
         """Take the next (or previous) step of the story: an act's opening or one of its probes. An act whose view
@@ -139,6 +145,7 @@ class DemoMode(Part):
         view did not open."""
         act = self.demo.acts[step.act]
         view = VIEWS.get(act.view) if step.probe is None else None
+        moment = act.moments[step.moment if step.moment is not None else 0] if act.moments else None
         if view is None:
             self._main_screen()
         elif not view.opened(self.app):
@@ -152,10 +159,16 @@ class DemoMode(Part):
         if step.probe is not None:
             self._play(step)
             return True
+        say = act.say if step.moment is None else moment.say
         if view is not None:
-            self.app.call_after_refresh(self._on_view, view, self._where(step.act), act.say)
-        self._caption(self._where(step.act), act.say)
-        self._note(f"{self._where(step.act)} · {KEYS}")
+            start = view.start if moment is None else f"at_step({moment.step})"  # the moment's snapshot
+            self.app.call_after_refresh(self._on_view, view, self._where(step.act), say, start)
+        self._caption(self._where(step.act), say)
+        where = self._where(step.act)
+        if step.moment is not None:
+            of = f"{step.moment + 1} of {len(act.moments)}"
+            where = f"{self._where(step.act, title=False)}moment {of}: step {moment.step}"
+        self._note(f"{where} · {KEYS}")
         return True
 
     def _read_ahead(self, index: int) -> None:
@@ -171,6 +184,7 @@ class DemoMode(Part):
         probe = act.probes[step.probe]
         self._caption("", probe.say)
         where = f"{self._where(step.act, title=False)}probe {step.probe + 1} of {len(act.probes)}: {probe.text}"
+        self.place = f"{self._where(step.act, title=False, of=False)}probe {step.probe + 1} of {len(act.probes)} · "
         if not supervisor.ready and not supervisor.gave_up:
             self.waiting = step
             self._note(f"{where} · waits for the model to start")
@@ -191,12 +205,13 @@ class DemoMode(Part):
         self._caption(END, "")
         self._note(f"{END} · PageUp goes back")
 
-    def _where(self, index: int, title: bool = True) -> str:
-        """`act 2 of 5: The lie` (or `act 2 of 5 · ` before a probe); '' for a story of one untitled act."""
+    def _where(self, index: int, title: bool = True, of: bool = True) -> str:
+        """`act 2 of 5: The lie` (or `act 2 of 5 · ` before a probe, `act 2 · ` without `of`); '' for a story of one
+        untitled act."""
         acts = self.demo.acts
         if len(acts) == 1 and not acts[0].title:
             return ""
-        head = f"act {index + 1} of {len(acts)}"
+        head = f"act {index + 1} of {len(acts)}" if of else f"act {index + 1}"
         if not title:
             return head + " · "
         return f"{head}: {acts[index].title}" if acts[index].title else head
@@ -206,16 +221,17 @@ class DemoMode(Part):
             self.caption.show(where, say)
 
     @guarded
-    async def _on_view(self, view: View, where: str, say: str) -> None:
-        """On the view the act opened (a screen of its own, over the main one): the act's caption, its start."""
+    async def _on_view(self, view: View, where: str, say: str, start: str) -> None:
+        """On the view the act opened (a screen of its own, over the main one): the caption, the view's `start`."""
         screen = self.app.screen
         if not isinstance(screen, view.screen):
             return
         if not screen.query(Caption):
+            screen.add_class("talk")  # the view as a talk shows it (the matrix: rows, not a cell's detail)
             await screen.mount(Caption())
         screen.query_one(Caption).show(where, say)
-        if view.start:
-            await screen.run_action(view.start)
+        if start:
+            await screen.run_action(start)
 
     def _main_screen(self) -> None:
         """Close any view or prompt over the main screen: the race shows."""

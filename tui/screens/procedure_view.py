@@ -136,7 +136,7 @@ class ProcedureView(Screen):
                 widget = Static("", id=f"procedure-line-{i}", classes="procedure-line")
                 widget.display = self._shown(line)
                 yield widget
-        self.plots = (LossPlot(id="procedure-loss"), PlotextPlot(id="procedure-scores"))
+        self.plots = (LossPlot(labelled=True, id="procedure-loss"), PlotextPlot(id="procedure-scores"))
         yield self.plots[0]
         yield Static("", id="procedure-legend")
         yield self.plots[1]
@@ -168,6 +168,13 @@ class ProcedureView(Screen):
         if at != self.at:
             self.at = at
             self.replay()
+
+    @guarded
+    def action_at_step(self, step: int) -> None:
+        """Show the snapshot kept at fine-tuning step `step`, or the last kept before it (a talk's moment)."""
+        before = [i for i, kept in enumerate(self.run.kept) if kept <= step]
+        if before:
+            self.action_step(before[-1] - self.at)
 
     @guarded
     def action_all_families(self) -> None:

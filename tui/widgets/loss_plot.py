@@ -2,7 +2,8 @@
 
 A redraw costs 20-30 ms, so steps only append to a buffer and a 4 Hz timer redraws when something
 changed. The loaded model's own training curve, if its checkpoint kept one, stays beside the live
-curve as a grey reference.
+curve as a grey reference. A chart shown to an audience (the procedure view's) names its axes: fine-tuning
+step across, loss (log scale) up.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from textual_plotext import PlotextPlot
 
 REDRAW_HZ = 4
 MAX_POINTS = 400  # plotted points per curve; longer curves are strided down to this
+X_LABEL = "fine-tuning step"  # the axes' names, on a chart that shows them
+Y_LABEL = "loss (log scale)"
 
 
 def _thin(values: list[float]) -> tuple[list[int], list[float]]:
@@ -26,8 +29,9 @@ def _thin(values: list[float]) -> tuple[list[int], list[float]]:
 class LossPlot(PlotextPlot):
     """Training loss per step, log scale."""
 
-    def __init__(self, **kwargs) -> None:
+    def __init__(self, labelled: bool = False, **kwargs) -> None:
         super().__init__(**kwargs)
+        self.labelled = labelled  # name the axes (X_LABEL, Y_LABEL): a row under the chart
         self.live: list[float] = []
         self.steps = 0  # planned steps of the live run (x-axis span)
         self.reference: list[float] = []
@@ -81,6 +85,9 @@ class LossPlot(PlotextPlot):
         plt.xlim(1, span + 1)
         ticks = [1] + [t for t in range(span // 4, span + 1, max(1, span // 4))][:4]
         plt.xticks(ticks, [str(t) for t in ticks])
+        if self.labelled:
+            plt.xlabel(X_LABEL)
+            plt.ylabel(Y_LABEL)
         self.refresh()
 
     def render(self):

@@ -22,6 +22,7 @@ from breadth.core.engine import protocol as p
 from breadth.core.storage.presets import PRESETS
 from breadth.core.world.text import clip_title, shown, shown_text
 from breadth.core.world.transcript import Role, visible
+from breadth.core.world.verdict import Failure
 from breadth.tui.catalog import ModelEntry
 
 DEFAULT_RACE = tuple(f"shipped:{name}" for name in PRESETS)  # two-digit only, three-digit only, the mix
@@ -114,9 +115,11 @@ def short(title: str, width: int = TITLE_WIDTH) -> str:
 
 def verdict_text(solved: bool, failure: str | None, copied: bool | None = None) -> Text:
     """`✓ correct` in green, or `✗` and the failure kind in red (the true result is in the head line); under a
-    lying calculator (`copied` not None), whether the answer copied the tool's lie or was worked out without it."""
+    lying calculator (`copied` not None), whether the answer copied the tool's lie or was worked out without it; a
+    copy after calls the procedure does not make says both (`wrong number of calls, and copied the tool's lie`)."""
     if copied:
-        return Text("✗ copied the tool's lie", "bold red")
+        wrong = "" if failure in (None, Failure.ANSWER_DIFFERS.value) else f"{shown(failure)}, and "
+        return Text(f"✗ {wrong}copied the tool's lie", "bold red")
     if copied is False:
         if solved:
             return Text("✓ true result: ignored the lie", "bold green")
