@@ -29,7 +29,8 @@ class Role(str, Enum):
 
     @property
     def style(self) -> str:
-        """Its rich style: prompt bold, the model's tokens cyan, the calculator's results on yellow."""
+        """Its rich style: prompt bold, the model's tokens cyan, the calculator's results on yellow (drawn
+        orange by the app's theme: #fd971f)."""
         return _STYLE[self]
 
 

@@ -5,8 +5,8 @@ at most twice a second (`protocol.Rollouts`). The training controller keeps the 
 view redraws from it on a timer (at most every REFRESH seconds, never per event): the run's numbers as under
 the reward plot (in full words), the prompt over the group,
 then each episode on one line with its reward and verdict, the model's characters in cyan and the calculator's
-results on yellow as the playground shows them (`core.world.text.episode_text`, text, never markup). With no
-reward run going, one line says so.
+results on orange (ANSI yellow in the theme) as the playground shows them (`core.world.text.episode_text`, text,
+never markup). With no reward run going, one line says so.
 """
 
 from __future__ import annotations
