@@ -13,13 +13,13 @@ from rich.console import Console
 from rich.table import Table
 
 from breadth.core.cli.envs import chosen_environments
-from breadth.core.cli.parser import figure_paths, recipe_settings
+from breadth.core.cli.parser import recipe_settings
 from breadth.core.results.curve import CEILING, CurvePlan, StoredCurve, by_neighbour, points, warnings
 from breadth.core.results.grid import GridError, parse_seeds, refuse_repeats
-from breadth.core.storage.files import check_outputs, user_path, write_json
+from breadth.core.storage.files import user_path, write_json
 from breadth.core.storage.header import read_header, weights_hash
 from breadth.core.storage.paths import BASE
-from breadth.core.storage.store import Store, store_files
+from breadth.core.storage.store import Store
 from breadth.core.world.text import shown, shown_text
 
 console = Console(highlight=False, markup=False, emoji=False)
@@ -32,7 +32,6 @@ def curve(args) -> int:
     plan = curve_plan(args)
     base = user_path(args.base) if args.base else BASE
     read_header(base)
-    check_outputs([args.json, *figure_paths(args.figure)], inputs=[base, *store_files(args.store)])
     what = " ".join(args.where or ["every environment"]) + (f", base {base.name}" if args.base else "")
     with Store(args.store) as store:
         base_hash = weights_hash(base)
