@@ -6,40 +6,59 @@ clicker or a stage keyboard has them. Ctrl+G (readline's abort), Ctrl+S and Ctrl
 F13-F24 for Shift+F1-F12, except that Shift+F3 reaches no app: xterm and tmux send it as `CSI 1;2R`, the
 cursor position report's shape, and Textual reads it as one. Shift+arrows pick while shading, beside Alt+arrows
 (often the terminal's own).
+
+Each binding carries what its key does, in a few words (its `tooltip`, which the footer shows on hover): the help
+screen's key lines are made from these bindings and nothing else, so a key bound, changed or removed here shows
+there with no other edit.
 """
 
 from __future__ import annotations
 
 from textual.binding import Binding
 
+from breadth.tui.widgets.playground import PACES
+
+PACE = "pace: " + ", ".join(name for name, _ in PACES)  # the pace key's words name every pace it cycles through
+
+
+def key(keys: str, action: str, name: str, does: str, *, show: bool = True, priority: bool = True) -> Binding:
+    """One app key: `name` in the footer (where `show`), `does` in the help and the footer's tooltip."""
+    return Binding(keys, action, name, show=show, priority=priority, tooltip=does)
+
+
 APP_KEYS = [
-    Binding("f1", "help", "Help", priority=True),
-    Binding("f2", "train", "Train", priority=True),
-    Binding("f3", "stop", "Stop", priority=True),
-    Binding("f4", "race", "Race", priority=True),
-    Binding("f5", "stage", "Stage", priority=True),
-    Binding("f17,shift+f5", "codes", "labels in codes (a2x2 70) or in words", priority=True, show=False),
-    Binding("f6", "shade", "Shade", priority=True),
-    Binding("f7", "lie", "Lie", priority=True, show=False),
-    Binding("f8", "pace", "Pace", priority=True, show=False),
-    Binding("f9", "procedure", "Watch", priority=True),
-    Binding("f10,ctrl+g", "matrix", "Matrix", priority=True),
-    Binding("f11,f23,shift+f11", "curve", "Curve", priority=True),  # Shift+F11 too: a terminal may take F11
-    Binding("f12", "figures", "Figures", show=False),  # not priority: a view with figures of its own binds F12
-    # Shift+F1 (textual 8 names it shift+f1 in tmux, f13 elsewhere); a slip to F1 opens only the help
-    Binding("f13,shift+f1", "rollouts", "Rollouts", priority=True, show=False),
-    Binding("f14,shift+f2", "demos", "Demos", priority=True, show=False),  # each Shift+F-key under both names
+    key("f1", "help", "Help", "this help (Esc closes it)"),
+    key("f2", "train", "Train", "train the form's mix"),
+    key("f3", "stop", "Stop", "stop (keeps the old model)"),
+    key("f4", "race", "Race", "race 2-4 models on each sum (again: one)"),
+    key("f5", "stage", "Stage", "stage layout: the race alone, lanes large"),
+    key("f17,shift+f5", "codes", "Codes", "labels in codes (a2x2 70) or in words", show=False),
+    key("f6", "shade", "Shade", "shade the model's characters by confidence"),
+    key("f7", "lie", "Lie", "the calculator lies: honest, +1, a number", show=False),
+    key("f8", "pace", "Pace", PACE, show=False),
+    key("f9", "procedure", "Watch", "watch the procedure form, step by step"),
+    key("f10,ctrl+g", "matrix", "Matrix", "the transfer matrix of the results store"),
+    # Shift+F11 too: a terminal may take F11
+    key("f11,f23,shift+f11", "curve", "Curve", "the breadth curve of the results store"),
+    # not priority: a view with figures of its own binds F12
+    key("f12", "figures", "Figures", "figures for slides, in the figures folder", show=False, priority=False),
+    # Shift+F1 (textual 8 names it shift+f1 in tmux, f13 elsewhere); a slip to F1 opens only the help. Each
+    # Shift+F-key is bound under both names.
+    key("f13,shift+f1", "rollouts", "Rollouts", "a reward run's latest sampled episodes", show=False),
+    key("f14,shift+f2", "demos", "Demos", "what the form's mix learns from", show=False),
     # Shift+F4, not Shift+F3: xterm and tmux send Shift+F3 as CSI 1;2R, which Textual reads as a cursor position
-    Binding("f16,shift+f4", "environments", "Environments", priority=True, show=False),
-    Binding("f21,shift+f9", "next_model", "Next model", priority=True, show=False),
-    Binding("ctrl+s", "save", "Save", priority=True, show=False),
-    Binding("ctrl+o", "load", "Load", priority=True, show=False),
-    Binding("shift+left,alt+left", "pick(-1)", "Earlier character", priority=True, show=False),
-    Binding("shift+right,alt+right", "pick(1)", "Later character", priority=True, show=False),
-    Binding("shift+up,alt+up", "pick_lane(-1)", "Lane above", priority=True, show=False),
-    Binding("shift+down,alt+down", "pick_lane(1)", "Lane below", priority=True, show=False),
-    Binding("pagedown", "demo_step(1)", "Next probe", priority=True, show=False),  # demo mode: a clicker's key
-    Binding("pageup", "demo_step(-1)", "Previous probe", priority=True, show=False),  # (over any view)
+    key("f16,shift+f4", "environments", "Environments", "the playing model on every environment", show=False),
+    key("f21,shift+f9", "next_model", "Next model", "the next model of the runs table", show=False),
+    key("ctrl+s", "save", "Save", "save the playing model", show=False),
+    key("ctrl+o", "load", "Load", "load a model from a path", show=False),
+    key("shift+left,alt+left", "pick(-1)", "Earlier character", "while shading: pick a character", show=False),
+    key("shift+right,alt+right", "pick(1)", "Later character", "while shading: pick a character", show=False),
+    key("shift+up,alt+up", "pick_lane(-1)", "Lane above", "a race lane", show=False),
+    key("shift+down,alt+down", "pick_lane(1)", "Lane below", "a race lane", show=False),
+    # demo mode: a clicker's keys (over any view)
+    key("pagedown", "demo_step(1)", "Next probe", "demo mode: the next or previous probe", show=False),
+    key("pageup", "demo_step(-1)", "Previous probe", "demo mode: the next or previous probe", show=False),
+    key("ctrl+q", "quit", "Quit", "quit", show=False),  # Textual's own key, in the help's words
 ]
 
 NAMED_KEYS = {"left": "←", "right": "→", "up": "↑", "down": "↓", "pagedown": "PageDown", "pageup": "PageUp"}

@@ -1,10 +1,10 @@
 """The help screen: every key first, grouped (read from the app's bindings), then what the screen shows.
 
-The key lines are made from the app's `BINDINGS` (and Textual's own quit key): a key bound, changed or removed
-there shows here with no other edit. `DOES` says, per action, what the key does in a few words; `GROUPS` puts
-each action in a group, a few related actions on one line (train and stop, save and load) so that every key fits
-the first page at 80x24 (an action in no group is listed under `more`, so none is lost). The prose after the keys
-is in plain words; the grid's short labels come last.
+The key lines are made from the app's `BINDINGS` (tui/keys.py; Textual's own keys after them): a key bound,
+changed or removed there shows here with no other edit, and what it does is the binding's own `tooltip`, in a few
+words. `GROUPS` puts each action in a group, a few related actions on one line (train and stop, save and load)
+so that every key fits the first page at 80x24 (an action in no group is listed under `more`, so none is lost).
+The prose after the keys is in plain words; the grid's short labels come last.
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from breadth.tui.keys import key_name
-from breadth.tui.widgets.playground import PACES
 
 HELP = """\
 # What the screen shows
@@ -70,32 +69,6 @@ FOCUSED = {  # keys of the focused widget, not of the app: (keys, what they do)
     "focus": ("Tab", "move focus; Enter on a runs row: that model"),
 }
 
-DOES = {  # action (without its argument) -> what its key does, in a few words (one line at 80x24)
-    "train": "train the form's mix",
-    "stop": "stop (keeps the old model)",
-    "pace": "pace: " + ", ".join(name for name, _ in PACES),
-    "save": "save the playing model",
-    "load": "load a model from a path",
-    "next_model": "the next model of the runs table",
-    "matrix": "the transfer matrix of the results store",
-    "curve": "the breadth curve of the results store",
-    "environments": "the playing model on every environment",
-    "procedure": "watch the procedure form, step by step",
-    "figures": "figures for slides, in the figures folder",
-    "race": "race 2-4 models on each sum (again: one)",
-    "demos": "what the form's mix learns from",
-    "rollouts": "a reward run's latest sampled episodes",
-    "lie": "the calculator lies: honest, +1, a number",
-    "shade": "shade the model's characters by confidence",
-    "pick": "while shading: pick a character",
-    "pick_lane": "a race lane",
-    "stage": "stage layout: the race alone, lanes large",
-    "codes": "labels in codes (a2x2 70) or in words",
-    "demo_step": "demo mode: the next or previous probe",
-    "help": "this help (Esc closes it)",
-    "quit": "quit",
-}
-
 GROUPS = (  # (group, lines in the order shown: an action, a focused key, or a few actions sharing one line)
     ("play", ("sum_box", "race", "shade", ("pick", "pick_lane"), "lie", "pace", "demo_step")),
     ("train", (("train", "stop"), "procedure", "demos", "rollouts")),
@@ -134,7 +107,7 @@ def key_lines(bindings: list[Binding]) -> list[tuple[str, str, str]]:
             names = keys.setdefault(action, [])
             if key_name(key.strip()) not in names:  # f13 and shift+f1 are one key: Shift+F1
                 names.append(key_name(key.strip()))
-        said.setdefault(action, DOES.get(action, binding.description))
+        said.setdefault(action, binding.tooltip or binding.description)
     lines = []
     for group, names in (*GROUPS, ("more", tuple(keys))):
         rows = []
