@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import breadth.core.world.calculator
-from breadth.core.world.calculator import MALFORMED, MAX_OPERAND_DIGITS, Call, Lie, calculate, parse_call
+from breadth.core.world.calculator import MALFORMED, MAX_OPERAND_DIGITS, SYNTAX, Call, Lie, calculate
 from breadth.core.world.operations import SUB
 
 
@@ -78,15 +78,15 @@ def test_malformed_calls(body):
 def test_non_text_is_malformed_not_an_error(body):
     """A call body that is not text gets `?|` rather than an exception."""
     assert calculate(body) == "?|"
-    assert parse_call(body) is None
+    assert SYNTAX.parse(body) is None
 
 
 def test_parse_call_fields():
-    """parse_call splits a call into left operand, operator and right operand with its value."""
-    assert parse_call("12-30") == Call(12, SUB, 30)
-    assert parse_call("12-30").value == -18
-    assert parse_call("12+30").value == 42
-    assert parse_call("12*30") is None
+    """The plate syntax's parser splits a call into left operand, operator and right operand with its value."""
+    assert SYNTAX.parse("12-30") == Call(12, SUB, 30)
+    assert SYNTAX.parse("12-30").value == -18
+    assert SYNTAX.parse("12+30").value == 42
+    assert SYNTAX.parse("12*30") is None
 
 
 def _oracle(body: str) -> str:

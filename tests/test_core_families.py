@@ -9,7 +9,7 @@ import json
 import pytest
 
 from breadth.core.storage.presets import PRESETS
-from breadth.core.world.calculator import parse_call
+from breadth.core.world.calculator import SYNTAX
 from breadth.core.world.episode import MAX_LENGTH
 from breadth.core.world.families import (
     DEMO_POOL,
@@ -121,7 +121,7 @@ def test_every_demonstration_is_accepted_by_the_calculator_and_fits_the_context(
     for operands in sums:
         p = Problem(operands, name, fam.op)
         assert len(p.expected_calls()) == fam.at.operands - 1
-        assert all(parse_call(call) is not None for call in p.expected_calls()), p
+        assert all(SYNTAX.parse(call) is not None for call in p.expected_calls()), p
         t = p.demonstration()
         ids, _ = t.render()  # raises on a character outside the vocabulary
         assert ERROR not in t.text and t.text.endswith(f"{p.answer}|") and p.answer >= 0

@@ -1,7 +1,8 @@
 """Property-based tests: every parser and reader gives a valid result or its one error type with one line.
 
-Each property bounds its examples (`max_examples`) and each example's time (`deadline`), so CI time is
-bounded; a hang or an unexpected exception type fails the test with the smallest input found.
+Each property bounds its examples (`max_examples`), so CI time is bounded; an unexpected exception type fails the
+test with the smallest input found, and a hang fails it at the test run's timeout (pyproject). No per-example
+deadline: one is a timing assertion, and it failed on a loaded machine with nothing wrong.
 """
 
 from __future__ import annotations

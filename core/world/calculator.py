@@ -178,11 +178,6 @@ DROPPED = (  # measured beside them and not kept: read as well (calls in form), 
 )
 
 
-def parse_call(body: object) -> Call | None:
-    """The call written between `B` and `|` in the plate's syntax, or None if it is malformed."""
-    return SYNTAX.parse(body)
-
-
 def calculate(body: object) -> str:
     """The text the environment appends for a call in the plate's syntax: `68|`, or `?|` if malformed."""
     return SYNTAX.calculate(body)

@@ -35,10 +35,6 @@ class Operation:
             out.append(acc)
         return out
 
-    def allows(self, operands: tuple[int, ...]) -> bool:
-        """True if no running result breaks the domain rule (never below zero, for `-`)."""
-        return self.floor is None or all(r >= self.floor for r in self.running(operands))
-
     def count(self, low: int, high: int, n: int) -> int:
         """How many tuples of `n` operands in low..high the rule allows (for spaces too large to list)."""
         if self.floor is None:

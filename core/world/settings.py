@@ -223,9 +223,6 @@ class PretrainSettings(_Checked):
     )
 
 
-WINDOWS = PretrainSettings.setting("windows").choices  # where pre-training windows start in the worksheet stream
-
-
 @dataclass(frozen=True)
 class ModelShape(_Checked):
     """The shape of a model that pre-training creates (the fields of the learning layer's GPTConfig)."""
