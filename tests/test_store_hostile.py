@@ -21,7 +21,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 from test_results_store import _run  # noqa: E402
 
 ROWS = settings(
-    max_examples=60, deadline=5000, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
 )
 
 
