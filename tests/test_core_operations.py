@@ -70,3 +70,32 @@ def test_adding_an_operation_is_one_record(monkeypatch):
     family = grid_family(2, 1, "*")
     assert family.name == "mul_2x1" and "multiplied" in family.description
     assert all(calculate(call) != "?|" for p in family.demonstrations(0, 10) for call in p.expected_calls())
+
+
+@pytest.mark.parametrize(
+    "at, tight",
+    [
+        ((2, 2, "*"), True),
+        ((3, 1, "*"), True),
+        ((2, 2, "+"), True),
+        ((3, 2, "+"), True),
+        ((3, 2, "-"), False),
+        ((3, (2, 1, 2), "+-"), False),
+        ((3, 1, "-*"), False),
+        ((2, 2, "*", "postfix"), True),
+    ],
+)
+def test_the_longest_episode_bounds_every_solved_episode_whatever_the_operation(monkeypatch, at, tight):
+    """`longest_episode()` is at least the length of every solved episode at those coordinates (start token
+    included), and exactly the longest where the largest operands make it: 24 for two-digit products (it said 23,
+    bounding products by sums)."""
+    monkeypatch.setitem(operations.OPERATIONS, "*", MUL)
+    where = Coordinates(*at)
+    longest = max(
+        len(Problem(sum_, op=where.op, form=where.form).demonstration().text) + 1
+        for sum_ in where.every()
+        if where.contains(sum_)
+    )
+    assert where.longest_episode() == longest if tight else where.longest_episode() >= longest
+    if at == (2, 2, "*"):
+        assert longest == 24

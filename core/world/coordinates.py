@@ -163,14 +163,24 @@ class Coordinates:
         return sum(ways.values())
 
     def longest_episode(self) -> int:
-        """An upper bound on a solved episode's length in characters, its start token included."""
+        """An upper bound on a solved episode's length in characters, its start token included.
+
+        The running result's range is carried gap by gap (an operation that is monotone in each argument, as `+`,
+        `-` and `*` are, takes its extremes at the ends of its arguments' ranges; a floor lifts the low end), and
+        each call and result is counted at the longest number its range holds: `*` is bounded by products, not
+        sums (99*99 is 9801, which a bound by sums, 198, undercounted).
+        """
         form = FORMS[self.form]
-        highs = [bounds(d)[1] for d in self.layout]
-        top = sum(highs)  # no running result exceeds the sum of the largest operands
-        add = OPERATIONS["+"]
-        prompt = len(form.prompt(tuple(highs), add))
-        calls = sum(len(form.write(form.body(top, add, x))) + len(form.result(top)) for x in highs[1:])
-        return 1 + prompt + calls + len(form.result(top))
+        highs = tuple(bounds(d)[1] for d in self.layout)
+        length = 1 + len(form.prompt(highs, self.operations[0]))
+        low, high = bounds(self.layout[0])
+        for d, o in zip(self.layout[1:], self.operations, strict=True):
+            left = max((low, high), key=lambda v: len(str(v)))  # the longest number the call's left side can be
+            length += len(form.write(form.body(left, o, bounds(d)[1])))
+            ends = [o.apply(a, x) for a in (low, high) for x in bounds(d)]
+            low, high = max(min(ends), o.floor) if o.floor is not None else min(ends), max(ends)
+            length += max(len(form.result(low)), len(form.result(high)))
+        return length + max(len(form.result(low)), len(form.result(high)))
 
 
 def bounds(digits: int) -> tuple[int, int]:
