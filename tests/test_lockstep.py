@@ -4,6 +4,8 @@ into ordinary checkpoints."""
 from __future__ import annotations
 
 import copy
+from dataclasses import fields
+from pathlib import Path
 
 import pytest
 import torch
@@ -13,6 +15,7 @@ from breadth.core.learning.evaluate import evaluate
 from breadth.core.learning.lockstep import Job, evaluate_lockstep, finetune_cheap, finetune_lockstep, train_lockstep
 from breadth.core.learning.model import GPT, GPTConfig
 from breadth.core.learning.train import demonstration_tensors, finetune
+from breadth.core.results.groups import TRAINS_WITH
 from breadth.core.storage.presets import PRESETS
 from breadth.core.world.families import FAMILIES
 from breadth.core.world.mix import Mix
@@ -220,3 +223,11 @@ def test_a_diverged_run_ends_alone(base_path, one_thread, monkeypatch):
     assert len(diverged) == 1 and str(diverged[0]).startswith("the loss became nan at step 3")
     assert [len(x) for x in out if not isinstance(x, Diverged)] == [5, 5]  # two learning-rate groups: no leak
     assert calls == [3, 3, 3, 2, 2]  # it left the stacks after step 3
+
+
+def test_lockstep_trains_with_every_setting_it_names():
+    """Each fine-tuning setting `groups.TRAINS_WITH` lets into a lockstep group is read by the lockstep trainer, and
+    together they are every setting the recipe has today: a setting added to one and not the other is caught."""
+    source = Path(lockstep.__file__).read_text()
+    assert all(f"settings.{name}" in source for name in TRAINS_WITH)
+    assert set(TRAINS_WITH) == {f.name for f in fields(FinetuneSettings)}

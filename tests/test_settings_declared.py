@@ -12,6 +12,7 @@ from tui_helpers import fake_app  # imports the app's modules before the fixture
 from breadth.core.cli import grids as results_frontend
 from breadth.core.cli.parser import build_parser, recipe_settings
 from breadth.core.cli.tables import cells_table, runs_table
+from breadth.core.results.grid import GridError
 from breadth.core.results.report import summarise, varied
 from breadth.core.storage.store import Store, StoredRun, run_key
 from breadth.core.world.recipes import FINETUNE, RECIPES
@@ -95,3 +96,14 @@ async def test_a_new_setting_appears_in_the_train_form(one_more_setting):
         box.value = "12"
         _, settings, _ = app.train_panel.request()
         assert isinstance(settings, WithWarmup) and settings.warmup == 12
+
+
+def test_a_new_setting_is_refused_in_lockstep_until_lockstep_trains_with_it(one_more_setting, tmp_path):
+    """A lockstep sweep never trains as if a new setting were not there: `--lockstep` with it says so in one line,
+    before any store is made, while the same sweep without `--lockstep` plans its runs."""
+    parser = build_parser()
+    argv = ["sweep", "--mix", "two_digit=7", "--seeds", "0,1", "--warmup", "5", "--store", str(tmp_path / "s.sqlite")]
+    with pytest.raises(GridError, match=r"^--lockstep does not train with warmup yet: run without --lockstep$"):
+        results_frontend._in_lockstep(results_frontend._grid(parser.parse_args(argv)).jobs("b"), 2, "b")
+    assert not (tmp_path / "s.sqlite").exists()
+    assert len(results_frontend._grid(parser.parse_args(argv)).jobs("b")) == 2

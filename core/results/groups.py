@@ -10,18 +10,25 @@ held-out size and scored environments: runs that differ only in their seed, so t
 little), in the order given, K at a time. The same command forms the same groups, so a stopped lockstep sweep
 resumes; a group of which some runs are stored trains again whole (its runs' numbers are those of that group)
 and stores only what is missing; adding seeds changes only each cell's last group, if it was not full.
+
+Lockstep trains with the fine-tuning settings it names (`TRAINS_WITH`); a setting added to the recipe and not yet
+to lockstep is refused in one line, never trained as if it were not there.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 
 from breadth.core.results.grid import GridError, Job
 from breadth.core.storage.store import run_key
 from breadth.core.world.recipes import FINETUNE, recipe_of
 from breadth.core.world.records import MAX_GROUP, Lockstep
+
+# The fine-tuning settings `core.learning.lockstep` trains with (tests/test_lockstep.py reads each in its source):
+# a setting the recipe gains is refused by `lockstep_groups` until it is named here and trained with there.
+TRAINS_WITH = ("steps", "lr", "batch_size", "dropout", "weight_decay", "seed")
 
 
 @dataclass(frozen=True)
@@ -46,6 +53,8 @@ def lockstep_groups(jobs: Sequence[Job], k: int, base_hash: str) -> list[Group]:
         made_by = recipe_of(job.settings).name
         if made_by != FINETUNE:
             raise GridError(f"--lockstep trains fine-tunes on demonstrations; the {made_by} recipe runs one at a time")
+        if untrained := [f.name for f in fields(job.settings) if f.name not in TRAINS_WITH]:
+            raise GridError(f"--lockstep does not train with {', '.join(untrained)} yet: run without --lockstep")
         cell = (job.cell.mix.spec(), json.dumps(job.cell.settings.to_dict(), sort_keys=True), job.held_out)
         cells.setdefault((*cell, job.families), []).append(job)
     out = []
