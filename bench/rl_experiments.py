@@ -129,7 +129,8 @@ def curve_prefix(demos: int) -> str:
 
 def curve_tasks(lr: float, group: int, seeds, demos: int = CURVE_DEMOS) -> list[dict]:
     """Per seed, split and N (0: the ceiling): the warm start, then reward on the same environments' sums."""
-    from breadth.core.results.curve import CEILING, _pool
+    from breadth.core.results.curve import CEILING
+    from breadth.core.world.families import family
     from breadth.core.world.mix import Mix
 
     plan = curve_plan(seeds, demos)
@@ -142,7 +143,7 @@ def curve_tasks(lr: float, group: int, seeds, demos: int = CURVE_DEMOS) -> list[
         scored = {"families": list(job.families), "held_out": CURVE_HELD_OUT}
         steps = {"steps": job.settings.steps}
         out.append(task(f"{prefix}warm-{tag}", "finetune", job.cell.mix.spec(), job.seed, None, **steps) | scored)
-        rl_mix = Mix.of(**{name: min(CURVE_PROMPTS, _pool(name)) for name in trained}).spec()
+        rl_mix = Mix.of(**{name: min(CURVE_PROMPTS, family(name).demo_pool) for name in trained}).spec()
         rl = rl_settings(lr, group)
         out.append(task(f"{prefix}rl-{tag}", "reward", rl_mix, job.seed, f"{prefix}warm-{tag}", **rl) | scored)
         out[-1]["held"] = out[-2]["held"] = held

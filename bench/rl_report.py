@@ -194,9 +194,9 @@ def experiment3(folder: Path, seeds, figures: Path) -> None:
 
 def _plate_figure(found, out: Path) -> None:
     """Grouped bars: per plate mix, each arm's success on the two families, with 95% intervals."""
-    from breadth.core.results.figures import _finish, _pyplot
+    from breadth.core.results.figures import finish, pyplot
 
-    plt = _pyplot()
+    plt = pyplot()
     fig, axes = plt.subplots(1, 2, figsize=(9.0, 3.6), dpi=150, sharey=True)
     mixes = list(dict.fromkeys(m for m, _, _ in found))
     arms = list(dict.fromkeys(a for _, a, _ in found))
@@ -224,7 +224,7 @@ def _plate_figure(found, out: Path) -> None:
     axes[0].set_ylabel("% solved (mean, 95% interval)")
     axes[1].legend(fontsize=7)
     fig.suptitle("the plate's mixes from the base: demonstrations (3,200 episodes) against reward", fontsize=10)
-    _finish(plt, fig, out)
+    finish(plt, fig, out)
 
 
 def experiment4(folder: Path, seeds, figures: Path, demos: int) -> None:
@@ -291,9 +291,9 @@ def experiment4(folder: Path, seeds, figures: Path, demos: int) -> None:
 
 
 def _curve_figure(rows, order, out: Path, seeds: int, demos: int) -> None:
-    from breadth.core.results.figures import _finish, _pyplot
+    from breadth.core.results.figures import finish, pyplot
 
-    plt = _pyplot()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(6.4, 4.0), dpi=150)
     ns = [n for n in order if n != "nceil" and n in rows]
     xs = [int(n[1:]) for n in ns]
@@ -334,13 +334,13 @@ def _curve_figure(rows, order, out: Path, seeds: int, demos: int) -> None:
         f"warm start {demos} demonstrations per environment, then reward; mean, 95% interval, 3 splits x {seeds} seeds",
         fontsize=8,
     )
-    _finish(plt, fig, out)
+    finish(plt, fig, out)
 
 
 def _metrics_figure(runs: list[dict], out: Path) -> None:
-    from breadth.core.results.figures import _finish, _pyplot
+    from breadth.core.results.figures import finish, pyplot
 
-    plt = _pyplot()
+    plt = pyplot()
     fig, (left, right) = plt.subplots(1, 2, figsize=(9.0, 3.6), dpi=150)
     steps = range(1, len(runs[0]["record"]["metrics"]["reward"]) + 1)
     for key, label in SHOWN_METRICS:
@@ -362,7 +362,7 @@ def _metrics_figure(runs: list[dict], out: Path) -> None:
     right.legend(fontsize=7)
     right.set_ylim(bottom=0)
     fig.suptitle("reward on three-digit sums from the two-digit-only model", fontsize=10)
-    _finish(plt, fig, out)
+    finish(plt, fig, out)
 
 
 def _smooth(values: list[float], i: int, window: int = 10) -> float:
@@ -371,9 +371,9 @@ def _smooth(values: list[float], i: int, window: int = 10) -> float:
 
 
 def _arms_figure(rows, out: Path, steps: int) -> None:
-    from breadth.core.results.figures import _finish, _pyplot
+    from breadth.core.results.figures import finish, pyplot
 
-    plt = _pyplot()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(6.4, 4.0), dpi=150)
     xs = list(range(len(rows)))
     arms = (
@@ -397,7 +397,7 @@ def _arms_figure(rows, out: Path, steps: int) -> None:
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7)
     ax.set_title(f"mean and 95% interval over {len(rows[0][1])} seeds", fontsize=9)
-    _finish(plt, fig, out)
+    finish(plt, fig, out)
 
 
 def report(folder: Path, lr: float, group: int, seeds, figures: Path) -> None:

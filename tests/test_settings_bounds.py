@@ -162,7 +162,7 @@ def test_a_step_at_the_lowest_learning_rate_still_changes_the_weights(base_path,
     """One AdamW step at every learning rate setting's lowest value changes most of the shipped base's weights (below
     it, a step is smaller than the spacing of float32 weights and changes next to none)."""
     from breadth.core.learning import checkpoint
-    from breadth.core.learning.train import _adamw, cross_entropy, demonstration_tensors
+    from breadth.core.learning.train import adamw, cross_entropy, demonstration_tensors
     from breadth.core.world.families import FAMILIES
 
     lows = {
@@ -174,7 +174,7 @@ def test_a_step_at_the_lowest_learning_rate_still_changes_the_weights(base_path,
     for lr in (floor, floor / 100):
         model, _ = checkpoint.load(base_path)
         before = [p.detach().clone() for p in model.parameters()]
-        opt = _adamw(model, lr, 0.0)
+        opt = adamw(model, lr, 0.0)
         cross_entropy(model, batch).backward()
         opt.step()
         moved = sum(int((p != b).sum()) for p, b in zip(model.parameters(), before, strict=True))

@@ -230,7 +230,7 @@ def test_two_sweeps_writing_one_store_each_say_what_they_stored(monkeypatch, tmp
     """Seeds 0-2 and 1-3 swept at once into one store: 4 runs are stored, and the sweeps' "stored" counts add up to 4
     (each said "ran 3" before, 6 in all); a run the other stored first is counted apart, and the store's run is the
     one the losing sweep reports and summarises."""
-    from breadth.core.cli.grids import _print_outcome
+    from breadth.core.cli.grids import print_outcome
 
     _fake_jobs(monkeypatch, tmp_path / "log", 1.0)
     jobs, base_hash = _jobs(4)
@@ -254,8 +254,8 @@ def test_two_sweeps_writing_one_store_each_say_what_they_stored(monkeypatch, tmp
     assert (a.ran + a.stored_first, b.ran + b.stored_first) == (3, 3) and a.stored_first + b.stored_first == 2
     for outcome in (a, b):
         assert {key: run.source for key, run in outcome.stored.items()} == {k: kept[k].source for k in outcome.stored}
-    _print_outcome(a)
-    _print_outcome(b)
+    print_outcome(a)
+    print_outcome(b)
     said = " ".join(capsys.readouterr().out.split())
     for o in (a, b):
         race = f" (stored {o.ran}; {o.stored_first} stored first by another writer on this store, theirs kept)"

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from rich.console import Console
 from textual.content import Content
 
-from breadth.core.results.figures import _pyplot
+from breadth.core.results.figures import pyplot
 from breadth.core.world.text import figure_text, shown, shown_text
 
 HOSTILE = (  # pieces a hostile or unlucky string is made of
@@ -120,7 +120,7 @@ def _svg_texts(svg: str) -> list[str]:
 def test_figure_text_is_drawn_literally_as_a_title_a_tick_and_a_legend_entry(text):
     """Any string through `figure_text`: matplotlib draws it as shown (mathtext never parsed, a leading `_` kept
     in the legend) in a title, a tick label and a legend entry, and writes a PNG and a valid SVG."""
-    plt = _pyplot()
+    plt = pyplot()
     label = figure_text(text)
     expected = shown(text)
     expected = " " + expected if expected.startswith("_") else expected

@@ -108,24 +108,25 @@ def train(args) -> int:
             f"its snapshots at steps {', '.join(map(str, sorted(scores)))}, scored in "
             f"{time.perf_counter() - start:.1f} s: {shown(sidecar)}"
         )
+    return record_run(args.store, record, base, "train", args.out)
+
+
+def record_run(store_path, record: RunMeta, base, source: str, checkpoint_path) -> int:
+    """Keep a finished run in the store (a run already there is left as it is): 0, or 1 after one line on stderr
+    saying why it was not kept (the checkpoint is written: the line comes after how the run went)."""
+    from breadth.core.learning.experiment import versions
+
+    base_hash = weights_hash(base)
+    key = run_key(record.mix, record.settings, record.held_out, base_hash)
     try:
-        _record(args.store, record, base, "train", args.out)
-    except StoreError as e:  # the checkpoint is written: say what was not kept, after how the run went
+        with Store(store_path) as store:
+            store.add(StoredRun(key, record, base_hash, source, str(checkpoint_path), versions()))
+    except StoreError as e:
         Console(stderr=True, highlight=False, emoji=False).print(
             f"not recorded in the results store: {shown(e)}", markup=False, soft_wrap=True
         )
         return 1
     return 0
-
-
-def _record(store_path, record: RunMeta, base, source: str, checkpoint_path) -> None:
-    """Keep a finished run in the store (a run already there is left as it is)."""
-    from breadth.core.learning.experiment import versions
-
-    base_hash = weights_hash(base)
-    key = run_key(record.mix, record.settings, record.held_out, base_hash)
-    with Store(store_path) as store:
-        store.add(StoredRun(key, record, base_hash, source, str(checkpoint_path), versions()))
 
 
 def evaluate(args) -> int:

@@ -27,7 +27,7 @@ console = Console(highlight=False, markup=False, emoji=False)
 
 def curve(args) -> int:
     """Run the curve's missing runs, then print (and write) the curve."""
-    from breadth.core.cli.grids import _print_outcome, print_failed, run_with_progress
+    from breadth.core.cli.grids import print_failed, print_outcome, run_with_progress
 
     plan = curve_plan(args)
     base = user_path(args.base) if args.base else BASE
@@ -56,7 +56,7 @@ def curve(args) -> int:
         console.print(neighbour_table(near))
     for line in warnings(found):
         console.print(f"warning: {line}")
-    _print_outcome(outcome)
+    print_outcome(outcome)
     where = {job.key: (s, n) for job, s, n in planned}
     print_failed(outcome.failed, lambda job: _run_name(*where[job.key]))
     if args.json:

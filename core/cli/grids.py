@@ -58,7 +58,7 @@ def sweep(args) -> int:
     console.print(
         cells_table(cells, f"{len(cells)} cells; mean over seeds with 95% t interval, pooled Wilson interval")
     )
-    _print_outcome(outcome)
+    print_outcome(outcome)
     _write_outputs(cells, args.json, args.figure)
     print_failed(outcome.failed, lambda job: job.cell.label(grid.varied))
     return 1 if outcome.failed else 0
@@ -99,7 +99,7 @@ def _in_lockstep(jobs: list, k: int | None, base_hash: str) -> tuple[list, list,
     return [together[job.key] for job in jobs], groups, how
 
 
-def _print_outcome(outcome) -> None:
+def print_outcome(outcome) -> None:
     """What this sweep stored: the runs it ran, those another writer stored first, those found stored, failures."""
     ran, first = outcome.ran + outcome.stored_first, outcome.stored_first
     race = (
@@ -131,7 +131,7 @@ def matrix(args) -> int:
     rows = build_matrix(cells, [m.spec() for m in mixes])
     title = f"held-out success over seeds {args.seeds} (mean, 95% interval); * trained on"
     console.print(matrix_table(rows, title, console.width))
-    _print_outcome(outcome)
+    print_outcome(outcome)
     if args.json:
         write_json(args.json, [_row_json(r) for r in rows])
         console.print(f"wrote {shown(args.json)}")

@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 from rich.console import Console
 
-from breadth.core.cli.parser import USAGE_ERROR, UsageError, _parse, build_parser, check_paths
+from breadth.core.cli.parser import USAGE_ERROR, UsageError, build_parser, check_paths, parse_argv
 
 
 def handler(command: str) -> Callable:
@@ -83,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         check_locations()  # an odd BREADTH_HOME, BREADTH_RUNS or BREADTH_STORE: one line, before anything
         parser = build_parser()
-        args = _parse(parser, argv)
+        args = parse_argv(parser, argv)
         check_paths(parser, args)  # no output over the store, an input or the installed package
         return handler(args.command)(args) or 0
     except refused as e:  # each is one line already

@@ -421,7 +421,7 @@ def _store_flag(s: argparse.ArgumentParser, written: bool) -> None:
     )
 
 
-def _parse(parser: argparse.ArgumentParser, argv: list[str] | None) -> argparse.Namespace:
+def parse_argv(parser: argparse.ArgumentParser, argv: list[str] | None) -> argparse.Namespace:
     """Parse `argv`; a sum that starts with `-` (`-1+2`) is the sum of `play`, not an unknown option."""
     args, extra = parser.parse_known_args(argv)
     if args.command == "play" and args.sum is None and len(extra) == 1:

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import time
 
-from breadth.core.cli.commands import _record, console
+from breadth.core.cli.commands import console, record_run
 from breadth.core.cli.tables import scores_table
 from breadth.core.storage.header import read_header
 from breadth.core.storage.paths import BASE
 from breadth.core.storage.snapshot_file import keep_every
-from breadth.core.storage.store import Store, StoreError
+from breadth.core.storage.store import Store
 from breadth.core.world.families import short_label
 from breadth.core.world.mix import Mix
 from breadth.core.world.records import Diverged, StepStats
@@ -138,13 +138,4 @@ def rl(args) -> int:
     )
     if sidecar is not None:
         console.print(f"its snapshots, scored in {time.perf_counter() - scored:.1f} s: {shown(sidecar)}")
-    try:
-        _record(args.store, record, start, "rl", args.out)
-    except StoreError as e:  # the checkpoint is written: say what was not kept, after how the run went
-        from rich.console import Console
-
-        Console(stderr=True, highlight=False, emoji=False).print(
-            f"not recorded in the results store: {shown(e)}", markup=False, soft_wrap=True
-        )
-        return 1
-    return 0
+    return record_run(args.store, record, start, "rl", args.out)

@@ -20,7 +20,7 @@ from torch.nn import functional as F
 
 from breadth.core.learning.model import GPT
 from breadth.core.learning.policy import SamplingPolicy
-from breadth.core.learning.train import _adamw, run
+from breadth.core.learning.train import adamw, run
 from breadth.core.world.families import Problem
 from breadth.core.world.mix import Mix
 from breadth.core.world.records import Diverged, OnStep, StepStats
@@ -136,7 +136,7 @@ def from_reward(model: GPT, mix: Mix, settings: RewardSettings, on_step: OnStep 
         """The step's report with one of its groups, as plain segments, for a front end's rollouts view."""
         return on_step(replace(stats, group=sampled(latest[0]) if latest else None))
 
-    opt = _adamw(model, settings.lr, 0.0)
+    opt = adamw(model, settings.lr, 0.0)
     return run(model, groups, settings.steps, opt, schedule, on_step and report, policy_loss)
 
 

@@ -87,7 +87,7 @@ def demonstration_tensors(problems: list[Problem]) -> Batch:
     return inputs, targets
 
 
-def _adamw(model: GPT, lr: float, weight_decay: float) -> torch.optim.AdamW:
+def adamw(model: GPT, lr: float, weight_decay: float) -> torch.optim.AdamW:
     return torch.optim.AdamW(model.parameters(), lr=lr, betas=(0.9, 0.99), weight_decay=weight_decay)
 
 
@@ -110,7 +110,7 @@ def finetune(
         width = int((y != -1).nonzero()[:, 1].max()) + 1  # trim padding columns
         return x[:, :width], y[:, :width]
 
-    opt = _adamw(model, settings.lr, settings.weight_decay)
+    opt = adamw(model, settings.lr, settings.weight_decay)
     return run(model, demonstrations, settings.steps, opt, on_step=on_step)
 
 
@@ -131,7 +131,7 @@ def pretrain(settings: PretrainSettings, model: GPT, on_step: OnStep | None = No
         y = torch.stack([data[i + 1 : i + T + 1] for i in ix])  # (B, T): every next character counts
         return x, y
 
-    opt = _adamw(model, settings.lr, 0.0)
+    opt = adamw(model, settings.lr, 0.0)
     return run(model, windows, settings.steps, opt, lambda step: _warmup_cosine(step, settings), on_step)
 
 

@@ -5,14 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from breadth.core.results.curve import CEILING, CurvePoint
-from breadth.core.results.figures import _finish, _plot, _pyplot, _success_axes
+from breadth.core.results.figures import finish, new_plot, pyplot, success_axes
 
 
 def curve_figure(points: list[CurvePoint], out: Path, what: str) -> list[Path]:
     """Success on the training environments and on the held-out ones against N (log scale), with the ceiling (the
     held-out environments trained directly) as a shaded band; `what` names the pool in the title."""
-    plt = _pyplot()
-    fig, ax = _plot(plt)
+    plt = pyplot()
+    fig, ax = new_plot(plt)
     line = [p for p in points if p.n != CEILING]
     xs = [p.n for p in line]
     for attr, label, style in (("train", "training environments", {"linestyle": "--"}), ("held", "held out", {})):
@@ -35,5 +35,5 @@ def curve_figure(points: list[CurvePoint], out: Path, what: str) -> list[Path]:
         ax.set_xticks(xs, [str(x) for x in xs])
         ax.minorticks_off()
     pairs = max((p.pairs for p in points), default=0)
-    _success_axes(ax, "training environments (N)", f"the breadth curve: {what} ({pairs} split x seed pairs)", 8)
-    return _finish(plt, fig, out)
+    success_axes(ax, "training environments (N)", f"the breadth curve: {what} ({pairs} split x seed pairs)", 8)
+    return finish(plt, fig, out)

@@ -40,7 +40,8 @@ def axis(cells: list[CellSummary]) -> tuple[str, list[float]]:
     return f"{label} demonstrations (of {sum(mixes[0].values())})", [float(c.get(names[0], 0)) for c in mixes]
 
 
-def _pyplot():
+def pyplot():
+    """matplotlib's pyplot on the Agg backend with the figures' settings, imported when a figure is first made."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -62,18 +63,18 @@ def _save(fig, out: Path) -> list[Path]:
     written = []
     for suffix in (".png", ".svg"):
         buffer = io.BytesIO()
-        with _pyplot().rc_context(STABLE_RC):
+        with pyplot().rc_context(STABLE_RC):
             fig.savefig(buffer, format=suffix[1:], metadata=STABLE[suffix[1:]])
         written.append(write_atomic(out.with_suffix(suffix), buffer.getvalue()))
     return written
 
 
-def _plot(plt):
+def new_plot(plt):
     """A figure and its axes, the size every success plot has."""
     return plt.subplots(figsize=(6.4, 4.0), dpi=150)
 
 
-def _success_axes(ax, xlabel: str, title: str, legend_size: float | None = None) -> None:
+def success_axes(ax, xlabel: str, title: str, legend_size: float | None = None) -> None:
     """The axes of a held-out success plot: its labels, 0-100% with a margin, a light grid, the legend, a title."""
     ax.set_xlabel(xlabel)
     ax.set_ylabel("held-out success (%)")
@@ -83,7 +84,7 @@ def _success_axes(ax, xlabel: str, title: str, legend_size: float | None = None)
     ax.set_title(title, fontsize=10)
 
 
-def _finish(plt, fig, out: Path) -> list[Path]:
+def finish(plt, fig, out: Path) -> list[Path]:
     """Lay the figure out, write it as PNG and SVG (atomically), close it; the paths written."""
     fig.tight_layout()
     written = _save(fig, out)
@@ -101,8 +102,8 @@ def figure(cells: list[CellSummary], out: Path) -> list[Path]:
 
 def budget_figure(points: list[BudgetPoint], out: Path) -> list[Path]:
     """Per family, held-out success against the total of demonstrations, trained alone and in an even mix."""
-    plt = _pyplot()
-    fig, ax = _plot(plt)
+    plt = pyplot()
+    fig, ax = new_plot(plt)
     families = list(dict.fromkeys(p.family for p in points))
     for k, name in enumerate(families):
         mine = [p for p in points if p.family == name]
@@ -127,16 +128,16 @@ def budget_figure(points: list[BudgetPoint], out: Path) -> list[Path]:
     seeds = sorted({len(p.alone.rates) for p in points} | {len(p.mixed.rates) for p in points})
     n = seeds[0] if len(seeds) == 1 else f"{seeds[0]}-{seeds[-1]}"
     title = f"the cost of mixing: mean over {n} seeds, 95% intervals over seeds"
-    _success_axes(ax, "demonstrations in all (a mix gives each family half)", title, legend_size=8)
-    return _finish(plt, fig, out)
+    success_axes(ax, "demonstrations in all (a mix gives each family half)", title, legend_size=8)
+    return finish(plt, fig, out)
 
 
 def sweep_figure(cells: list[CellSummary], out: Path, title: str = "") -> list[Path]:
     """Draw success per family against the swept value; write `out` as .png and .svg (atomically); the paths."""
-    plt = _pyplot()
+    plt = pyplot()
     label, xs = axis(cells)
     order = sorted(range(len(cells)), key=lambda i: xs[i])
-    fig, ax = _plot(plt)
+    fig, ax = new_plot(plt)
     families = list(dict.fromkeys(name for c in cells for name in c.families))
     for name in families:
         points = [(xs[i], cells[i].families[name]) for i in order if name in cells[i].families]
@@ -149,8 +150,8 @@ def sweep_figure(cells: list[CellSummary], out: Path, title: str = "") -> list[P
         ax.set_xscale("log")
     seeds = sorted({len(c.seeds) for c in cells})
     n = seeds[0] if len(seeds) == 1 else f"{seeds[0]}-{seeds[-1]}"
-    _success_axes(ax, label, figure_text(title) or f"mean over {n} seeds, 95% intervals over seeds")
-    return _finish(plt, fig, out)
+    success_axes(ax, label, figure_text(title) or f"mean over {n} seeds, 95% intervals over seeds")
+    return finish(plt, fig, out)
 
 
 def matrix_figure(rows: list[MatrixRow], out: Path, names_of_rows: list[str] | None = None) -> list[Path]:
@@ -158,7 +159,7 @@ def matrix_figure(rows: list[MatrixRow], out: Path, names_of_rows: list[str] | N
     rows named `names_of_rows` (as a view shows them), else each by a name no other row has."""
     import numpy as np
 
-    plt = _pyplot()
+    plt = pyplot()
     names = columns()
     values = np.full((len(rows), len(names)), np.nan)
     for i, row in enumerate(rows):
@@ -219,8 +220,8 @@ def matrix_figure(rows: list[MatrixRow], out: Path, names_of_rows: list[str] | N
 def breadth_figure(points: list[BreadthPoint], out: Path, seeds: int) -> list[Path]:
     """Success on each held-out family (and the mean on the trained ones) against how many environments the
     training mix spread its demonstrations over, with 95% intervals over seeds."""
-    plt = _pyplot()
-    fig, ax = _plot(plt)
+    plt = pyplot()
+    fig, ax = new_plot(plt)
     for name in dict.fromkeys(p.family for p in points):
         line = sorted((p for p in points if p.family == name), key=lambda p: p.environments)
         x = [p.environments for p in line]
@@ -238,8 +239,8 @@ def breadth_figure(points: list[BreadthPoint], out: Path, seeds: int) -> list[Pa
     totals = sorted({p.demonstrations for p in points})
     total = str(totals[0]) if len(totals) == 1 else f"{totals[0]}-{totals[-1]}"
     title = f"the breadth curve: mean over {seeds} seeds, 95% intervals over seeds"
-    _success_axes(ax, f"training environments ({total} demonstrations in all)", title, legend_size=8)
-    return _finish(plt, fig, out)
+    success_axes(ax, f"training environments ({total} demonstrations in all)", title, legend_size=8)
+    return finish(plt, fig, out)
 
 
 SLIDE = (12.8, 7.2)  # inches: 1920x1080 pixels at SLIDE_DPI, a projector's 16:9
@@ -288,7 +289,7 @@ def model_figure(run: RunMeta, out: Path, name: str = "") -> list[Path]:
 
     `name`: what the title calls the model (the app's name for it), else its mix and settings; its seed follows.
     """
-    plt = _pyplot()
+    plt = pyplot()
     with plt.rc_context(SLIDE_STYLE):  # also around savefig: svg.fonttype is read when the SVG is written
         fig, (left, right) = plt.subplots(1, 2, figsize=SLIDE, dpi=SLIDE_DPI, width_ratios=(3, 2), layout="constrained")
         _scores_axes(left, run)
