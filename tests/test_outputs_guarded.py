@@ -1,7 +1,7 @@
 """No output of any command replaces the user's results store, an input, or a file of the installed package.
 
 The cases are drawn from the command line's own parser: every subcommand, every flag of an output type
-(`core.cli.parser.OUTPUTS`, and `--store` where the command adds runs to it), so a new command or output flag is
+(`core.cli.path_flags.OUTPUTS`, and `--store` where the command adds runs to it), so a new command or output flag is
 checked without touching this file. Each refusal comes before any work (`check_paths`), so each case runs
 in-process in milliseconds.
 """
@@ -15,16 +15,17 @@ from pathlib import Path
 
 import pytest
 
-from breadth.core.cli import parser as cli
+from breadth.core.cli import path_flags as cli
 from breadth.core.cli.main import main
+from breadth.core.cli.parser import build_parser
 from breadth.core.storage.paths import BASE, SHIPPED_RESULTS, installed_folders
 from breadth.core.storage.store import Store
 
 sys.path.insert(0, os.path.dirname(__file__))
 from test_results_store import _run  # noqa: E402
 
-ACTIONS = cli.command_actions(cli.build_parser())
-WRITTEN = (*cli.OUTPUTS, cli._store_written)
+ACTIONS = cli.command_actions(build_parser())
+WRITTEN = (*cli.OUTPUTS, cli.store_written)
 SIDES = ("", "-wal", "-shm", "-journal")  # the store and SQLite's files beside it
 NAMINGS = ("--store", "BREADTH_STORE", "BREADTH_HOME")  # how the user's store is named: flag, variable, default
 
@@ -41,10 +42,12 @@ def _cases():
     for command, action in _outputs():
         flag = _flag(action)
         has_store = any(a.type in cli.STORES for a in ACTIONS[command])
-        if action.type is not cli._store_written:
+        if action.type is not cli.store_written:
             for naming in NAMINGS if has_store else NAMINGS[1:]:
-                for side in ("",) if action.type is cli._figure else SIDES:
-                    if not (action.type is cli._figure and naming == "BREADTH_HOME"):  # FIGURE.png is never runs.sqlite
+                for side in ("",) if action.type is cli.figure_file else SIDES:
+                    if not (
+                        action.type is cli.figure_file and naming == "BREADTH_HOME"
+                    ):  # FIGURE.png is never runs.sqlite
                         yield command, flag, f"the store{side}", naming
         if any(a.type in cli.INPUTS for a in ACTIONS[command]):
             yield command, flag, "an input", None
@@ -89,7 +92,7 @@ def test_the_cases_reach_every_command_that_writes_and_no_path_flag_is_unclassif
     an output, an input or a store (never the bare `_path`), so a new one cannot be missed by the check."""
     found = {command for command, _ in _outputs()}
     assert {"pretrain", "train", "rl", "eval", "envs", "curve", "plate", "sweep", "matrix", "runs", "report"} <= found
-    assert not [f"{c} {_flag(a)}" for c, actions in ACTIONS.items() for a in actions if a.type is cli._path]
+    assert not [f"{c} {_flag(a)}" for c, actions in ACTIONS.items() for a in actions if a.type is cli.typed_path]
 
 
 @pytest.mark.parametrize("command, flag, target, naming", list(_cases()))
@@ -101,7 +104,7 @@ def test_no_output_replaces_the_store_an_input_or_the_installed_package(
     the installed package (a shipped checkpoint or store, a new file beside them, the code), exits 2 with one line
     and leaves the target's bytes and time, and every file of the package, as they were."""
     action = next(a for a in ACTIONS[command] if _flag(a) == flag)
-    figure = action.type is cli._figure
+    figure = action.type is cli.figure_file
     suffix = ".png" if figure else ".sqlite"
     checkpoint = tmp_path / f"input{'.png' if figure else '.safetensors'}"
     checkpoint.write_bytes(BASE.read_bytes())

@@ -10,7 +10,8 @@ from pathlib import Path
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-from breadth.core.cli.parser import figure_paths, recipe_settings
+from breadth.core.cli.parser import recipe_settings
+from breadth.core.cli.path_flags import figure_paths
 from breadth.core.cli.tables import (
     breadth_table,
     budget_table,

@@ -12,7 +12,8 @@ from collections.abc import Callable
 
 from rich.console import Console
 
-from breadth.core.cli.parser import USAGE_ERROR, UsageError, build_parser, check_paths, parse_argv
+from breadth.core.cli.parser import USAGE_ERROR, UsageError, build_parser, parse_argv
+from breadth.core.cli.path_flags import check_paths
 
 
 def handler(command: str) -> Callable:

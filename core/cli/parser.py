@@ -1,17 +1,25 @@
 """The `breadth` command line's parser: its subcommands and flags, each setting's flag from its declaration.
 
-Commands read what they need of parsed flags through `recipe_settings` and `figure_paths`; the
-entry point is `breadth.core.cli.main`. A path flag's type says what the command does with it (an output, an
-input, a store it adds to or reads), so `check_paths` finds every output of every command from the parser alone.
+Commands read what they need of parsed flags through `recipe_settings` (and `path_flags.figure_paths`); the
+entry point is `breadth.core.cli.main`. A path flag's type (`core.cli.path_flags`) says what the command does
+with it, so `path_flags.check_paths` finds every output of every command from this parser alone.
 """
 
 from __future__ import annotations
 
 import argparse
-import errno
 import os
-from collections.abc import Callable
-from pathlib import Path
+
+from breadth.core.cli.path_flags import (
+    CHECKPOINT_HELP,
+    checkpoint_in,
+    checkpoint_out,
+    figure_file,
+    input_file,
+    output_file,
+    store_read,
+    store_written,
+)
 
 USAGE_ERROR = 2
 WORKERS = os.cpu_count() or 1  # one worker per core: each runs one torch thread
@@ -118,7 +126,7 @@ def build_parser() -> argparse.ArgumentParser:
     _declared_flags(s, ModelShape)
     out = s.add_argument(
         "--out",
-        type=_output,
+        type=output_file,
         default=None,
         help="where to write it (default: base.safetensors in the user's breadth folder)",
     )
@@ -134,8 +142,10 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--seed", help=f"seeds demonstrations, held-out sets and training (default {ft.seed})")
     _recipe_flag(s)
     _settings_flags(s)
-    s.add_argument("--base", type=_checkpoint, default=None, help="pre-trained checkpoint (default: the shipped base)")
-    s.add_argument("--out", type=_checkpoint_out, required=True, help="checkpoint to write")
+    s.add_argument(
+        "--base", type=checkpoint_in, default=None, help="pre-trained checkpoint (default: the shipped base)"
+    )
+    s.add_argument("--out", type=checkpoint_out, required=True, help="checkpoint to write")
     _store_flag(s, written=True)
 
     s = sub.add_parser(
@@ -153,7 +163,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--from",
         dest="start",
         metavar="CHECKPOINT",
-        type=_checkpoint,
+        type=checkpoint_in,
         default=None,
         help=f"{CHECKPOINT_HELP} (default: the shipped base)",
     )
@@ -162,7 +172,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument(
         "--every", type=_positive_int, default=10, help="print the metrics every this many steps (default 10)"
     )
-    s.add_argument("--out", type=_checkpoint_out, required=True, help="checkpoint to write")
+    s.add_argument("--out", type=checkpoint_out, required=True, help="checkpoint to write")
     _store_flag(s, written=True)
 
     s = sub.add_parser(
@@ -173,7 +183,7 @@ def build_parser() -> argparse.ArgumentParser:
         "environment's test split, summarised by dimension (a table per operand count: digits of each number x "
         "the operation at each gap, in each call form), with the means per form, operation and operand count.",
     )
-    s.add_argument("checkpoint", type=_checkpoint, help=CHECKPOINT_HELP)
+    s.add_argument("checkpoint", type=checkpoint_in, help=CHECKPOINT_HELP)
     _held_out_flag(s)
     s.add_argument("--seed", default=None, help="held-out sets of this seed (default: the checkpoint's training seed)")
     s.add_argument(
@@ -187,10 +197,10 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument(
         "--draw-seed", type=int, default=0, help="the draw's seed, as `breadth envs --seed` takes it (default 0)"
     )
-    s.add_argument("--json", type=_output, default=None, help="also write the scores and episodes here")
+    s.add_argument("--json", type=output_file, default=None, help="also write the scores and episodes here")
     s.add_argument(
         "--figure",
-        type=_figure,
+        type=figure_file,
         default=None,
         help="also draw a projector slide of these scores and the model's loss curve: FIGURE.png and .svg",
     )
@@ -201,7 +211,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Play one sum greedily with the calculator in the loop and print the "
         "episode, each segment marked by who wrote it, and the verdict.",
     )
-    s.add_argument("checkpoint", type=_checkpoint, help=CHECKPOINT_HELP)
+    s.add_argument("checkpoint", type=checkpoint_in, help=CHECKPOINT_HELP)
     s.add_argument("sum", nargs="?", help="a sum such as 23+45 or 3+4+5")
 
     s = sub.add_parser(
@@ -213,7 +223,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--where", action="append", metavar="DIM=VALUE", help="only environments at this coordinate")
     s.add_argument("--draw", type=_positive_int, help="a seeded draw of this many environments (after --where)")
     s.add_argument("--seed", type=int, default=0, help="the draw's seed (default 0)")
-    s.add_argument("--json", type=_output, help="also write the environments here as JSON")
+    s.add_argument("--json", type=output_file, help="also write the environments here as JSON")
 
     s = sub.add_parser(
         "curve",
@@ -255,7 +265,7 @@ def build_parser() -> argparse.ArgumentParser:
     _settings_flags(s)
     _held_out_flag(s)
     s.add_argument("--workers", type=_positive_int, default=WORKERS, help=f"parallel processes (default {WORKERS})")
-    s.add_argument("--json", type=_output, default=None, help="write every run here")
+    s.add_argument("--json", type=output_file, default=None, help="write every run here")
     _store_flag(s, written=True)
 
     s = sub.add_parser(
@@ -314,12 +324,12 @@ def build_parser() -> argparse.ArgumentParser:
         _held_out_flag(s, filter_only=True)
         _settings_flags(s, "filter")
         s.add_argument(
-            "--base", type=_input, help="only runs from this base checkpoint ('shipped' for the shipped one)"
+            "--base", type=input_file, help="only runs from this base checkpoint ('shipped' for the shipped one)"
         )
         _store_flag(s, written=False)
         if name == "runs":
-            s.add_argument("--csv", type=_output, help="write the runs here as CSV")
-            s.add_argument("--json", type=_output, help="write the runs here as JSON")
+            s.add_argument("--csv", type=output_file, help="write the runs here as CSV")
+            s.add_argument("--json", type=output_file, help="write the runs here as JSON")
         else:
             s.add_argument(
                 "--compare",
@@ -328,61 +338,11 @@ def build_parser() -> argparse.ArgumentParser:
                 metavar=("A", "B"),
                 help="paired difference B - A between two cells (their numbers in the table)",
             )
-            s.add_argument("--figure", type=_figure, help="draw success against the swept value: FIGURE.png and .svg")
-            s.add_argument("--json", type=_output, help="also write the cells' summaries here")
+            s.add_argument(
+                "--figure", type=figure_file, help="draw success against the swept value: FIGURE.png and .svg"
+            )
+            s.add_argument("--json", type=output_file, help="also write the cells' summaries here")
     return p
-
-
-def _path(text: str) -> Path:
-    """A path flag as typed: `~` and `~user` expanded (an unknown user is one line), never taken literally."""
-    from breadth.core.storage.files import user_path
-
-    return user_path(text)
-
-
-def _kind(name: str, what: str) -> Callable[[str], Path]:
-    """A path flag's type: a path as typed (`_path`), its identity saying what the command does with it."""
-
-    def kind(text: str) -> Path:
-        return _path(text)
-
-    kind.__name__, kind.__doc__ = name, what
-    return kind
-
-
-_input = _kind("input", "a path the command reads")
-_output = _kind("output", "a file the command writes (checked with every other output by `check_paths`)")
-_checkpoint_out = _kind("checkpoint_out", "a checkpoint the command writes, with its snapshots beside it")
-_store_written = _kind("store", "--store of a command that adds runs to it")
-_store_read = _kind("store", "--store of a command that only reads it")
-
-
-CHECKPOINT_HELP = "a checkpoint file, or a shipped model's name (base, two_digit_70, ...: `breadth models`)"
-
-
-def _checkpoint(text: str) -> Path:
-    """A checkpoint argument: a file, else a shipped model's name (`two_digit_70`); one line if neither."""
-    from breadth.core.storage.presets import UnknownCheckpoint, checkpoint_path
-
-    try:
-        return checkpoint_path(text)
-    except UnknownCheckpoint as e:
-        raise argparse.ArgumentTypeError(str(e)) from None
-
-
-def _figure(text: str) -> Path:
-    """A --figure flag: a file name (FIGURE.png and FIGURE.svg are written), not a folder."""
-    from breadth.core.storage.files import user_path
-
-    path = user_path(text)
-    if path.name in ("", ".", "..") or text.endswith(("/", os.sep)) or path.is_dir():
-        raise argparse.ArgumentTypeError(f"{text[:60]!r} is a folder; name a file, e.g. {text.rstrip('/')}/figure")
-    return path
-
-
-def figure_paths(figure: Path | None) -> list[Path]:
-    """The files `--figure FIGURE` writes: FIGURE.png and FIGURE.svg (none if the flag was not given)."""
-    return [] if figure is None else [figure.with_suffix(".png"), figure.with_suffix(".svg")]
 
 
 def _runner_flags(s: argparse.ArgumentParser, drawn: str, written: str) -> None:
@@ -394,9 +354,11 @@ def _runner_flags(s: argparse.ArgumentParser, drawn: str, written: str) -> None:
         help=f"local processes, one torch thread each (default {WORKERS}, one per core)",
     )
     s.add_argument("--cluster", help="a Dask scheduler's address (tcp://host:8786): run there instead")
-    s.add_argument("--base", type=_checkpoint, default=None, help="pre-trained checkpoint (default: the shipped base)")
-    s.add_argument("--figure", type=_figure, help=f"also draw {drawn}: FIGURE.png and .svg")
-    s.add_argument("--json", type=_output, help=f"also write {written} here")
+    s.add_argument(
+        "--base", type=checkpoint_in, default=None, help="pre-trained checkpoint (default: the shipped base)"
+    )
+    s.add_argument("--figure", type=figure_file, help=f"also draw {drawn}: FIGURE.png and .svg")
+    s.add_argument("--json", type=output_file, help=f"also write {written} here")
     _store_flag(s, written=True)
 
 
@@ -415,7 +377,7 @@ def _store_flag(s: argparse.ArgumentParser, written: bool) -> None:
     """--store: the results store the command adds its runs to (`written`) or only reads."""
     s.add_argument(
         "--store",
-        type=_store_written if written else _store_read,
+        type=store_written if written else store_read,
         default=None,
         help="the results store (default: $BREADTH_STORE, else runs.sqlite in the user's breadth folder)",
     )
@@ -431,51 +393,3 @@ def parse_argv(parser: argparse.ArgumentParser, argv: list[str] | None) -> argpa
     elif args.command == "play" and args.sum is None:
         parser.error("the following arguments are required: sum")
     return args
-
-
-OUTPUTS = (_output, _checkpoint_out, _figure)  # the types of the flags naming what a command writes
-INPUTS = (_checkpoint, _input)  # ... and what it reads (besides its store)
-STORES = (_store_written, _store_read)
-
-
-def command_actions(parser: argparse.ArgumentParser) -> dict[str, list[argparse.Action]]:
-    """Each subcommand's flags and arguments, by the subcommand's name."""
-    (sub,) = (a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-    return {name: command._actions for name, command in sub.choices.items()}
-
-
-def files_written(action: argparse.Action, value: Path) -> list[Path]:
-    """The files an output flag of `action`'s type, given `value`, writes."""
-    from breadth.core.storage.snapshot_file import sidecar_of
-
-    if action.type is _figure:
-        return figure_paths(value)
-    return [value, sidecar_of(value)] if action.type is _checkpoint_out and value.name else [value]  # `/`: a folder
-
-
-def check_paths(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
-    """Refuse, before any work, an output (every flag of an output type, and a default output) that would write
-    over the user's results store or its journals (given, $BREADTH_STORE or the breadth folder's, whether or not
-    the command reads it), over one of the command's inputs, or into the installed package; and a store the
-    command adds runs to that is one of its inputs or inside the installed package. One UserFileError line."""
-    from breadth.core.storage.files import UserFileError, check_outputs, same_file
-    from breadth.core.storage.store import check_written_store, default_store, store_files
-
-    actions = command_actions(parser)[args.command]
-    given = [(a, getattr(args, a.dest, None)) for a in actions]
-    store = next((value for a, value in given if a.type in STORES and value is not None), None) or default_store()
-    inputs = [value for a, value in given if a.type in INPUTS and value is not None]
-    outputs = [
-        path
-        for a, value in given
-        if a.type in OUTPUTS and (value is not None or hasattr(a, "written_by_default"))
-        for path in files_written(a, value if value is not None else a.written_by_default())
-    ]
-    for path in outputs:
-        if path is not None and any(same_file(path, part) for part in store_files(store)):
-            raise UserFileError(errno.EINVAL, f"{path}: that is your results store; write the result somewhere else")
-    check_outputs(outputs, inputs=inputs)
-    if any(a.type is _store_written for a in actions):
-        check_written_store(store)
-        if any(same_file(store, path) for path in inputs):
-            raise UserFileError(errno.EINVAL, f"{store}: the results store is also an input; name another store")
