@@ -1,6 +1,6 @@
 """The engine the app's tests talk to: the real engine session and protocol, with scripted models.
 
-`FakeEngine` runs `breadth.core.engine.session.serve` in a thread, speaking the same JSON lines as the
+`FakeEngine` runs `breadth.core.engine.loop.serve` in a thread, speaking the same JSON lines as the
 engine process, so it cannot drift from the engine. Only the models are stand-ins (`ScriptedModels`):
 loading reads the checkpoint's real header, and playing feeds a script of action text per sum to
 the real rollout, calculator and verdict; scoring many environments answers scripted scores. No torch is imported.
@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from safetensors.numpy import load_file, save
 
 from breadth.core.engine import protocol as p
-from breadth.core.engine.session import serve
+from breadth.core.engine.loop import serve
 from breadth.core.learning.models import Models
 from breadth.core.storage.files import user_path, write_atomic, write_new
 from breadth.core.storage.header import KEY, read_header

@@ -12,7 +12,8 @@ from fake_engine import ScriptedModels, scripted_env_score
 
 from breadth.core.engine import protocol as p
 from breadth.core.engine import session as engine_session
-from breadth.core.engine.session import Session, serve
+from breadth.core.engine.loop import serve
+from breadth.core.engine.session import Session
 from breadth.core.learning.experiment import TorchModels
 from breadth.core.storage.presets import PRESETS
 

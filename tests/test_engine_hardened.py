@@ -10,7 +10,8 @@ import pytest
 from fake_engine import ScriptedModels
 
 from breadth.core.engine import protocol as p
-from breadth.core.engine.session import Session, serve
+from breadth.core.engine.loop import serve
+from breadth.core.engine.session import Session
 from breadth.core.storage.header import read_metadata
 from breadth.core.storage.paths import BASE
 

@@ -587,7 +587,7 @@ def test_stopping_or_killing_the_server_ends_every_app_and_engine(sig):
                     if message.type == aiohttp.WSMsgType.BINARY:
                         seen[i] += message.data.decode("utf-8", "replace")
                 processes = descendants(server.pid)
-                engines = [p for p in processes if "breadth.core.engine.session" in command_of(p)]
+                engines = [p for p in processes if "breadth.core.engine.loop" in command_of(p)]
                 if len(engines) == 2 and all("engine ready" in screen_text([text]) for text in seen):
                     break
             else:

@@ -1,6 +1,6 @@
 """The engine process as seen from the UI: start it, send commands, read events, notice its death.
 
-The engine (`python -m breadth.core.engine.session`) runs in a child process so that importing torch and training
+The engine (`python -m breadth.core.engine.loop`) runs in a child process so that importing torch and training
 never hold the UI's GIL, and a crash there cannot take the UI down. Messages are JSON lines on its
 stdin and stdout; its stderr goes to a log file, since the UI owns the terminal. End of file on its
 stdout means it died, so a dead engine never hangs the app. The log is shared by the engines of a
@@ -56,7 +56,7 @@ class EngineProcess:
                 self.log_path = None  # an unwritable home must not stop the engine: run without a log
         try:
             self._proc = subprocess.Popen(
-                [sys.executable, "-m", "breadth.core.engine.session"],
+                [sys.executable, "-m", "breadth.core.engine.loop"],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=log,

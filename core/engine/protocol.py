@@ -1,6 +1,6 @@
 """Commands to the engine session and the events it answers with: small dataclasses, one JSON line each.
 
-The UI process writes commands to the engine process's stdin (`breadth.core.engine.session`), which answers with
+The UI process writes commands to the engine process's stdin (`breadth.core.engine.loop`), which answers with
 events on its stdout. Messages cross as JSON, never pickle, so neither side can be made to run code
 by what it reads. Both sides import this module; it needs neither torch nor Textual. A command
 that starts work (Train, Play) carries an `id` chosen by the UI, and every event about that work

@@ -1,13 +1,13 @@
 """The engine session: loads models, fine-tunes, evaluates and plays sums for the UI, in its own process.
 
-Run as `python -m breadth.core.engine.session`: `serve` reads JSON commands from stdin and writes JSON events to
-stdout (see `breadth.core.engine.protocol`). While a model trains, each step also drains the commands that have
-arrived, so Stop lands within a step and sums can be played on the loaded models during training; a run
-stopped so is not evaluated (nothing of it is kept). A reward run also sends what it measured before its first
-step (a Stop is heard there too) and, at most ROLLOUTS_HZ times a second, one group of its sampled episodes.
-Scoring a model on many environments (ScoreEnvironments) is background work done ENV_CHUNK environments at a
-time, so a Play or a Train waits at most one piece; training pauses it. Every failure becomes a `Failed` event;
-the loop only ends on Quit or when stdin closes.
+The process runs `breadth.core.engine.loop` (`python -m breadth.core.engine.loop`), which reads JSON commands
+from stdin and writes JSON events to stdout (see `breadth.core.engine.protocol`), a `Session` handling each.
+While a model trains, each step also drains the commands that have arrived, so Stop lands within a step and sums
+can be played on the loaded models during training; a run stopped so is not evaluated (nothing of it is kept).
+A reward run also sends what it measured before its first step (a Stop is heard there too) and, at most
+ROLLOUTS_HZ times a second, one group of its sampled episodes. Scoring a model on many environments
+(ScoreEnvironments) is background work done ENV_CHUNK environments at a time, so a Play or a Train waits at most
+one piece; training pauses it. Every failure becomes a `Failed` event: only Quit, or stdin closing, ends the loop.
 """
 
 from __future__ import annotations
@@ -15,10 +15,8 @@ from __future__ import annotations
 import ctypes
 import errno
 import math
-import os
 import queue
 import sys
-import threading
 import time
 import traceback
 from collections import deque
@@ -106,7 +104,7 @@ class Session:
             elif isinstance(cmd, p.Stop):
                 self._stop.add(cmd.id)
         except Exception as e:  # noqa: BLE001 -- the engine reports, the UI decides
-            self.emit(p.Failed(type(cmd).__name__.lower(), _one_line(e), getattr(cmd, "id", None)))
+            self.emit(p.Failed(type(cmd).__name__.lower(), first_line(e), getattr(cmd, "id", None)))
 
     def _load(self, cmd: p.Load) -> None:
         model, meta = self.models.load(cmd.path)
@@ -123,7 +121,7 @@ class Session:
         try:
             kept, _ = self.models.load_snapshots(path, model, self.records[key])
         except CheckpointError as e:  # SnapshotError is one
-            self.emit(p.Failed("snapshot", _one_line(e)))
+            self.emit(p.Failed("snapshot", first_line(e)))
             return
         if kept:
             self.saved[key] = kept
@@ -221,7 +219,7 @@ class Session:
         try:
             path, meta = self.models.save_new(model, record, cmd.out_dir, stem)
         except OSError as e:
-            self.emit(p.Trained(cmd.id, key, "", record.to_dict(), f"not saved ({_one_line(e)}); kept in memory"))
+            self.emit(p.Trained(cmd.id, key, "", record.to_dict(), f"not saved ({first_line(e)}); kept in memory"))
             return
         self.files[key] = path
         note = "; ".join(filter(None, (self._record(record, cmd.base, path), folder_full(cmd.out_dir))))
@@ -284,7 +282,7 @@ class Session:
             job.scores |= self.models.score_environments(job.model, job.seed, job.held_out, names)
         except Exception as e:  # noqa: BLE001 -- one Failed line, and the job ends
             self.scoring = None
-            self.emit(p.Failed("scoreenvironments", _one_line(e), job.id))
+            self.emit(p.Failed("scoreenvironments", first_line(e), job.id))
             return
         job.busy += time.perf_counter() - start
         seconds = time.perf_counter() - job.started
@@ -301,7 +299,7 @@ class Session:
         try:
             job()
         except Exception as e:  # noqa: BLE001 -- background work reports and the engine goes on
-            self.emit(p.Failed("snapshot", _one_line(e)))
+            self.emit(p.Failed("snapshot", first_line(e)))
 
     def _record(self, record: RunMeta, base: str, path: str) -> str:
         """Keep the run in the results store; '' if it is there, else one line on why not.
@@ -316,10 +314,10 @@ class Session:
             with Store() as store:
                 store.add(StoredRun(key, record, base_hash, "app", path, self.models.versions()))
         except (StoreError, CheckpointError, OSError) as e:
-            return f"not recorded in the results store ({_one_line(e)})"
+            return f"not recorded in the results store ({first_line(e)})"
         except Exception as e:  # noqa: BLE001 -- the model is saved: a failure to record it is a note, not a failure
             traceback.print_exc(file=sys.stderr)  # the engine's stderr is its log
-            return f"not recorded in the results store ({type(e).__name__}: {_one_line(e)})"
+            return f"not recorded in the results store ({type(e).__name__}: {first_line(e)})"
         return ""
 
     def _save(self, cmd: p.Save) -> None:
@@ -388,15 +386,6 @@ class Session:
                 self.handle(cmd)
 
 
-def _lines(stdin, limit: int):
-    """Lines of `stdin`; a line longer than `limit` is read to its end and given back cut (decode refuses it)."""
-    while line := stdin.readline(limit + 1):
-        if len(line) > limit and not line.endswith("\n"):
-            while (rest := stdin.readline(limit + 1)) and not rest.endswith("\n"):
-                pass  # skip the rest of an over-long line without holding it
-        yield line
-
-
 def _give_back_memory() -> None:
     """Return freed heap to the system after a training run (glibc keeps it otherwise); a no-op elsewhere."""
     try:
@@ -405,65 +394,7 @@ def _give_back_memory() -> None:
         pass
 
 
-def _one_line(e: BaseException) -> str:
+def first_line(e: BaseException) -> str:
+    """An error's message's first line, or its type's name when it has none."""
     text = str(e).strip().splitlines()
     return text[0] if text else type(e).__name__
-
-
-def serve(stdin=None, stdout=None, models: Models | None = None) -> None:
-    """The engine process's main loop: JSON commands on stdin, JSON events on stdout, until Quit or EOF.
-
-    `models` defaults to the torch side, imported here (after the reader thread has started) so that
-    the time to Ready is the time torch takes.
-    """
-    start = time.perf_counter()
-    stdin, stdout = stdin or sys.stdin, stdout or sys.stdout
-    lock = threading.Lock()
-
-    def emit(event) -> None:
-        with lock:
-            stdout.write(p.encode(event) + "\n")
-            stdout.flush()
-
-    commands: queue.Queue = queue.Queue()
-
-    def read_stdin() -> None:  # a thread, so that training can poll for Stop without blocking
-        try:
-            for line in _lines(stdin, p.MAX_COMMAND):
-                try:
-                    if line.strip():
-                        commands.put(p.decode(line, p.MAX_COMMAND))
-                except p.ProtocolError as e:
-                    emit(p.Failed("protocol", str(e)))
-                except Exception as e:  # noqa: BLE001 -- the reader must never die: later commands would be lost
-                    emit(p.Failed("protocol", _one_line(e)))
-        finally:
-            commands.put(p.Quit())  # the UI closed our stdin (or reading failed): it is gone, so is the engine
-
-    threading.Thread(target=read_stdin, daemon=True, name="stdin").start()
-    if models is None:
-        from breadth.core.learning.experiment import TorchModels  # imports torch
-
-        models = TorchModels()
-    session = Session(emit, models, commands)
-    emit(p.Ready(time.perf_counter() - start))
-    try:
-        while True:
-            if session.deferred:
-                cmd = session.deferred.pop(0)
-            else:
-                try:  # commands first; background work (scoring snapshots) only when none is waiting
-                    cmd = commands.get(block=not session.background)
-                except queue.Empty:
-                    session.work()
-                    continue
-            if isinstance(cmd, p.Quit):
-                return
-            session.handle(cmd)
-    except SystemExit:  # Quit arrived during training (`Session.poll`)
-        return
-
-
-if __name__ == "__main__":
-    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-    serve()
