@@ -10,6 +10,7 @@ from textual.widgets import Input
 from tui_helpers import fake_app  # imports the app's modules before the fixture patches them
 
 from breadth.core.cli import grids as results_frontend
+from breadth.core.cli import stored
 from breadth.core.cli.parser import build_parser, recipe_settings
 from breadth.core.cli.tables import cells_table, runs_table
 from breadth.core.results.grid import GridError
@@ -74,7 +75,7 @@ def test_a_new_setting_is_stored_filtered_and_reported(one_more_setting, tmp_pat
     assert varied(cells) == ("warmup",)
     assert "warmup 5" in _text(cells_table(cells, "t"))
     assert "wu" in _text(runs_table(back, "t"))
-    assert "warmup" in results_frontend.csv_columns()
+    assert "warmup" in stored.csv_columns()
 
 
 def _text(table) -> str:

@@ -1,9 +1,8 @@
-"""`breadth sweep`, `breadth runs` and `breadth report`: many runs, the store that keeps them, tables and pictures."""
+"""`breadth sweep` and `breadth matrix`: many runs into the results store, their tables and pictures (what a store
+holds is read by `core.cli.stored`: `breadth runs` and `breadth report`)."""
 
 from __future__ import annotations
 
-import csv
-import io
 import time
 from pathlib import Path
 
@@ -16,9 +15,7 @@ from breadth.core.cli.tables import (
     breadth_table,
     budget_table,
     cells_table,
-    differences_table,
     matrix_table,
-    runs_table,
 )
 from breadth.core.results.figures import breadth_figure, figure, matrix_figure
 from breadth.core.results.grid import (
@@ -33,17 +30,17 @@ from breadth.core.results.grid import (
 from breadth.core.results.groups import lockstep_groups
 from breadth.core.results.matrix import MatrixError, breadth_points, parse_families
 from breadth.core.results.matrix import matrix as build_matrix
-from breadth.core.results.report import CellSummary, budget, compare, summarise
-from breadth.core.storage.files import check_outputs, user_path, write_atomic, write_json
+from breadth.core.results.report import CellSummary, budget, summarise
+from breadth.core.storage.files import check_outputs, user_path, write_json
 from breadth.core.storage.header import read_header, weights_hash
 from breadth.core.storage.paths import BASE
 from breadth.core.storage.presets import PRESETS
-from breadth.core.storage.store import Store, StoredRun, store_files
+from breadth.core.storage.store import Store, store_files
 from breadth.core.sweeps.sweep import run_jobs
 from breadth.core.world.families import FAMILIES
 from breadth.core.world.mix import Mix
-from breadth.core.world.recipes import FINETUNE, recipe, recipe_of, swept_by_any
-from breadth.core.world.settings import SettingsError, held_out_from_text, swept
+from breadth.core.world.recipes import FINETUNE, recipe, swept_by_any
+from breadth.core.world.settings import held_out_from_text, swept
 from breadth.core.world.text import shown
 
 console = Console(highlight=False, markup=False, emoji=False)  # what it prints is text: paths, stored names
@@ -60,7 +57,7 @@ def sweep(args) -> int:
         cells_table(cells, f"{len(cells)} cells; mean over seeds with 95% t interval, pooled Wilson interval")
     )
     print_outcome(outcome)
-    _write_outputs(cells, args.json, args.figure)
+    write_outputs(cells, args.json, args.figure)
     print_failed(outcome.failed, lambda job: job.cell.label(grid.varied))
     return 1 if outcome.failed else 0
 
@@ -114,7 +111,7 @@ def print_outcome(outcome) -> None:
 
 def matrix(args) -> int:
     """Run what the store lacks for the matrix's rows (mixes x seeds), then print and draw the matrix."""
-    mixes: list[Mix] = _mixes(args.mix)
+    mixes: list[Mix] = parse_mixes(args.mix)
     if args.single:
         mixes += [Mix.of(**{f.name: min(args.single, f.demo_pool)}) for f in FAMILIES.values()]
     if args.plate:
@@ -231,7 +228,7 @@ def _minutes(seconds: float) -> str:
     return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
 
 
-def _mixes(texts: list[str]) -> list[Mix]:
+def parse_mixes(texts: list[str]) -> list[Mix]:
     """The mixes `--mix` (repeatable) names; GridError (one line) for one named twice, however it is spelled."""
     mixes = [Mix.parse(text) for text in texts]
     refuse_repeats("--mix", [m.spec() for m in mixes])
@@ -242,7 +239,7 @@ def _grid(args) -> Grid:
     mixes: list[Mix] = []
     if args.plate:
         mixes += [p.mix for p in PRESETS.values()]
-    mixes += _mixes(args.mix)
+    mixes += parse_mixes(args.mix)
     if args.share:
         mixes += parse_share(args.share)
     if args.budget:
@@ -263,86 +260,8 @@ def _grid(args) -> Grid:
     )
 
 
-def runs(args) -> int:
-    """List stored runs; optionally export them."""
-    found = _filtered(args)
-    console.print(runs_table(found, f"{len(found)} stored runs", console.width))
-    if args.csv:
-        write_atomic(args.csv, _csv(found).encode())
-        console.print(f"wrote {shown(args.csv)}")
-    if args.json:
-        write_json(args.json, [_run_json(r) for r in found])
-        console.print(f"wrote {shown(args.json)}")
-    return 0
-
-
-def report(args) -> int:
-    """Summarise stored runs per cell; optionally compare two cells and draw the curve."""
-    refuse_repeats("--compare", args.compare or ())
-    found = _filtered(args)
-    cells = sorted(summarise(found), key=_cell_order)
-    if not cells:
-        console.print("no stored runs match")
-        return 0
-    console.print(
-        cells_table(
-            cells,
-            f"{len(cells)} cells of {len(found)} stored runs; mean over seeds with 95% t "
-            "interval, pooled Wilson interval",
-        )
-    )
-    if args.compare:
-        a, b = args.compare
-        if max(a, b) > len(cells):
-            raise GridError(f"there are {len(cells)} cells; compare two of 1..{len(cells)}")
-        console.print(
-            differences_table(compare(cells[a - 1], cells[b - 1]), f"cell {b} minus cell {a}, paired by seed")
-        )
-    _write_outputs(cells, args.json, args.figure)
-    return 0
-
-
-def _cell_order(cell: CellSummary) -> tuple:
-    """Cells in a stable order: mix, then settings, held-out size, base, and alone before lockstep."""
-    k = cell.key
-    return (
-        k.mix,
-        recipe_of(k.settings).name,
-        tuple(k.settings.to_dict().values()),
-        -1 if k.held_out is None else k.held_out,
-        k.base_hash,
-        k.lockstep,  # runs trained alone first
-        k.part,
-    )
-
-
-def _filtered(args) -> list[StoredRun]:
-    filters = {}
-    for setting in swept_by_any():
-        text = getattr(args, setting.name)
-        if text is not None:
-            try:
-                filters[setting.name] = value = setting.read(text)
-                setting.check(value)
-            except SettingsError as e:
-                raise GridError(str(e)) from None
-    base_hash = None
-    if args.base is not None:
-        base_hash = weights_hash(BASE if str(args.base) == "shipped" else user_path(args.base))
-    mixes = [m.spec() for m in _mixes(args.mix)]
-    seeds = parse_seeds(args.seeds) if args.seeds else ()
-    held_out = "any" if args.held_out is None else held_out_from_text(args.held_out)
-    with Store(args.store, read_only=True) as store:
-        found = store.runs(base_hash, mixes, seeds, held_out, **filters)
-    if store.unreadable:
-        first = store.unreadable[0]
-        errors.print(
-            f"note: skipped {len(store.unreadable)} stored rows it cannot read, e.g. {shown(first)}", markup=False
-        )
-    return found
-
-
-def _write_outputs(cells: list[CellSummary], json_path: Path | None, figure_path: Path | None) -> None:
+def write_outputs(cells: list[CellSummary], json_path: Path | None, figure_path: Path | None) -> None:
+    """Print the cost-of-mixing table where the cells hold one, and write the cells' JSON and figure if asked."""
     points = budget(cells)
     if points:
         title = "the cost of mixing: each family alone and in an even mix of the same total"
@@ -376,69 +295,4 @@ def _cell_json(cell: CellSummary) -> dict:
             }
             for name, f in cell.families.items()
         },
-    }
-
-
-def csv_columns() -> tuple[str, ...]:
-    """The columns of `breadth runs --csv`: one per setting a sweep may vary, among the run's and score's."""
-    return ("key", "mix", "seed", *(s.name for s in swept_by_any()), *_CSV_AFTER)
-
-
-_CSV_AFTER = (
-    "held_out",
-    "family",
-    "solved",
-    "total",
-    "rate",
-    "failures",
-    "train_seconds",
-    "base",
-    "source",
-    "breadth",
-    "torch",
-    "created",
-)
-
-
-def _csv(found: list[StoredRun]) -> str:
-    """One row per run and family."""
-    out = io.StringIO()
-    writer = csv.writer(out)
-    writer.writerow(csv_columns())
-    for r in found:
-        s = r.run.settings
-        for name, score in r.run.scores.items():
-            failures = "; ".join(f"{k} {v}" for k, v in score.failures.items())
-            writer.writerow(
-                [
-                    r.key,
-                    r.run.mix,
-                    r.run.seed,
-                    *(getattr(s, setting.name, "") for setting in swept_by_any()),
-                    "all" if r.run.held_out is None else r.run.held_out,
-                    name,
-                    score.solved,
-                    score.total,
-                    round(score.rate, 4),
-                    failures,
-                    round(r.run.train_seconds, 3),
-                    r.base_hash,
-                    r.source,
-                    r.versions.get("breadth", ""),
-                    r.versions.get("torch", ""),
-                    time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(r.created)) if r.created else "",
-                ]
-            )
-    return out.getvalue()
-
-
-def _run_json(r: StoredRun) -> dict:
-    return {
-        "key": r.key,
-        **{k: v for k, v in r.run.to_dict().items() if k != "base"},
-        "base": r.base_hash,
-        "source": r.source,
-        "checkpoint": r.checkpoint,
-        "versions": r.versions,
-        "created": r.created,
     }

@@ -18,10 +18,14 @@ from breadth.core.cli.path_flags import check_paths
 
 def handler(command: str) -> Callable:
     """The function that runs `command`."""
-    if command in ("sweep", "matrix", "runs", "report"):
+    if command in ("sweep", "matrix"):
         from breadth.core.cli import grids
 
         return getattr(grids, command)
+    if command in ("runs", "report"):
+        from breadth.core.cli import stored
+
+        return getattr(stored, command)
     if command == "curve":
         from breadth.core.cli import curve
 
