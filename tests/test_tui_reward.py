@@ -152,7 +152,9 @@ def test_the_line_says_next_to_nothing_when_pass_at_g_is_small_and_nothing_while
 @pytest.mark.slow
 async def test_stop_ends_a_real_reward_run_within_the_grace(tmp_path, monkeypatch):
     """With the real engine and the default reward settings (16 prompts x 8 episodes), Stop pressed while the reward
-    streams ends the run well within the supervisor's grace (it was about a step plus a 1 s held-out evaluation)."""
+    streams ends the run within the supervisor's grace: the engine itself answers "stopped at step N" (past the
+    grace the supervisor kills it and says it did not answer). No wall-clock bound beyond that: one failed at
+    1.5 s on a loaded machine with nothing wrong."""
     monkeypatch.setenv("BREADTH_RUNS", str(tmp_path / "runs"))
     app = BreadthApp()
     async with app.run_test(size=(100, 32)) as pilot:
@@ -162,12 +164,9 @@ async def test_stop_ends_a_real_reward_run_within_the_grace(tmp_path, monkeypatc
         plot = app.train_panel.query_one(RewardPlot)
         await wait_for(pilot, lambda: len(plot.mean) >= 3, timeout=60, what="three reward steps")
         assert _line(app).startswith("pass@8 ") and " before" in _line(app)
-        start = time.monotonic()
         await pilot.press("f3")
         await wait_for(pilot, lambda: app.training is None, timeout=10, what="the stop")
-        waited = time.monotonic() - start
         assert "stopped at step" in app.train_panel.status, app.train_panel.status
-        assert waited < 1.5, waited
 
 
 async def test_shift_f1_opens_the_rollouts_view_however_the_terminal_names_it():
