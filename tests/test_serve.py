@@ -23,7 +23,9 @@ from breadth.tui.__main__ import main
 from breadth.tui.file_access import NO_FILES_ENV
 from breadth.tui.screens.matrix_view import MatrixView
 from breadth.tui.screens.path_prompt import PathPrompt
-from breadth.tui.serve import MAX_COLUMNS, MAX_ROWS, BreadthServer, Served, listen, served_command
+from breadth.tui.serve import BreadthServer, Served, served_command
+from breadth.tui.serve_address import listen
+from breadth.tui.serve_frames import MAX_COLUMNS, MAX_ROWS
 
 
 def _refused(argv: list[str], capsys) -> str:

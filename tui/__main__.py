@@ -237,17 +237,17 @@ def _tail(path, limit: int = 4000) -> str:
 def _serve(args) -> int:
     """`--serve`: listen, print the address, serve until stopped; a problem before serving is one line, exit 2."""
     try:
-        from breadth.tui import serve
+        from breadth.tui import serve, serve_address
     except ImportError as e:
         _refuse(f"--serve needs textual-serve ({e.name} is missing): {SERVE_INSTALL}")
     host = args.host or "127.0.0.1"
     try:
-        sock = serve.listen(host, 8000 if args.port is None else args.port)
-    except serve.ServeError as e:
+        sock = serve_address.listen(host, 8000 if args.port is None else args.port)
+    except serve_address.ServeError as e:
         _refuse(str(e))
     from breadth.core.storage.paths import VISITOR_CHECKPOINTS, fresh_home
 
-    loopback = serve.is_loopback(sock)
+    loopback = serve_address.is_loopback(sock)
     no_files = not args.allow_files  # on loopback too: the page is not the person at this machine
     own_folders = not args.shared_store and (args.fresh or not loopback)
     cap = VISITOR_CHECKPOINTS if own_folders else None

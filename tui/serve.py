@@ -14,7 +14,7 @@ killed outright ends on its broken pipe, and on Linux gets SIGTERM from the kern
 Who can reach it: the printed address carries a random token (`?token=...`); the page and its websocket are
 served only with it, only under the names the server announced (its loopback aliases too on loopback: another
 port of 127.0.0.1 is another origin, and a rebound DNS name is not one of them), and only to pages from those
-origins; anything else is a 403 before any app starts. A visitor's terminal is capped at MAX_COLUMNS x MAX_ROWS,
+origins; anything else is a 403 before any app starts. A visitor's terminal is capped (`tui.serve_frames`),
 off loopback one client address holds at most `per_address` of the places, a frame that is not the page's protocol
 closes only its sender (one line on the server's stderr), and the page asks no host but this server for anything.
 
@@ -27,7 +27,6 @@ from __future__ import annotations
 import asyncio
 import hmac
 import ipaddress
-import json
 import os
 import secrets
 import shlex
@@ -42,26 +41,15 @@ import aiohttp_jinja2
 from aiohttp import WSCloseCode, WSMsgType, web
 from textual_serve.app_service import AppService
 from textual_serve.server import Server, to_int
-from yarl import URL
 
 from breadth.core.storage.paths import remove_orphans
-from breadth.core.world.text import shown
+from breadth.tui.serve_address import an_address_at, page_url, per_address_cap, server_names
+from breadth.tui.serve_frames import FrameError, capped_size, page_frame
 
 STOP_GRACE = 5.0  # seconds an app has to quit (and stop its engine) before it is terminated, then killed
 FULL_WAIT = 60.0  # seconds a refused connection keeps its message on screen before it is closed
-# The largest terminal a visitor may ask for (at the start and on every resize); a larger window is drawn at the cap.
-# Measured in Chromium at the page's 16 px font: 1920x1080 asks for 213x51, 2560x1440 for 284x68, 3840x2160 (at
-# 100% scale) for 426x102. At 300x100 the app's largest frame was 84 kB and it held 73 MB (80x24: 13 kB, 70 MB);
-# uncapped, a page asking for 4000x2000 got an app of 349 MB that used 15.6 s of CPU in its first 40 s and sent a
-# 10.4 MB frame.
-MAX_COLUMNS, MAX_ROWS = 300, 100
 TOKEN_BYTES = 24  # random bytes of the token in the printed address (32 characters), as Jupyter's
 PAGE = Path(__file__).with_name("serve_page.html")  # textual-serve's page: local fonts, focus on the app
-LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")  # the names of this machine a loopback server answers to
-
-
-class ServeError(Exception):
-    """What stops the server from starting, in one line for the person (exit status 2)."""
 
 
 @dataclass(frozen=True)
@@ -95,111 +83,11 @@ def served_command(
     return Served([sys.executable, "-m", "breadth.tui", *flags], shlex.join(["breadth-tui", *shown]))
 
 
-def listen(host: str, port: int) -> socket.socket:
-    """A listening socket on `host`:`port` (0: a free port); ServeError with one line if it cannot be had."""
-    try:
-        family, kind, proto, _, address = socket.getaddrinfo(
-            host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
-        )[0]
-    except (socket.gaierror, UnicodeError) as e:
-        raise ServeError(f"--host {host}: not an address of this machine ({e})") from None
-    sock = socket.socket(family, kind, proto)
-    try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind(address)
-        sock.listen(128)
-    except OSError as e:
-        sock.close()
-        why = "the port is in use (try another --port, or --port 0 for a free one)" if port else e.strerror
-        raise ServeError(f"cannot serve on {host} port {port}: {why}") from None
-    sock.setblocking(False)
-    return sock
-
-
-def is_loopback(sock: socket.socket) -> bool:
-    """Whether `sock` is bound to a loopback address (reachable from this machine only)."""
-    return ipaddress.ip_address(sock.getsockname()[0].split("%")[0]).is_loopback
-
-
-def page_url(sock: socket.socket) -> str:
-    """The address a browser opens: the bound one, or this machine's name for a wildcard (0.0.0.0, ::)."""
-    host, port = sock.getsockname()[:2]
-    if ipaddress.ip_address(host.split("%")[0]).is_unspecified:
-        host = socket.gethostname()
-    elif ":" in host:
-        host = f"[{host}]"
-    return f"http://{host}:{port}/"
-
-
-def server_names(sock: socket.socket) -> frozenset[str]:
-    """The `name:port` a request may give as its Host for `sock`: the announced one, and on loopback (or every
-    address, 0.0.0.0) the loopback aliases, 127.0.0.1, localhost and [::1] at the same port."""
-    port = sock.getsockname()[1]
-    names = {URL(page_url(sock)).raw_authority.lower()}
-    bound = ipaddress.ip_address(sock.getsockname()[0].split("%")[0])
-    if bound.is_loopback or bound.is_unspecified:
-        names |= {f"{name}:{port}" for name in LOOPBACK_NAMES}
-    if port == 80:  # a browser leaves the default port out
-        names |= {name.rsplit(":", 1)[0] for name in names}
-    return frozenset(names)
-
-
-def an_address_at(host: str, port: int) -> bool:
-    """Whether `host` (a Host header, or an Origin without its scheme) is an IP address literal at `port`: what a
-    server on every address (0.0.0.0) answers to besides its names. A literal cannot be rebound by DNS."""
-    name, _, given = host.rpartition(":")
-    if name.startswith("[") and name.endswith("]"):
-        name = name[1:-1]
-    elif ":" in name:
-        return False
-    try:
-        ipaddress.ip_address(name)
-    except ValueError:
-        return False
-    return given.isdigit() and int(given) == port
-
-
-def capped_size(width: int, height: int) -> tuple[int, int]:
-    """A visitor's terminal size, from 1x1 to MAX_COLUMNS x MAX_ROWS."""
-    return max(1, min(width, MAX_COLUMNS)), max(1, min(height, MAX_ROWS))
-
-
-class FrameError(Exception):
-    """A frame from a page that is not textual-serve's protocol: its sender is closed, in one line on the server."""
-
-
-def page_frame(text: str) -> tuple[str, object]:
-    """A page's frame read: ("stdin", text), ("resize", (columns, rows) capped), ("ping", text), ("blur", None)
-    or ("focus", None); FrameError with one line for anything else."""
-    try:
-        envelope = json.loads(text)
-    except ValueError:
-        raise FrameError("a frame that is not JSON") from None
-    if not isinstance(envelope, list) or not envelope or not isinstance(envelope[0], str):
-        raise FrameError("a frame that is not a [kind, data] list")
-    kind, data = envelope[0], envelope[1] if len(envelope) > 1 else None
-    if kind in ("stdin", "ping") and isinstance(data, str):
-        return kind, data
-    if kind in ("blur", "focus"):
-        return kind, None
-    if kind == "resize" and isinstance(data, dict):
-        width, height = data.get("width"), data.get("height")
-        if all(isinstance(n, int) and not isinstance(n, bool) for n in (width, height)):
-            return kind, capped_size(width, height)
-    raise FrameError(f"a {shown(kind[:20])!r} frame that is not the page's protocol")
-
-
 def capacity_note(max_connections: int) -> str:
     """What the start panel says about the cap."""
     if max_connections == 1:
         return "one browser at a time, with its own app and engine"
     return f"at most {max_connections} browsers at once, each with its own app and engine"
-
-
-def per_address_cap(sock: socket.socket, max_connections: int) -> int | None:
-    """How many places one client address may hold: all of them on loopback (every client is this machine), else
-    half, at least one, so one visitor cannot take every place."""
-    return None if is_loopback(sock) else max(1, max_connections // 2)
 
 
 def _die_with_server():
