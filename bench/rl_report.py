@@ -26,15 +26,9 @@ from bench.rl_experiments import (
     TARGET,
     WARM_KS,
 )
-from breadth.core.world.stats import mean_interval
+from bench.rl_figures import arms_figure, ci, curve_figure, metrics_figure, plate_figure, rate
 
 console = Console(highlight=False, width=132)
-SHOWN_METRICS = (
-    ("reward", "reward"),
-    ("pass", "pass@G"),
-    ("expected", "correct, expected calls"),
-    ("no_call", "no call"),
-)
 
 
 def _load(folder: Path, name: str) -> dict | None:
@@ -42,21 +36,11 @@ def _load(folder: Path, name: str) -> dict | None:
     return json.loads(path.read_text()) if path.exists() else None
 
 
-def _rate(run: dict, name: str) -> float:
-    s = run["record"]["scores"][name]
-    return s["solved"] / s["total"]
-
-
-def _ci(values: list[float]) -> tuple[float, float, float]:
-    m, lo, hi = mean_interval(values)
-    return m, max(lo, 0.0), min(hi, 1.0)
-
-
 def _pct(values: list[float], digits: int = 0) -> str:
     """Mean and 95% interval in %: `45 [23-68]`."""
     if not values:
         return "-"
-    m, lo, hi = _ci(values)
+    m, lo, hi = ci(values)
     return f"{100 * m:.{digits}f} [{100 * lo:.{digits}f}-{100 * hi:.{digits}f}]"
 
 
@@ -117,16 +101,16 @@ def experiment1(folder: Path, seeds, figures: Path) -> None:
             label,
             *(_pct([m[key] for m in measured]) for key in ("pass", "reward", "expected", "no_call")),
             f"{sum(m['chars'] for m in measured) / len(measured):.1f}",
-            *(_pct([_rate(r, name) for r in scored]) for name in (KNOWN, TARGET)),
+            *(_pct([rate(r, name) for r in scored]) for name in (KNOWN, TARGET)),
         )
     console.print(table)
     seeds_line = "; ".join(
-        f"seed {r['record']['seed']}: {KNOWN} {100 * _rate(r, KNOWN):.0f}%, {TARGET} {100 * _rate(r, TARGET):.0f}%, "
+        f"seed {r['record']['seed']}: {KNOWN} {100 * rate(r, KNOWN):.0f}%, {TARGET} {100 * rate(r, TARGET):.0f}%, "
         f"last 20 steps no call {100 * sum(r['record']['metrics']['no_call'][-20:]) / 20:.0f}%"
         for r in runs
     )
     console.print(f"per seed: {seeds_line}", soft_wrap=False)
-    _metrics_figure(runs, figures / "rl-1-from-two-digit")
+    metrics_figure(runs, figures / "rl-1-from-two-digit")
 
 
 def experiment2(folder: Path, seeds, figures: Path, steps: int) -> None:
@@ -155,13 +139,13 @@ def experiment2(folder: Path, seeds, figures: Path, steps: int) -> None:
         table.add_row(
             str(k),
             _pct([r["record"]["before"][f"reward:{TARGET}"] for r in rl], 1),  # sampled at temperature 1, per episode
-            *(_pct([_rate(r, TARGET) for r in x]) for x in (warm, rl, demo)),
-            *(_pct([_rate(r, KNOWN) for r in x]) for x in (warm, rl, demo)),
+            *(_pct([rate(r, TARGET) for r in x]) for x in (warm, rl, demo)),
+            *(_pct([rate(r, KNOWN) for r in x]) for x in (warm, rl, demo)),
             f"{len(warm)}/{len(rl)}/{len(demo)}",
         )
     console.print(table)
     if rows:
-        _arms_figure(rows, figures / "rl-2-warm-starts", steps)
+        arms_figure(rows, figures / "rl-2-warm-starts", steps)
 
 
 def experiment3(folder: Path, seeds, figures: Path) -> None:
@@ -181,50 +165,15 @@ def experiment3(folder: Path, seeds, figures: Path) -> None:
                 mix,
                 arm,
                 f"{episodes:,}",
-                _pct([_rate(r, KNOWN) for r in runs]),
-                _pct([_rate(r, TARGET) for r in runs]),
+                _pct([rate(r, KNOWN) for r in runs]),
+                _pct([rate(r, TARGET) for r in runs]),
                 _pct(before, 1),
                 str(len(runs)),
             )
             found.append((mix, arm, runs))
     console.print(table)
     if found:
-        _plate_figure(found, figures / "rl-3-plate-mixes")
-
-
-def _plate_figure(found, out: Path) -> None:
-    """Grouped bars: per plate mix, each arm's success on the two families, with 95% intervals."""
-    from breadth.core.results.figures import finish, pyplot
-
-    plt = pyplot()
-    fig, axes = plt.subplots(1, 2, figsize=(9.0, 3.6), dpi=150, sharey=True)
-    mixes = list(dict.fromkeys(m for m, _, _ in found))
-    arms = list(dict.fromkeys(a for _, a, _ in found))
-    colours = ("#1f77b4", "#ff9896", "#d62728")
-    width = 0.8 / len(arms)
-    for ax, name in zip(axes, (KNOWN, TARGET), strict=True):
-        for j, arm in enumerate(arms):
-            xs, means, errs = [], [[], []], []
-            for i, mix in enumerate(mixes):
-                runs = next((r for m, a, r in found if m == mix and a == arm), None)
-                if not runs:
-                    continue
-                m, lo, hi = _ci([_rate(r, name) for r in runs])
-                xs.append(i + (j - (len(arms) - 1) / 2) * width)
-                errs.append(100 * m)
-                means[0].append(100 * (m - lo))
-                means[1].append(100 * (hi - m))
-            ax.bar(xs, errs, width, yerr=means, capsize=3, color=colours[j % 3], label=arm)
-            for x, v in zip(xs, errs, strict=True):
-                ax.text(x, v + 1.5, f"{v:.0f}", ha="center", fontsize=6)  # a bar at 0 is still read as 0
-        ax.set_xticks(range(len(mixes)), [m.replace(",", ",\n") for m in mixes], fontsize=7)
-        ax.set_title(f"{name} test success", fontsize=9)
-        ax.set_ylim(0, 103)
-        ax.grid(alpha=0.3, axis="y")
-    axes[0].set_ylabel("% solved (mean, 95% interval)")
-    axes[1].legend(fontsize=7)
-    fig.suptitle("the plate's mixes from the base: demonstrations (3,200 episodes) against reward", fontsize=10)
-    finish(plt, fig, out)
+        plate_figure(found, figures / "rl-3-plate-mixes")
 
 
 def experiment4(folder: Path, seeds, figures: Path, demos: int) -> None:
@@ -282,122 +231,12 @@ def experiment4(folder: Path, seeds, figures: Path, demos: int) -> None:
         said = "after the warm start" if stage == "warm" else "after reward"
         for n in order:
             train = rows.get(n, {}).get(f"{stage} train")
-            if n != "nceil" and train and _ci(train)[0] < 0.5:
-                console.print(f"{said}, N={n[1:]}: the training environments reach only {100 * _ci(train)[0]:.0f}%")
+            if n != "nceil" and train and ci(train)[0] < 0.5:
+                console.print(f"{said}, N={n[1:]}: the training environments reach only {100 * ci(train)[0]:.0f}%")
         ceiling = rows.get("nceil", {}).get(f"{stage} held")
-        if ceiling and _ci(ceiling)[0] < 0.5:
-            console.print(f"{said}: the ceiling is {100 * _ci(ceiling)[0]:.0f}%; the curve cannot rise above it")
-    _curve_figure(rows, order, figures / f"rl-4-curve-under-reward-{demos}", len(seeds), demos)
-
-
-def _curve_figure(rows, order, out: Path, seeds: int, demos: int) -> None:
-    from breadth.core.results.figures import finish, pyplot
-
-    plt = pyplot()
-    fig, ax = plt.subplots(figsize=(6.4, 4.0), dpi=150)
-    ns = [n for n in order if n != "nceil" and n in rows]
-    xs = [int(n[1:]) for n in ns]
-    styles = {
-        "warm train": ("#2ca02c", "--", "training, demonstrations only"),
-        "warm held": ("#17becf", "--", "held out, demonstrations only"),
-        "reward train": ("#2ca02c", "-", "training, then reward"),
-        "reward held": ("#17becf", "-", "held out, then reward"),
-    }
-    for key, (colour, line, label) in styles.items():
-        found = [(x, _ci(rows[n][key])) for x, n in zip(xs, ns, strict=True) if rows[n].get(key)]
-        if not found:
-            continue
-        ax.errorbar(
-            [x for x, _ in found],
-            [100 * m for _, (m, _, _) in found],
-            yerr=[[100 * (m - lo) for _, (m, lo, _) in found], [100 * (hi - m) for _, (m, _, hi) in found]],
-            color=colour,
-            linestyle=line,
-            marker="o",
-            capsize=3,
-            label=label,
-        )
-    ceiling = rows.get("nceil", {})
-    for key, line in (("warm held", ":"), ("reward held", "-.")):
-        if ceiling.get(key):
-            m = _ci(ceiling[key])[0]
-            stage = "demonstrations only" if key.startswith("warm") else "then reward"
-            ax.axhline(100 * m, color="#7f7f7f", linestyle=line, label=f"ceiling, {stage}")
-    ax.set_xscale("log", base=2)
-    ax.set_xticks(xs, [str(x) for x in xs])
-    ax.set_xlabel("training environments N")
-    ax.set_ylabel("test success (%)")
-    ax.set_ylim(-3, 103)
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=6.5)
-    ax.set_title(
-        f"warm start {demos} demonstrations per environment, then reward; mean, 95% interval, 3 splits x {seeds} seeds",
-        fontsize=8,
-    )
-    finish(plt, fig, out)
-
-
-def _metrics_figure(runs: list[dict], out: Path) -> None:
-    from breadth.core.results.figures import finish, pyplot
-
-    plt = pyplot()
-    fig, (left, right) = plt.subplots(1, 2, figsize=(9.0, 3.6), dpi=150)
-    steps = range(1, len(runs[0]["record"]["metrics"]["reward"]) + 1)
-    for key, label in SHOWN_METRICS:
-        rows = [r["record"]["metrics"][key] for r in runs]
-        mean = [sum(col) / len(col) for col in zip(*rows, strict=True)]
-        left.plot(steps, [100 * _smooth(mean, i) for i in range(len(mean))], label=label)
-    left.set_xlabel("reward step")
-    left.set_ylabel("% of episodes (pass@G: of groups)")
-    left.set_ylim(-2, 102)
-    left.grid(alpha=0.3)
-    left.legend(fontsize=7)
-    left.set_title(f"mean of {len(runs)} seeds, 10-step moving mean", fontsize=9)
-    for key, label in (("chars", "model's characters per episode"), ("calls", "calls per episode x 10")):
-        rows = [r["record"]["metrics"][key] for r in runs]
-        mean = [sum(col) / len(col) * (10 if key == "calls" else 1) for col in zip(*rows, strict=True)]
-        right.plot(steps, [_smooth(mean, i) for i in range(len(mean))], label=label)
-    right.set_xlabel("reward step")
-    right.grid(alpha=0.3)
-    right.legend(fontsize=7)
-    right.set_ylim(bottom=0)
-    fig.suptitle("reward on three-digit sums from the two-digit-only model", fontsize=10)
-    finish(plt, fig, out)
-
-
-def _smooth(values: list[float], i: int, window: int = 10) -> float:
-    part = values[max(0, i - window + 1) : i + 1]
-    return sum(part) / len(part)
-
-
-def _arms_figure(rows, out: Path, steps: int) -> None:
-    from breadth.core.results.figures import finish, pyplot
-
-    plt = pyplot()
-    fig, ax = plt.subplots(figsize=(6.4, 4.0), dpi=150)
-    xs = list(range(len(rows)))
-    arms = (
-        ("k demonstrations only", 1, "#888888"),
-        (f"then reward ({steps * EPISODES:,} episodes)", 2, "#d62728"),
-        ("then as many demonstration episodes", 3, "#1f77b4"),
-    )
-    for (label, j, colour), shift in zip(arms, (-0.15, 0.0, 0.15), strict=True):
-        means, lows, highs = [], [], []
-        for row in rows:
-            values = [_rate(r, TARGET) for r in row[j]]
-            m, lo, hi = _ci(values) if values else (float("nan"),) * 3
-            means.append(100 * m)
-            lows.append(100 * (m - lo))
-            highs.append(100 * (hi - m))
-        ax.errorbar([x + shift for x in xs], means, yerr=[lows, highs], fmt="o", capsize=3, color=colour, label=label)
-    ax.set_xticks(xs, [str(r[0]) for r in rows])
-    ax.set_xlabel("three-digit demonstrations in the warm start (with 70 two-digit)")
-    ax.set_ylabel("three-digit test success (%)")
-    ax.set_ylim(-3, 103)
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=7)
-    ax.set_title(f"mean and 95% interval over {len(rows[0][1])} seeds", fontsize=9)
-    finish(plt, fig, out)
+        if ceiling and ci(ceiling)[0] < 0.5:
+            console.print(f"{said}: the ceiling is {100 * ci(ceiling)[0]:.0f}%; the curve cannot rise above it")
+    curve_figure(rows, order, figures / f"rl-4-curve-under-reward-{demos}", len(seeds), demos)
 
 
 def report(folder: Path, lr: float, group: int, seeds, figures: Path) -> None:
