@@ -171,7 +171,7 @@ class BreadthApp(App):
     def action_procedure(self) -> None:
         self.jobs.watch_procedure()
 
-    action_rollouts = guarded(lambda self: self.jobs.watch_rollouts())  # Shift+F1 (app.py stays under 300 lines)
+    action_rollouts = guarded(lambda self: self.jobs.watch_rollouts())  # Shift+F1
     action_environments = guarded(lambda self: self.board.open())  # Shift+F4
 
     @guarded
@@ -230,7 +230,7 @@ class BreadthApp(App):
 
         The stack holds at most the main screen, one full-screen view (matrix, procedure, demos) and one modal
         (help, a path prompt) over it: a view key replaces the view and modal open, a modal replaces the
-        modal open. A view key never stacks a copy (60 rounds of Ctrl+W, D, G stacked 182 screens).
+        modal open. A view key never stacks a copy of its view.
         """
         stack = self.screen_stack
         same = next((i for i, screen in enumerate(stack) if isinstance(screen, kind)), None)

@@ -84,7 +84,7 @@ def train(args) -> int:
     base = args.base or BASE
     read_header(base)  # fail fast on a bad base
     Store(args.store).close()  # a store that cannot be used: refused before training, not after
-    kept: dict = {}  # step -> snapshot, for the scrubber (Ctrl+W in the app)
+    kept: dict = {}  # step -> snapshot, for the app's procedure view (F9)
     with _progress() as bar:
         task = bar.add_task(mix.label(), total=settings.steps, loss=float("nan"))
         model, record = train_run(

@@ -1,6 +1,6 @@
 """A checkpoint's snapshots, saved beside it: the sidecar's format, read and checked without torch.
 
-A fine-tune keeps copies of its weights as it goes (the scrubber, Ctrl+W, replays them). Saved with the
+A fine-tune keeps copies of its weights as it goes (the app's procedure view, F9, replays them). Saved with the
 checkpoint `X.safetensors`, they live in a sidecar `X.snapshots.safetensors`: a safetensors file whose
 JSON metadata names the checkpoint it belongs to (its weights' hash), the seed and the number of held-out
 sums the scores count, and each step with its scores already computed, so the scrubber shows them at once.

@@ -1,4 +1,4 @@
-"""The demonstrations view (Ctrl+D): what the model learns from, with the characters that carry loss marked.
+"""The demonstrations view (Shift+F2): what the model learns from, with the characters that carry loss marked.
 
 It shows the demonstrations fine-tuning would draw for the training form's mix and seed
 (`Mix.demonstrations`), one a line under its family's short label, laid out in as many columns as the

@@ -151,7 +151,7 @@ class ProcedureView(Screen):
 
     def on_unmount(self) -> None:
         """Let go of the plots: textual-plotext subscribes each to the app's theme and never unsubscribes, which
-        kept every closed view alive (60 Ctrl+W, 60 views' plots)."""
+        would keep every closed view alive."""
         for plot in self.plots:
             self.app.theme_changed_signal.unsubscribe(plot)
 

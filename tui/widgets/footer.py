@@ -8,8 +8,8 @@ footer mounts, so it draws them at once.
 
 Footer recomposes its keys whenever the screen's bindings change (a view opened or closed, the focus moved),
 and each new FooterKey binds to the footer's `compact`. Textual 8.2 prunes those bindings only when
-`compact` changes, so the footer kept every key it had drawn (Textualize/textual#6666): 48 a round of
-Ctrl+W, Ctrl+D, Ctrl+G, never released. Nudging `compact` after each recompose prunes them.
+`compact` changes, so the footer would keep every key it had drawn (Textualize/textual#6666), one set per view
+opened. Nudging `compact` after each recompose prunes them.
 """
 
 from __future__ import annotations
