@@ -25,7 +25,6 @@ from breadth.core.storage.header import KEY, read_header
 from breadth.core.storage.snapshot_file import plan, saved_snapshots, sidecar_of
 from breadth.core.world.episode import Episode
 from breadth.core.world.families import FAMILIES, Problem
-from breadth.core.world.recipes import recipe_of
 from breadth.core.world.records import HeldOutScore, RunMeta, SampledGroup, StepStats
 from breadth.core.world.rewards import judged, sampled
 from breadth.core.world.rollout import rollout
@@ -170,13 +169,13 @@ class ScriptedModels(Models):
         (`RewardSettings`) reports `scripted_before` first and each step's `scripted_metrics` and `scripted_group`.
         """
         losses: list[float] = []
+        measured: list[dict] = []  # each step's metrics
         start = time.monotonic()
         reward = isinstance(settings, RewardSettings)
+        before = scripted_before() if reward else {}
         problem = mix.demonstrations(settings.seed)[0]
-        if reward and on_before is not None and on_before(scripted_before()) is False:
-            return None, RunMeta(
-                recipe_of(settings).name, settings, mix.spec(), settings.seed, held_out, completed=False
-            )
+        if before and on_before is not None and on_before(before) is False:
+            return None, RunMeta.of_run(settings, mix, held_out, base, completed=False, before=before)
         if on_snapshot is not None and snapshot_every:
             on_snapshot(0, Kept(0, settings.steps))
         for step in range(1, settings.steps + 1):
@@ -184,34 +183,17 @@ class ScriptedModels(Models):
             losses.append(2.5 * math.exp(-step / 40) + 0.01)
             if on_snapshot is not None and snapshot_every and (step % snapshot_every == 0 or step == settings.steps):
                 on_snapshot(step, Kept(step, settings.steps))
-            measured = scripted_metrics(mix, step, settings.steps) if reward else {}
+            measured.append(scripted_metrics(mix, step, settings.steps) if reward else {})
             group = scripted_group(problem, step, settings.steps) if reward else None
-            if on_step(StepStats(step, settings.steps, losses[-1], time.monotonic() - start, measured, group)) is False:
-                return None, RunMeta(
-                    recipe_of(settings).name,
-                    settings,
-                    mix.spec(),
-                    settings.seed,
-                    held_out,
-                    losses=tuple(losses),
-                    completed=False,
-                    base=base,
-                )
+            stats = StepStats(step, settings.steps, losses[-1], time.monotonic() - start, measured[-1], group)
+            if on_step(stats) is False:
+                stopped = {"losses": tuple(losses), "completed": False, "before": before}
+                return None, RunMeta.of_run(settings, mix, held_out, base, measured, **stopped)
         problems = [p for f in FAMILIES.values() for p in f.held_out(settings.seed, held_out)]
         scores = tally(play(lambda batch: ScriptedPolicy(self.script, batch), problems), list(FAMILIES))
-        return base, RunMeta(
-            recipe_of(settings).name,
-            settings,
-            mix.spec(),
-            settings.seed,
-            held_out,
-            scores,
-            tuple(losses),
-            time.monotonic() - start,
-            0.0,
-            True,
-            base,
-        )
+        seconds = time.monotonic() - start
+        done = {"scores": scores, "losses": tuple(losses), "train_seconds": seconds, "before": before}
+        return base, RunMeta.of_run(settings, mix, held_out, base, measured, **done)
 
     def save_new(self, model, run, folder, stem):
         """A real checkpoint: the base's weights (the script has none) with this run's metadata."""

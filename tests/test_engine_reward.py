@@ -115,3 +115,28 @@ def test_stop_before_the_first_step_of_a_reward_run_is_heard_after_pass_at_g(one
     inbox.put(p.Stop(1))
     _train(Session(events.append, TorchModels(), inbox), TINY | {"steps": 50}, tmp_path)
     assert [type(e).__name__ for e in events] == ["Measured", "Stopped"] and events[-1].steps == 0
+
+
+@pytest.mark.parametrize("recipe", ["reward", "finetune"])
+def test_the_scripted_engines_records_have_the_real_engines_shape(tmp_path, monkeypatch, recipe):
+    """A run trained through the session by the tests' scripted models records what the real models record: the
+    same fields, the same recipe, mix, seed, held-out size and base, the same metric columns and the same things
+    measured before the first step (the scripted record had no metrics and no pass@G; it built its record apart)."""
+    monkeypatch.setenv("BREADTH_STORE", str(tmp_path / "store.sqlite"))
+    settings = TINY if recipe == "reward" else {"steps": 3, "seed": 1}
+    records = []
+    for models in (TorchModels(), ScriptedModels()):
+        events: list = []
+        folder = tmp_path / type(models).__name__
+        session = Session(events.append, models, queue.Queue())
+        session.handle(p.Train(1, "three_digit=4", settings, TWO, str(folder), held_out=2, recipe=recipe))
+        (trained,) = [e for e in events if isinstance(e, p.Trained)]
+        records.append(trained.meta)
+    real, scripted = records
+    assert real.keys() == scripted.keys()
+    for name in ("kind", "mix", "seed", "held_out", "base", "completed", "settings"):
+        assert real[name] == scripted[name], name
+    assert real.get("metrics", {}).keys() == scripted.get("metrics", {}).keys()
+    assert real.get("before", {}).keys() == scripted.get("before", {}).keys()
+    if recipe == "reward":  # so the two comparisons above compare something
+        assert real["metrics"] and real["before"]

@@ -65,9 +65,7 @@ def train_run(
     model, _ = checkpoint.load(base)
     before = BEFORE[made_by.name](model, mix, settings) if made_by.name in BEFORE else {}
     if before and on_before is not None and on_before(before) is False:
-        return model, RunMeta(
-            made_by.name, settings, mix.spec(), settings.seed, held_out, completed=False, base=str(base), before=before
-        )
+        return model, RunMeta.of_run(settings, mix, held_out, base, completed=False, before=before)
     start = time.perf_counter()
     measured: list[Mapping[str, float]] = []  # each step's metrics
     if on_snapshot is not None and snapshot_every > 0:
@@ -88,29 +86,20 @@ def train_run(
     completed = len(losses) == settings.steps
     # every registered family, or those named; a stopped run is not scored (nobody keeps it: Stop must be quick)
     scores = evaluate(model, settings.seed, held_out, families)[0] if completed else {}
-    record = RunMeta(
-        made_by.name,
+    record = RunMeta.of_run(
         settings,
-        mix.spec(),
-        settings.seed,
+        mix,
         held_out,
-        scores,
-        tuple(losses),
-        trained - start,
-        time.perf_counter() - trained,
-        completed,
-        str(base),
-        metrics=_columns(measured),
+        base,
+        measured,
+        scores=scores,
+        losses=tuple(losses),
+        train_seconds=trained - start,
+        eval_seconds=time.perf_counter() - trained,
+        completed=completed,
         before=before,
     )
     return model, record
-
-
-def _columns(measured: list[Mapping[str, float]]) -> dict[str, tuple[float, ...]]:
-    """Each step's metrics as one column per metric measured at every step (a family's reward, measured only at
-    steps that drew its sums, streams live but is not kept)."""
-    keys = [k for k in (measured[0] if measured else {}) if all(k in m for m in measured)]
-    return {k: tuple(m[k] for m in measured) for k in keys}
 
 
 class TorchModels(Models):

@@ -35,7 +35,6 @@ from breadth.core.storage.paths import BASE
 from breadth.core.world.episode import Episode
 from breadth.core.world.families import FAMILIES, Problem, family
 from breadth.core.world.mix import Mix
-from breadth.core.world.recipes import FINETUNE
 from breadth.core.world.records import Diverged, HeldOutScore, RunMeta, StepStats
 from breadth.core.world.rollout import run_episodes
 from breadth.core.world.scoring import Scored, tally
@@ -291,18 +290,16 @@ def train_lockstep(
     results: list[tuple[GPT, RunMeta] | Diverged] = list(outcomes)  # type: ignore[arg-type]
     for k, scored in zip(kept, scores, strict=True):
         s, losses = jobs[k].settings, outcomes[k]
-        record = RunMeta(
-            FINETUNE,
+        record = RunMeta.of_run(
             s,
-            mix=jobs[k].mix.spec(),
-            seed=s.seed,
-            held_out=held_out,
+            jobs[k].mix,
+            held_out,
+            base,
             scores=scored,
             losses=tuple(losses),
             train_seconds=ended[k],
             eval_seconds=share,
             completed=len(losses) == s.steps,
-            base=str(base),
         )
         results[k] = (models[k], record)
     return results

@@ -257,6 +257,18 @@ class RunMeta:
     before: dict[str, float] = field(default_factory=dict)  # measured before the first step (pass@G...)
     lockstep: Lockstep | None = None  # trained in lockstep beside other runs (None: alone, one run at a time)
 
+    @classmethod
+    def of_run(cls, settings, mix, held_out: int | None, base, measured=(), **done) -> RunMeta:
+        """The record of a run of `settings`' recipe on `mix` (a `Mix`) from `base`: its kind, mix and seed read
+        from them, each step's `measured` metrics kept as one column per metric measured at every step (a family's
+        reward, measured only at steps that drew its sums, streams live but is not kept); `done` holds the rest
+        (scores, losses, seconds, completed, before). Every trainer and the tests' scripted engine make records
+        here, so what they record cannot drift apart."""
+        keys = [k for k in (measured[0] if measured else {}) if all(k in m for m in measured)]
+        metrics = {k: tuple(m[k] for m in measured) for k in keys}
+        kind = recipe_of(settings).name
+        return cls(kind, settings, mix.spec(), settings.seed, held_out, base=str(base), metrics=metrics, **done)
+
     @property
     def mix_label(self) -> str:
         """`a2x2 35+a3x1 35`, `pre-trained only`, or `?` for a model of unknown origin."""
