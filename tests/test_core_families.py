@@ -9,9 +9,8 @@ import json
 import pytest
 
 from breadth.core.storage.presets import PRESETS
-from breadth.core.world.calculator import parse_call
-from breadth.core.world.episode import MAX_LENGTH
-from breadth.core.world.families import (
+from breadth.core.world.arithmetic.calculator import parse_call
+from breadth.core.world.environments.families import (
     DEMO_POOL,
     DIMENSIONS,
     FAMILIES,
@@ -24,9 +23,10 @@ from breadth.core.world.families import (
     family_of,
     register,
 )
-from breadth.core.world.mix import Mix, MixError
-from breadth.core.world.probe import SumError, parse_sum
-from breadth.core.world.vocab import ERROR
+from breadth.core.world.environments.mix import Mix, MixError
+from breadth.core.world.environments.probe import SumError, parse_sum
+from breadth.core.world.episodes.episode import MAX_LENGTH
+from breadth.core.world.text.vocab import ERROR
 
 
 def test_registry_refuses_a_duplicate_name_or_coordinates():

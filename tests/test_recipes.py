@@ -26,9 +26,9 @@ from breadth.core.engine.session import Session
 from breadth.core.learning import recipes as trainers
 from breadth.core.results.report import summarise, varied
 from breadth.core.storage.store import Store, StoredRun, run_key
-from breadth.core.world.recipes import RECIPES, Recipe, RecipeError, recipe, recipe_of
-from breadth.core.world.records import HeldOutScore, MetadataError, RunMeta, settings_note
-from breadth.core.world.settings import FinetuneSettings, SettingsError, _Checked, setting
+from breadth.core.world.runs.recipes import RECIPES, Recipe, RecipeError, recipe, recipe_of
+from breadth.core.world.runs.records import HeldOutScore, MetadataError, RunMeta, settings_note
+from breadth.core.world.runs.settings import FinetuneSettings, SettingsError, _Checked, setting
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -190,7 +190,7 @@ async def test_with_only_the_plates_recipe_the_form_asks_nothing_more(monkeypatc
 async def test_the_shipped_form_offers_demonstrations_and_reward():
     """The shipped registry has two recipes that train on a mix: the form asks which, the plate's first, and
     reward's request carries RewardSettings with its own defaults."""
-    from breadth.core.world.settings import RewardSettings
+    from breadth.core.world.runs.settings import RewardSettings
 
     app = fake_app()
     async with app.run_test(size=(100, 32)) as pilot:

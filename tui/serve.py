@@ -45,7 +45,7 @@ from textual_serve.server import Server, to_int
 from yarl import URL
 
 from breadth.core.storage.paths import remove_orphans
-from breadth.core.world.text import shown
+from breadth.core.world.text.shown import shown
 
 STOP_GRACE = 5.0  # seconds an app has to quit (and stop its engine) before it is terminated, then killed
 FULL_WAIT = 60.0  # seconds a refused connection keeps its message on screen before it is closed

@@ -1,6 +1,6 @@
 """How each recipe that trains on a mix trains a model in place: the trainer registered under its name.
 
-`core.world.recipes` names the recipes and their settings; this module gives each mix recipe its
+`core.world.runs.recipes` names the recipes and their settings; this module gives each mix recipe its
 torch side, a function `(model, mix, settings, on_step) -> losses`, and optionally a measurement taken
 before training (`BEFORE`). `experiment.train_run` wraps any of them the same way (load the base, measure,
 keep snapshots, evaluate, record), so a new way of learning is a trainer here, built on `train.run` with its
@@ -14,9 +14,9 @@ from collections.abc import Callable
 from breadth.core.learning.model import GPT
 from breadth.core.learning.rl import before_training, from_reward
 from breadth.core.learning.train import finetune
-from breadth.core.world.mix import Mix
-from breadth.core.world.recipes import FINETUNE, REWARD, RecipeError, recipe
-from breadth.core.world.records import OnStep
+from breadth.core.world.environments.mix import Mix
+from breadth.core.world.runs.recipes import FINETUNE, REWARD, RecipeError, recipe
+from breadth.core.world.runs.records import OnStep
 
 Trainer = Callable[[GPT, Mix, object, OnStep | None], list[float]]  # trains in place; the loss of every step
 Measure = Callable[[GPT, Mix, object], dict[str, float]]  # what a recipe measures of the model before training

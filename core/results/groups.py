@@ -20,8 +20,8 @@ from dataclasses import dataclass, replace
 
 from breadth.core.results.grid import GridError, Job
 from breadth.core.storage.store import run_key
-from breadth.core.world.recipes import FINETUNE, recipe_of
-from breadth.core.world.records import MAX_GROUP, Lockstep
+from breadth.core.world.runs.recipes import FINETUNE, recipe_of
+from breadth.core.world.runs.records import MAX_GROUP, Lockstep
 
 
 @dataclass(frozen=True)

@@ -29,8 +29,8 @@ from breadth.core.storage.header import (
     weights_hash,
 )
 from breadth.core.storage.paths import BASE
-from breadth.core.world.families import FAMILIES, Problem
-from breadth.core.world.records import HeldOutScore, MetadataError, RunMeta
+from breadth.core.world.environments.families import FAMILIES, Problem
+from breadth.core.world.runs.records import HeldOutScore, MetadataError, RunMeta
 
 FORMAT = "breadth-snapshots"
 VERSION = 1

@@ -25,12 +25,12 @@ from functools import cached_property
 
 import numpy as np
 
-from breadth.core.world.calculator import FORMS, CallSyntax
-from breadth.core.world.coordinates import DIMENSIONS, ENV_DIMENSIONS, Coordinates
-from breadth.core.world.operations import operation
-from breadth.core.world.orders import allowed, decode
-from breadth.core.world.problem import Problem
-from breadth.core.world.settings import HELD_OUT
+from breadth.core.world.arithmetic.calculator import FORMS, CallSyntax
+from breadth.core.world.arithmetic.coordinates import DIMENSIONS, ENV_DIMENSIONS, Coordinates
+from breadth.core.world.arithmetic.operations import operation
+from breadth.core.world.arithmetic.problem import Problem
+from breadth.core.world.environments.orders import allowed, decode
+from breadth.core.world.runs.settings import HELD_OUT
 
 __all__ = ["DIMENSIONS", "ENV_DIMENSIONS", "FAMILIES", "Coordinates", "Family", "Problem", "register"]
 
@@ -58,7 +58,7 @@ class Family:
     """A task family (an environment): its coordinates, labels, its space of sums, its seeded orders and splits.
 
     The family owns its data and never looks itself up by name, so it works registered or not. `version`
-    changes whenever its problems or transcripts would (its id names it: `core.world.environments`).
+    changes whenever its problems or transcripts would (its id names it: `core.world.environments.registry`).
     """
 
     def __init__(
@@ -299,7 +299,7 @@ def family_named(text: str) -> Family | None:
     key = text.strip().lower()
     found = next((f for f in FAMILIES.values() if key in f.names()), None)
     if found is None:
-        from breadth.core.world.environments import generated  # the generator builds on this module
+        from breadth.core.world.environments.registry import generated  # the generator builds on this module
 
         found = generated().get(key)
     return found
@@ -320,7 +320,7 @@ def order_of(names) -> list[str]:
     if all(n in FAMILIES for n in names):  # the registered families alone: never build the generator's hundreds
         rank = {n: i for i, n in enumerate(FAMILIES)}
         return sorted(names, key=rank.__getitem__)
-    from breadth.core.world.environments import generated
+    from breadth.core.world.environments.registry import generated
 
     rank = {n: i for i, n in enumerate([*FAMILIES, *generated()])}
     return sorted(names, key=lambda n: rank.get(n, len(rank)))

@@ -17,13 +17,13 @@ import random
 import re
 from functools import cache, cached_property
 
-from breadth.core.world.calculator import FORMS, OP
-from breadth.core.world.coordinates import ENV_DIMENSIONS, Coordinates
-from breadth.core.world.episode import MAX_LENGTH
-from breadth.core.world.families import _ORDERS_KEPT as ORDERS_KEPT
-from breadth.core.world.families import COUNT_WORDS, FAMILIES, Family
-from breadth.core.world.orders import Drawn, listed
-from breadth.core.world.problem import PLATE_FORM
+from breadth.core.world.arithmetic.calculator import FORMS, OP
+from breadth.core.world.arithmetic.coordinates import ENV_DIMENSIONS, Coordinates
+from breadth.core.world.arithmetic.problem import PLATE_FORM
+from breadth.core.world.environments.families import _ORDERS_KEPT as ORDERS_KEPT
+from breadth.core.world.environments.families import COUNT_WORDS, FAMILIES, Family
+from breadth.core.world.environments.orders import Drawn, listed
+from breadth.core.world.episodes.episode import MAX_LENGTH
 
 NAMESPACE = "breadth"
 VERSION = 1  # every environment's version today (`Family.version` once a family changes)
@@ -79,8 +79,8 @@ def generated() -> dict[str, Family]:
 
 
 class Generated(Family):
-    """A generated environment: a family whose seeded orders are made with numpy (`core.world.orders`), so hundreds
-    of them are cheap; its size is counted, never listed."""
+    """A generated environment: a family whose seeded orders are made with numpy (`core.world.environments.orders`),
+    so hundreds of them are cheap; its size is counted, never listed."""
 
     @cached_property
     def _size(self) -> int:

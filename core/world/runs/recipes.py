@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from breadth.core.world.settings import FinetuneSettings, PretrainSettings, RewardSettings, Setting, swept
+from breadth.core.world.runs.settings import FinetuneSettings, PretrainSettings, RewardSettings, Setting, swept
 
 
 class RecipeError(ValueError):

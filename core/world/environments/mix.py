@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from breadth.core.world.families import (
+from breadth.core.world.environments.families import (
     DIMENSIONS,
     FAMILIES,
     Problem,

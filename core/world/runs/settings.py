@@ -14,7 +14,7 @@ import math
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
-from breadth.core.world.episode import MAX_LENGTH
+from breadth.core.world.episodes.episode import MAX_LENGTH
 
 HELD_OUT = 30  # held-out sums per family, as on the plate
 # The lowest learning rate a step can act on: AdamW moves each weight by about lr, and a float32 number near 0.02
@@ -233,7 +233,7 @@ class ModelShape(_Checked):
     n_layer: int = setting(3, 1, 48, flag="layers", help="transformer blocks")
     n_head: int = setting(4, 1, 64, flag="heads", help="attention heads per block")
     n_embd: int = setting(96, 1, 4096, flag="width", help="residual stream width")
-    # context in characters: holds the longest episode (core.world.episode.MAX_LENGTH)
+    # context in characters: holds the longest episode (core.world.episodes.episode.MAX_LENGTH)
     block_size: int = setting(MAX_LENGTH, MAX_LENGTH, 1024, flag="context", help="context in characters")
     position: str = setting("learned", choices=("learned", "rope"), help="position scheme: a learned table or rotary")
 

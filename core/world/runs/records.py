@@ -11,10 +11,10 @@ import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from breadth.core.world.mix import spec_name
-from breadth.core.world.recipes import FINETUNE, RecipeError, recipe, recipe_of
-from breadth.core.world.settings import SettingsError, held_out_count, swept
-from breadth.core.world.transcript import Role, Segment
+from breadth.core.world.environments.mix import spec_name
+from breadth.core.world.runs.recipes import FINETUNE, RecipeError, recipe, recipe_of
+from breadth.core.world.runs.settings import SettingsError, held_out_count, swept
+from breadth.core.world.text.transcript import Role, Segment
 
 EXAMPLES_KEPT = 3  # failed transcripts a score keeps per family and run (the first ones, in held-out order)
 _EXAMPLE_CHARS = 200  # longest example text read back (episodes are at most the 64-character context)
@@ -241,7 +241,7 @@ MAX_GROUP = 1024  # runs in one lockstep group: a stored group larger than this 
 class RunMeta:
     """What a checkpoint says about its model: how it was made and, for a fine-tune, how it scored."""
 
-    kind: str  # the recipe that made it (`core.world.recipes`): "finetune", "pretrain", ...
+    kind: str  # the recipe that made it (`core.world.runs.recipes`): "finetune", "pretrain", ...
     settings: object | None = None  # an instance of its recipe's settings class
     mix: str | None = None  # a fine-tune's mix in `family=count,...` form
     seed: int | None = None  # a fine-tune's seed (also in its settings)
