@@ -160,8 +160,8 @@ def do(spec: dict) -> dict:
     from breadth.core.learning.policy import greedy
     from breadth.core.storage.files import write_atomic
     from breadth.core.storage.paths import BASE
-    from breadth.core.world.environments.families import family
     from breadth.core.world.environments.mix import Mix
+    from breadth.core.world.environments.registry import family
     from breadth.core.world.episodes.scoring import play, tally
     from breadth.core.world.runs.settings import FinetuneSettings, RewardSettings
 

@@ -18,7 +18,7 @@ from breadth.core.world.arithmetic.calculator import (
     register_form,
 )
 from breadth.core.world.arithmetic.operations import ADD, OPERATIONS, SUB
-from breadth.core.world.environments.families import Problem
+from breadth.core.world.arithmetic.problem import Problem
 from breadth.core.world.episodes.episode import MAX_LENGTH, End, Episode
 from breadth.core.world.episodes.rollout import run_episodes
 from breadth.core.world.episodes.verdict import Failure, judge

@@ -7,7 +7,7 @@ import random
 import pytest
 
 from breadth.core.world.arithmetic.calculator import OFF_BY_ONE, Lie
-from breadth.core.world.environments.families import Problem
+from breadth.core.world.arithmetic.problem import Problem
 from breadth.core.world.episodes.episode import MAX_CALLS, MAX_LENGTH, End, Episode, ToolCall
 from breadth.core.world.episodes.rollout import rollout
 from breadth.core.world.episodes.verdict import Failure, judge

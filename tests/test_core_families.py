@@ -10,14 +10,13 @@ import pytest
 
 from breadth.core.storage.presets import PRESETS
 from breadth.core.world.arithmetic.calculator import parse_call
+from breadth.core.world.arithmetic.coordinates import DIMENSIONS, Coordinates
+from breadth.core.world.arithmetic.problem import Problem
 from breadth.core.world.environments.families import (
     DEMO_POOL,
-    DIMENSIONS,
     FAMILIES,
     SAMPLED_ALL,
-    Coordinates,
     Family,
-    Problem,
     dimension_values,
     families_where,
     family_of,

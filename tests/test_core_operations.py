@@ -8,8 +8,10 @@ import pytest
 
 from breadth.core.world.arithmetic import operations
 from breadth.core.world.arithmetic.calculator import SYNTAX, calculate, parse_call
+from breadth.core.world.arithmetic.coordinates import Coordinates
 from breadth.core.world.arithmetic.operations import ADD, SUB, Operation
-from breadth.core.world.environments.families import Coordinates, Problem, grid_family
+from breadth.core.world.arithmetic.problem import Problem
+from breadth.core.world.environments.families import grid_family
 from breadth.core.world.environments.probe import SumError, parse_sum
 from breadth.core.world.episodes.episode import Episode
 from breadth.core.world.episodes.verdict import judge

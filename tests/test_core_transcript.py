@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from breadth.core.world.environments.families import FAMILIES, Problem
+from breadth.core.world.arithmetic.problem import Problem
+from breadth.core.world.environments.families import FAMILIES
 from breadth.core.world.text.transcript import Role, Segment, Transcript
 from breadth.core.world.text.vocab import BOS, CHARS, decode, encode
 

@@ -13,8 +13,8 @@ from breadth.core.engine import protocol as p
 from breadth.core.engine.session import Session
 from breadth.core.learning.experiment import TorchModels
 from breadth.core.storage.presets import checkpoint_path
-from breadth.core.world.environments.families import Problem
-from breadth.core.world.runs.records import MAX_SAMPLES, MetadataError, SampledGroup
+from breadth.core.world.arithmetic.problem import Problem
+from breadth.core.world.episodes.scores import MAX_SAMPLES, MetadataError, SampledGroup
 from breadth.core.world.text.transcript import Role
 
 TWO = str(checkpoint_path("two_digit_70"))

@@ -7,9 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from breadth.core.world.arithmetic.coordinates import Coordinates
+from breadth.core.world.arithmetic.coordinates import ENV_DIMENSIONS, Coordinates
 from breadth.core.world.arithmetic.problem import Problem
-from breadth.core.world.environments.families import ENV_DIMENSIONS
 from breadth.core.world.environments.registry import MIN_SUMS, draw, env_id, environment, environments, generated
 from breadth.core.world.episodes.episode import MAX_LENGTH, Episode
 from breadth.core.world.episodes.verdict import judge

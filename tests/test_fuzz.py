@@ -21,7 +21,8 @@ from breadth.core.world.arithmetic.calculator import MALFORMED, calculate, parse
 from breadth.core.world.environments.mix import Mix, MixError
 from breadth.core.world.environments.probe import SumError, parse_sum
 from breadth.core.world.episodes.episode import MAX_CALLS, MAX_LENGTH, Episode
-from breadth.core.world.runs.records import MetadataError, RunMeta
+from breadth.core.world.episodes.scores import MetadataError
+from breadth.core.world.runs.records import RunMeta
 from breadth.core.world.runs.settings import FinetuneSettings, SettingsError
 from breadth.core.world.text.vocab import CHARS
 

@@ -6,7 +6,7 @@ import torch
 
 from breadth.core.learning.model import GPTConfig
 from breadth.core.learning.policy import GreedyPolicy
-from breadth.core.world.environments.families import Problem
+from breadth.core.world.arithmetic.problem import Problem
 from breadth.core.world.episodes.episode import MAX_LENGTH
 from breadth.core.world.episodes.rollout import complete, rollout
 from breadth.core.world.text.vocab import BOS, CHARS, PAD

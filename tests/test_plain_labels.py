@@ -9,9 +9,11 @@ import pytest
 
 from breadth.core.results.grid import parse_budget, parse_share
 from breadth.core.results.matrix import parse_families
-from breadth.core.world.environments.families import FAMILIES, Coordinates, Family, family_named, register
+from breadth.core.world.arithmetic.coordinates import Coordinates
+from breadth.core.world.environments.families import FAMILIES, Family, register
 from breadth.core.world.environments.mix import Mix, MixError
 from breadth.core.world.environments.probe import SumError, parse_sum
+from breadth.core.world.environments.registry import family_named
 
 
 def test_the_plate_families_say_what_their_sums_are():

@@ -26,8 +26,9 @@ from breadth.core.engine.session import Session
 from breadth.core.learning import recipes as trainers
 from breadth.core.results.report import summarise, varied
 from breadth.core.storage.store import Store, StoredRun, run_key
+from breadth.core.world.episodes.scores import HeldOutScore, MetadataError
 from breadth.core.world.runs.recipes import RECIPES, Recipe, RecipeError, recipe, recipe_of
-from breadth.core.world.runs.records import HeldOutScore, MetadataError, RunMeta, settings_note
+from breadth.core.world.runs.records import RunMeta, settings_note
 from breadth.core.world.runs.settings import FinetuneSettings, SettingsError, _Checked, setting
 
 REPO = Path(__file__).resolve().parent.parent

@@ -10,7 +10,8 @@ from rich.console import Console
 from breadth.core.cli import tables
 from breadth.core.results.report import budget, summarise
 from breadth.core.storage.store import Store, StoredRun, run_key
-from breadth.core.world.runs.records import HeldOutScore, RunMeta
+from breadth.core.world.episodes.scores import HeldOutScore
+from breadth.core.world.runs.records import RunMeta
 from breadth.core.world.runs.settings import FinetuneSettings
 
 STORE = Path(__file__).resolve().parent.parent / "results" / "grid.sqlite"

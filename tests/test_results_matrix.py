@@ -10,7 +10,8 @@ from breadth.core.results.matrix import TRAINED, MatrixError, breadth_points, ma
 from breadth.core.results.report import summarise
 from breadth.core.storage.store import StoredRun, run_key
 from breadth.core.world.environments.families import FAMILIES
-from breadth.core.world.runs.records import HeldOutScore, RunMeta
+from breadth.core.world.episodes.scores import HeldOutScore
+from breadth.core.world.runs.records import RunMeta
 from breadth.core.world.runs.settings import FinetuneSettings
 
 

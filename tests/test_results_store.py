@@ -18,7 +18,8 @@ from breadth.core.results.report import budget, compare, summarise
 from breadth.core.storage.store import SCHEMA, Store, StoredRun, StoreError, run_key
 from breadth.core.storage.store_file import _MIGRATIONS
 from breadth.core.world.environments.mix import Mix
-from breadth.core.world.runs.records import HeldOutScore, RunMeta
+from breadth.core.world.episodes.scores import HeldOutScore
+from breadth.core.world.runs.records import RunMeta
 from breadth.core.world.runs.settings import FinetuneSettings
 
 

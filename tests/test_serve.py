@@ -166,7 +166,8 @@ def _store_one_run(tmp_path, monkeypatch) -> None:
     from breadth.core.storage.paths import BASE
     from breadth.core.storage.store import Store, StoredRun, run_key
     from breadth.core.world.environments.families import FAMILIES
-    from breadth.core.world.runs.records import HeldOutScore, RunMeta
+    from breadth.core.world.episodes.scores import HeldOutScore
+    from breadth.core.world.runs.records import RunMeta
     from breadth.core.world.runs.settings import FinetuneSettings
 
     monkeypatch.setenv("BREADTH_STORE", str(tmp_path / "s.sqlite"))

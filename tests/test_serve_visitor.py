@@ -168,7 +168,8 @@ def _stored_run(mix: str) -> None:
     from breadth.core.storage.header import weights_hash
     from breadth.core.storage.store import StoredRun, run_key
     from breadth.core.world.environments.families import FAMILIES
-    from breadth.core.world.runs.records import HeldOutScore, RunMeta
+    from breadth.core.world.episodes.scores import HeldOutScore
+    from breadth.core.world.runs.records import RunMeta
     from breadth.core.world.runs.settings import FinetuneSettings
 
     settings, base = FinetuneSettings(seed=0), weights_hash(BASE)

@@ -9,7 +9,8 @@ import sqlite3
 import pytest
 
 from breadth.core.storage.store import SCHEMA, Store, StoredRun, StoreError, run_key
-from breadth.core.world.runs.records import HeldOutScore, RunMeta
+from breadth.core.world.episodes.scores import HeldOutScore
+from breadth.core.world.runs.records import RunMeta
 from breadth.core.world.runs.settings import FinetuneSettings
 
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from breadth.core.cli.main import main
 from breadth.core.storage.store import Store, StoredRun, run_key
-from breadth.core.world.runs.records import HeldOutScore, RunMeta
+from breadth.core.world.episodes.scores import HeldOutScore
+from breadth.core.world.runs.records import RunMeta
 from breadth.core.world.runs.settings import FinetuneSettings
 
 

@@ -30,7 +30,8 @@ from breadth.core.results.figures import breadth_figure, budget_figure, matrix_f
 from breadth.core.results.matrix import TRAINED, BreadthPoint, MatrixRow
 from breadth.core.results.report import BudgetPoint, PairedDifference, summarise
 from breadth.core.storage.store import Store, StoredRun, run_key
-from breadth.core.world.runs.records import HeldOutScore, RunMeta
+from breadth.core.world.episodes.scores import HeldOutScore
+from breadth.core.world.runs.records import RunMeta
 from breadth.core.world.runs.settings import FinetuneSettings
 from breadth.core.world.text.shown import episode_text, shown
 from breadth.core.world.text.transcript import Role, Segment, Transcript

@@ -20,7 +20,8 @@ from breadth.core.storage.header import KEY, read_header, read_metadata, weights
 from breadth.core.storage.paths import BASE
 from breadth.core.storage.presets import PRESETS
 from breadth.core.storage.store import Store, StoredRun, run_key
-from breadth.core.world.runs.records import FailedEpisode, HeldOutScore, RunMeta
+from breadth.core.world.episodes.scores import FailedEpisode, HeldOutScore
+from breadth.core.world.runs.records import RunMeta
 from breadth.core.world.runs.settings import FinetuneSettings
 from breadth.core.world.text.shown import clip, shown
 from breadth.core.world.text.transcript import Role, Segment

@@ -12,7 +12,8 @@ from breadth.core.storage.header import weights_hash
 from breadth.core.storage.paths import BASE
 from breadth.core.storage.store import Store, StoredRun, run_key
 from breadth.core.world.environments.families import FAMILIES
-from breadth.core.world.runs.records import FailedEpisode, HeldOutScore, RunMeta
+from breadth.core.world.episodes.scores import FailedEpisode, HeldOutScore
+from breadth.core.world.runs.records import RunMeta
 from breadth.core.world.runs.settings import FinetuneSettings
 from breadth.core.world.text.transcript import Role, Segment
 from breadth.tui.screens import matrix_view

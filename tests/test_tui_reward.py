@@ -9,7 +9,7 @@ import pytest
 from textual.widgets import Input, Select, Static
 from tui_helpers import fake_app, wait_for
 
-from breadth.core.world.runs.records import SampledEpisode, SampledGroup
+from breadth.core.world.episodes.scores import SampledEpisode, SampledGroup
 from breadth.core.world.text.transcript import Role, Segment
 from breadth.tui.app import BreadthApp
 from breadth.tui.screens.rollouts_view import NO_RUN, Feed, RolloutsView, group_lines

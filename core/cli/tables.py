@@ -18,9 +18,10 @@ from breadth.core.storage.presets import PRESETS
 from breadth.core.storage.store import StoredRun
 from breadth.core.world.environments.families import FAMILIES, short_label
 from breadth.core.world.environments.mix import Mix, MixError, short_spec
+from breadth.core.world.episodes.scores import HeldOutScore
 from breadth.core.world.episodes.scoring import Scored
 from breadth.core.world.runs.recipes import recipe_of, swept_by_any
-from breadth.core.world.runs.records import HeldOutScore, RunMeta
+from breadth.core.world.runs.records import RunMeta
 from breadth.core.world.runs.stats import mean_sd, wilson
 from breadth.core.world.text.shown import shown, shown_text
 from breadth.core.world.text.transcript import Transcript, visible

@@ -14,8 +14,8 @@ import types
 from dataclasses import MISSING, asdict, dataclass, field, fields
 from typing import get_args, get_origin, get_type_hints
 
+from breadth.core.world.environments.families import HELD_OUT
 from breadth.core.world.runs.recipes import FINETUNE
-from breadth.core.world.runs.settings import HELD_OUT
 
 # commands: UI -> engine
 
@@ -140,7 +140,7 @@ class Rollouts:
 
     id: int
     step: int
-    group: dict  # `core.world.runs.records.SampledGroup.to_dict()`: plain segments (role, text), rewards, verdicts
+    group: dict  # `core.world.episodes.scores.SampledGroup.to_dict()`: plain segments (role, text), rewards, verdicts
 
 
 @dataclass(frozen=True)

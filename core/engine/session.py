@@ -41,10 +41,11 @@ from breadth.core.world.environments.probe import parse_sum
 from breadth.core.world.environments.registry import environments
 from breadth.core.world.episodes.episode import Episode
 from breadth.core.world.episodes.rollout import Policy, run_episodes
+from breadth.core.world.episodes.scores import HeldOutScore
 from breadth.core.world.episodes.scoring import play, tally
 from breadth.core.world.episodes.verdict import judge
 from breadth.core.world.runs.recipes import RecipeError, recipe
-from breadth.core.world.runs.records import HeldOutScore, RunMeta
+from breadth.core.world.runs.records import RunMeta
 from breadth.core.world.runs.settings import held_out_count
 from breadth.core.world.text.transcript import Role
 

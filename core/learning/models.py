@@ -8,7 +8,8 @@ from collections.abc import Callable
 
 from breadth.core.world.environments.mix import Mix
 from breadth.core.world.episodes.rollout import Policy
-from breadth.core.world.runs.records import HeldOutScore, OnStep, RunMeta
+from breadth.core.world.episodes.scores import HeldOutScore
+from breadth.core.world.runs.records import OnStep, RunMeta
 
 OnSnapshot = Callable[[int, object], None]  # (step, a copy of the weights) during training
 OnBefore = Callable[[dict[str, float]], bool | None]  # what a recipe measured before its first step; False to stop

@@ -21,7 +21,7 @@ from torch.nn import functional as F
 from breadth.core.learning.model import GPT
 from breadth.core.learning.policy import SamplingPolicy
 from breadth.core.learning.train import _adamw, run
-from breadth.core.world.environments.families import Problem
+from breadth.core.world.arithmetic.problem import Problem
 from breadth.core.world.environments.mix import Mix
 from breadth.core.world.episodes.rewards import Group, advantages, judged, metrics, sampled
 from breadth.core.world.episodes.rollout import rollout

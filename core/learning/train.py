@@ -18,7 +18,7 @@ from collections.abc import Callable
 import torch
 
 from breadth.core.learning.model import GPT
-from breadth.core.world.environments.families import Problem
+from breadth.core.world.arithmetic.problem import Problem
 from breadth.core.world.runs.records import Diverged, OnStep, StepStats
 from breadth.core.world.runs.settings import FinetuneSettings, PretrainSettings
 from breadth.core.world.text.vocab import BOS, encode

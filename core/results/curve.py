@@ -31,8 +31,8 @@ from breadth.core.results.grid import Cell, GridError, Job, refuse_repeats
 from breadth.core.results.groups import Group, lockstep_groups
 from breadth.core.storage.store import StoredRun, run_key
 from breadth.core.world.arithmetic.coordinates import ENV_DIMENSIONS
-from breadth.core.world.environments.families import family
 from breadth.core.world.environments.mix import Mix
+from breadth.core.world.environments.registry import family
 from breadth.core.world.runs.records import MAX_GROUP
 from breadth.core.world.runs.settings import MAX_HELD_OUT, MAX_SEED, FinetuneSettings, SettingsError
 from breadth.core.world.runs.stats import mean_interval

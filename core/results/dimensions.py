@@ -16,9 +16,8 @@ from dataclasses import dataclass
 from breadth.core.world.arithmetic.calculator import FORMS
 from breadth.core.world.arithmetic.coordinates import ENV_DIMENSIONS, Coordinates
 from breadth.core.world.arithmetic.problem import PLATE_FORM
-from breadth.core.world.environments.families import family
-from breadth.core.world.environments.registry import env_id
-from breadth.core.world.runs.records import HeldOutScore
+from breadth.core.world.environments.registry import env_id, family
+from breadth.core.world.episodes.scores import HeldOutScore
 
 
 @dataclass(frozen=True)

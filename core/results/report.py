@@ -17,8 +17,8 @@ from typing import Any
 from breadth.core.storage.store import StoredRun
 from breadth.core.world.environments.families import FAMILIES
 from breadth.core.world.environments.mix import Mix, MixError
+from breadth.core.world.episodes.scores import FailedEpisode
 from breadth.core.world.runs.recipes import swept_by_any
-from breadth.core.world.runs.records import FailedEpisode
 from breadth.core.world.runs.stats import mean_interval, paired_difference, wilson
 
 

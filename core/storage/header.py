@@ -22,7 +22,8 @@ from pathlib import Path
 
 from breadth.core.storage.files import UserFileError, open_regular, read_regular
 from breadth.core.world.episodes.episode import MAX_LENGTH
-from breadth.core.world.runs.records import MetadataError, RunMeta
+from breadth.core.world.episodes.scores import MetadataError
+from breadth.core.world.runs.records import RunMeta
 from breadth.core.world.text.vocab import CHARS
 
 FORMAT = "breadth-checkpoint"

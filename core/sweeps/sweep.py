@@ -36,8 +36,9 @@ from breadth.core.results.groups import Group
 from breadth.core.storage.paths import BASE
 from breadth.core.storage.store import Store, StoredRun
 from breadth.core.sweeps.cluster import WATCH_SECONDS, ClusterError, DaskCluster
+from breadth.core.world.episodes.scores import MetadataError
 from breadth.core.world.runs.recipes import recipe_of
-from breadth.core.world.runs.records import MetadataError, RunMeta
+from breadth.core.world.runs.records import RunMeta
 from breadth.core.world.text.shown import one_line
 
 PARENT_SECONDS = 0.5  # how often a local worker looks whether the sweep that started it is still there

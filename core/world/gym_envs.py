@@ -39,7 +39,8 @@ except ModuleNotFoundError as e:  # an optional extra: say how to get it
         "breadth's Gymnasium environments need gymnasium: pip install -c constraints.txt '.[gym]'", name=e.name
     ) from None
 
-from breadth.core.world.environments.families import Family, Problem
+from breadth.core.world.arithmetic.problem import Problem
+from breadth.core.world.environments.families import Family
 from breadth.core.world.environments.registry import env_id, environment, environments
 from breadth.core.world.episodes.episode import MAX_LENGTH, Episode
 from breadth.core.world.episodes.verdict import Failure, Verdict, judge

@@ -31,8 +31,9 @@ from breadth.core.storage.header import weights_hash
 from breadth.core.storage.paths import BASE, SHIPPED_RESULTS
 from breadth.core.storage.presets import PRESETS
 from breadth.core.storage.store import Store, StoredRun
-from breadth.core.world.environments.families import family, short_label
+from breadth.core.world.environments.families import short_label
 from breadth.core.world.environments.mix import Mix, MixError
+from breadth.core.world.environments.registry import family
 from breadth.core.world.runs.records import settings_note
 from breadth.core.world.text.shown import clip, episode_text, shown
 from breadth.core.world.text.transcript import Transcript

@@ -21,7 +21,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static
 
 from breadth.core.world.environments.families import FAMILIES
-from breadth.core.world.runs.records import MetadataError, SampledGroup
+from breadth.core.world.episodes.scores import MetadataError, SampledGroup
 from breadth.core.world.text.shown import episode_text, shown
 from breadth.core.world.text.transcript import Role, Transcript
 from breadth.tui.guard import guarded, one_line

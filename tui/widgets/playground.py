@@ -22,7 +22,7 @@ from textual.reactive import var
 from textual.widgets import Input, Static
 
 from breadth.core.engine import protocol as p
-from breadth.core.world.environments.families import Problem
+from breadth.core.world.arithmetic.problem import Problem
 from breadth.core.world.environments.probe import SumError, parse_sum
 from breadth.core.world.text.shown import shown
 from breadth.core.world.text.transcript import Role, visible

@@ -17,7 +17,9 @@ import re
 
 from breadth.core.world.arithmetic.calculator import MAX_OPERAND_DIGITS, SYNTAX
 from breadth.core.world.arithmetic.operations import OPERATIONS
-from breadth.core.world.environments.families import FAMILIES, Problem, family_named, family_of
+from breadth.core.world.arithmetic.problem import Problem
+from breadth.core.world.environments.families import FAMILIES, family_of
+from breadth.core.world.environments.registry import family_named
 from breadth.core.world.episodes.episode import MAX_LENGTH
 
 MAX_OPERANDS = 4  # a+b+c+d: three calls

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from breadth.core.world.environments.families import Problem
+from breadth.core.world.arithmetic.problem import Problem
 from breadth.core.world.episodes.episode import End, Episode
+from breadth.core.world.episodes.scores import MAX_SAMPLES, SampledEpisode, SampledGroup
 from breadth.core.world.episodes.verdict import Verdict, judge
-from breadth.core.world.runs.records import MAX_SAMPLES, SampledEpisode, SampledGroup
 from breadth.core.world.text.transcript import Role
 
 

@@ -12,11 +12,11 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from breadth.core.world.environments.families import Problem
+from breadth.core.world.arithmetic.problem import Problem
 from breadth.core.world.episodes.episode import MAX_LENGTH, Episode
 from breadth.core.world.episodes.rollout import Policy, run_episodes
+from breadth.core.world.episodes.scores import EXAMPLES_KEPT, FailedEpisode, HeldOutScore
 from breadth.core.world.episodes.verdict import Verdict, judge
-from breadth.core.world.runs.records import EXAMPLES_KEPT, FailedEpisode, HeldOutScore
 from breadth.core.world.text.transcript import Role
 
 MakePolicy = Callable[[int], Policy]  # batch size -> a fresh policy for that many rows

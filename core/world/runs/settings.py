@@ -16,7 +16,6 @@ from typing import Any
 
 from breadth.core.world.episodes.episode import MAX_LENGTH
 
-HELD_OUT = 30  # held-out sums per family, as on the plate
 # The lowest learning rate a step can act on: AdamW moves each weight by about lr, and a float32 number near 0.02
 # (the initial weights' scale) has neighbours 1.9e-9 away, so far below this a step leaves the weights as they were
 # (measured on the shipped base, 3 fine-tune steps: at lr 1e-8 97.6% of the weights change, at 1e-10 7.4%, at
