@@ -62,7 +62,7 @@ def _setting_flag(s: argparse.ArgumentParser, setting, how: str | None) -> None:
 
 
 def _held_out_flag(s: argparse.ArgumentParser, filter_only: bool = False) -> None:
-    from breadth.core.world.environments.families import HELD_OUT
+    from breadth.core.world.episodes.scores import HELD_OUT
 
     if filter_only:
         s.add_argument("--held-out", help="only runs scored on this many sums per family (a number or 'all')")

@@ -14,7 +14,7 @@ import types
 from dataclasses import MISSING, asdict, dataclass, field, fields
 from typing import get_args, get_origin, get_type_hints
 
-from breadth.core.world.environments.families import HELD_OUT
+from breadth.core.world.episodes.scores import HELD_OUT
 from breadth.core.world.runs.recipes import FINETUNE
 
 # commands: UI -> engine

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from breadth.core.learning.model import GPT
 from breadth.core.learning.policy import GreedyPolicy, greedy
-from breadth.core.world.environments.families import FAMILIES, HELD_OUT
+from breadth.core.world.environments.families import FAMILIES
 from breadth.core.world.environments.registry import family
 from breadth.core.world.episodes.rollout import complete
-from breadth.core.world.episodes.scores import HeldOutScore
+from breadth.core.world.episodes.scores import HELD_OUT, HeldOutScore
 from breadth.core.world.episodes.scoring import Scored, play, tally
 from breadth.core.world.text.vocab import BOS
 from breadth.core.world.text.worksheets import worksheet_sums

@@ -32,10 +32,9 @@ from breadth.core.learning.train import use_one_thread
 from breadth.core.storage.files import user_path, write_atomic
 from breadth.core.storage.header import weights_hash
 from breadth.core.storage.paths import BASE
-from breadth.core.world.environments.families import HELD_OUT
 from breadth.core.world.environments.mix import Mix
 from breadth.core.world.episodes.rollout import Policy
-from breadth.core.world.episodes.scores import HeldOutScore
+from breadth.core.world.episodes.scores import HELD_OUT, HeldOutScore
 from breadth.core.world.runs.recipes import FINETUNE, recipe, recipe_of
 from breadth.core.world.runs.records import Diverged, Lockstep, OnStep, RunMeta, StepStats
 

@@ -33,12 +33,12 @@ from breadth.core.learning.model import GPT
 from breadth.core.learning.train import demonstration_tensors, use_one_thread
 from breadth.core.storage.paths import BASE
 from breadth.core.world.arithmetic.problem import Problem
-from breadth.core.world.environments.families import FAMILIES, HELD_OUT
+from breadth.core.world.environments.families import FAMILIES
 from breadth.core.world.environments.mix import Mix
 from breadth.core.world.environments.registry import family
 from breadth.core.world.episodes.episode import Episode
 from breadth.core.world.episodes.rollout import run_episodes
-from breadth.core.world.episodes.scores import HeldOutScore
+from breadth.core.world.episodes.scores import HELD_OUT, HeldOutScore
 from breadth.core.world.episodes.scoring import Scored, tally
 from breadth.core.world.episodes.verdict import judge
 from breadth.core.world.runs.recipes import FINETUNE

@@ -30,8 +30,8 @@ from breadth.core.world.arithmetic.coordinates import DIMENSIONS, Coordinates
 from breadth.core.world.arithmetic.operations import operation
 from breadth.core.world.arithmetic.problem import Problem
 from breadth.core.world.environments.orders import allowed, decode
+from breadth.core.world.episodes.scores import HELD_OUT
 
-HELD_OUT = 30  # held-out sums per family, as on the plate (the test split's first ones)
 DEMO_POOL = 200  # demonstrations of a family come from the first DEMO_POOL of its seeded order (or half a small one)
 LISTED_UP_TO = 100_000  # spaces with at most this many candidate tuples are listed and shuffled; larger are sampled
 SAMPLED_ALL = 10_000  # `held_out=None` ("all") on a sampled family scores this many held-out sums, not millions

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from breadth.core.world.text.transcript import Role, Segment
 
+HELD_OUT = 30  # held-out sums per family a score counts by default, as on the plate (its test split's first ones)
 EXAMPLES_KEPT = 3  # failed transcripts a score keeps per family and run (the first ones, in held-out order)
 _EXAMPLE_CHARS = 200  # longest example text read back (episodes are at most the 64-character context)
 
