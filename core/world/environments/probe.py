@@ -8,7 +8,6 @@ model's context. The Problem names the family that holds the sum, or '' for none
 A probe may name its family first (`a3x2: 12+34+56`, by name or short label): then a sum outside
 that family (another operation, another count of numbers, an operand outside its range) is refused
 in one line, so a prober checking one environment cannot pose another by a slip of the finger.
-A talk's probes file (`breadth-tui --demo --probes FILE`) is read by tui.story.
 """
 
 from __future__ import annotations
