@@ -25,7 +25,7 @@ from breadth.core.learning.evaluate import evaluate, evaluate_environments
 from breadth.core.learning.train import use_one_thread
 from breadth.core.results.dimensions import summarise
 from breadth.core.storage.presets import checkpoint_path
-from breadth.core.world.environments import draw, environments
+from breadth.core.world.environments.registry import draw, environments
 
 TARGET = 5.0  # seconds for 200 environments x 30 sums (issue 17)
 

@@ -21,8 +21,8 @@ from rich.table import Table
 
 from breadth.core.learning.experiment import train_run
 from breadth.core.storage.presets import PRESETS
-from breadth.core.world.families import FAMILIES
-from breadth.core.world.settings import FinetuneSettings
+from breadth.core.world.environments.families import FAMILIES
+from breadth.core.world.runs.settings import FinetuneSettings
 
 TARGET = 5.0  # seconds: one fine-tune plus scoring on one core
 

@@ -32,14 +32,15 @@ from breadth.core.learning.model import GPT
 from breadth.core.learning.policy import GreedyPolicy
 from breadth.core.learning.train import finetune, use_one_thread
 from breadth.core.storage.paths import BASE
-from breadth.core.world.calculator import DROPPED, FORMS, CallSyntax
-from breadth.core.world.episode import Episode
-from breadth.core.world.families import FAMILIES, Problem
-from breadth.core.world.operations import ADD
-from breadth.core.world.rollout import run_episodes
-from breadth.core.world.settings import FinetuneSettings
-from breadth.core.world.transcript import Role, Segment, Transcript
-from breadth.core.world.verdict import judge
+from breadth.core.world.arithmetic.calculator import DROPPED, FORMS, CallSyntax
+from breadth.core.world.arithmetic.operations import ADD
+from breadth.core.world.arithmetic.problem import Problem
+from breadth.core.world.environments.families import FAMILIES
+from breadth.core.world.episodes.episode import Episode
+from breadth.core.world.episodes.rollout import run_episodes
+from breadth.core.world.episodes.verdict import judge
+from breadth.core.world.runs.settings import FinetuneSettings
+from breadth.core.world.text.transcript import Role, Segment, Transcript
 
 CANDIDATES = {**FORMS, **{f.name: f for f in DROPPED}}  # every form measured: kept ones, then dropped ones
 KINDS = ("two_digit", "three_digit")  # the plate's two task kinds

@@ -42,10 +42,10 @@ from breadth.core.learning.stacked import flops_per_step
 from breadth.core.learning.train import demonstration_tensors, finetune, use_one_thread
 from breadth.core.storage.paths import BASE
 from breadth.core.storage.presets import PRESETS
-from breadth.core.world.mix import Mix
-from breadth.core.world.records import Diverged
-from breadth.core.world.settings import FinetuneSettings
-from breadth.core.world.stats import t_quantile
+from breadth.core.world.environments.mix import Mix
+from breadth.core.world.runs.records import Diverged
+from breadth.core.world.runs.settings import FinetuneSettings
+from breadth.core.world.runs.stats import t_quantile
 
 LOCKSTEP_TARGET = 2.0  # lockstep runs per minute over today's
 SINGLE_TARGET = 1.2  # the cheaper single run's over today's

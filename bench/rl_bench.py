@@ -27,8 +27,8 @@ from rich.table import Table
 from breadth.core.learning import checkpoint, rl
 from breadth.core.learning.train import use_one_thread
 from breadth.core.storage.presets import checkpoint_path
-from breadth.core.world.mix import Mix
-from breadth.core.world.settings import RewardSettings
+from breadth.core.world.environments.mix import Mix
+from breadth.core.world.runs.settings import RewardSettings
 
 STEP_TARGET = 0.150  # seconds a step of 16 prompts x 8 episodes
 RUN_TARGET = 40.0  # seconds for 200 steps

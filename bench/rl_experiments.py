@@ -115,8 +115,8 @@ def run_tasks(lr: float, group: int, seeds) -> list[dict]:
 def curve_plan(seeds, demos: int = CURVE_DEMOS):
     """The shipped curve's splits and N on two-number sums, with a small warm start per training environment."""
     from breadth.core.results.curve import CurvePlan
-    from breadth.core.world.environments import where
-    from breadth.core.world.settings import FinetuneSettings
+    from breadth.core.world.environments.registry import where
+    from breadth.core.world.runs.settings import FinetuneSettings
 
     pool = tuple(f.name for f in where(**CURVE_WHERE))
     return CurvePlan(pool, 4, 3, (1, 2, 4, 8), demos, tuple(seeds), FinetuneSettings(), CURVE_HELD_OUT)
@@ -130,8 +130,8 @@ def curve_prefix(demos: int) -> str:
 def curve_tasks(lr: float, group: int, seeds, demos: int = CURVE_DEMOS) -> list[dict]:
     """Per seed, split and N (0: the ceiling): the warm start, then reward on the same environments' sums."""
     from breadth.core.results.curve import CEILING
-    from breadth.core.world.families import family
-    from breadth.core.world.mix import Mix
+    from breadth.core.world.environments.mix import Mix
+    from breadth.core.world.environments.registry import family
 
     plan = curve_plan(seeds, demos)
     prefix = curve_prefix(demos)
@@ -161,10 +161,10 @@ def do(spec: dict) -> dict:
     from breadth.core.learning.policy import greedy
     from breadth.core.storage.files import write_atomic
     from breadth.core.storage.paths import BASE
-    from breadth.core.world.families import family
-    from breadth.core.world.mix import Mix
-    from breadth.core.world.scoring import play, tally
-    from breadth.core.world.settings import FinetuneSettings, RewardSettings
+    from breadth.core.world.environments.mix import Mix
+    from breadth.core.world.environments.registry import family
+    from breadth.core.world.episodes.scoring import play, tally
+    from breadth.core.world.runs.settings import FinetuneSettings, RewardSettings
 
     folder = Path(spec["folder"])
     made = FinetuneSettings if spec["kind"] == "finetune" else RewardSettings
@@ -228,7 +228,7 @@ def record_all(tasks: list[dict], folder: Path, store_path: Path) -> int:
     from breadth.core.storage.header import weights_hash
     from breadth.core.storage.paths import BASE
     from breadth.core.storage.store import Store, StoredRun, run_key
-    from breadth.core.world.records import RunMeta
+    from breadth.core.world.runs.records import RunMeta
 
     added = 0
     with Store(store_path) as store:

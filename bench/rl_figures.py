@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from bench.rl_experiments import EPISODES, KNOWN, TARGET
-from breadth.core.world.stats import mean_interval
+from breadth.core.world.runs.stats import mean_interval
 
 SHOWN_METRICS = (
     ("reward", "reward"),

@@ -1,6 +1,6 @@
 """The tables and figures of `python -m bench.rl_experiments`: read from its run records, nothing measured here.
 
-Every number is a mean over seeds with its 95% t interval (`core.world.stats.mean_interval`, kept within
+Every number is a mean over seeds with its 95% t interval (`core.world.runs.stats.mean_interval`, kept within
 0-100%), on the test split (100 sums per family) unless the table says validation. Figures are written as
 PNG and SVG beside each other, deterministically (`core.results.figures`' writer).
 """

@@ -32,8 +32,8 @@ SETTLE = {12: 6.0, 13: 4.0, 14: 4.0, 16: 2.0, 17: 2.0, 18: 2.0}  # seconds for a
 
 async def shoot(size: tuple[int, int], out: Path) -> list[Path]:
     """Step through the default story at `size`, saving each act's telling step; the PNGs written."""
-    from breadth.core.world.story import default_story
     from breadth.tui.app import BreadthApp
+    from breadth.tui.story import default_story
 
     app = BreadthApp(demo=default_story())
     written = []

@@ -24,7 +24,7 @@ from breadth.core.storage.paths import BASE
 from breadth.core.storage.presets import DEFAULT_PRESET, PRESETS
 from breadth.core.storage.store import Store
 from breadth.core.sweeps.sweep import run_jobs
-from breadth.core.world.settings import FinetuneSettings
+from breadth.core.world.runs.settings import FinetuneSettings
 
 TARGET = 1.7  # 2 local workers should give at least this many times one worker's runs per minute
 

@@ -202,7 +202,7 @@ async def keys_while_racing_and_training(app, pilot, box, plot, samples: int, in
     """Key latency while a long run trains and four-model races stream one after another at the normal pace."""
     from textual.widgets import Input
 
-    from breadth.core.world.probe import parse_sum
+    from breadth.core.world.environments.probe import parse_sum
     from breadth.tui.widgets.playground import Playground
 
     app.playground.pace = 2  # normal: 20 characters a second, so every race streams for a while

@@ -23,15 +23,17 @@ from breadth.core.learning.models import Models
 from breadth.core.storage.files import user_path, write_atomic, write_new
 from breadth.core.storage.header import KEY, read_header
 from breadth.core.storage.snapshot_file import plan, saved_snapshots, sidecar_of
-from breadth.core.world.episode import Episode
-from breadth.core.world.families import FAMILIES, Problem
-from breadth.core.world.records import HeldOutScore, RunMeta, SampledGroup, StepStats
-from breadth.core.world.rewards import judged, sampled
-from breadth.core.world.rollout import rollout
-from breadth.core.world.scoring import play, tally
-from breadth.core.world.settings import RewardSettings
-from breadth.core.world.transcript import Role
-from breadth.core.world.vocab import BOS, PAD
+from breadth.core.world.arithmetic.problem import Problem
+from breadth.core.world.environments.families import FAMILIES
+from breadth.core.world.episodes.episode import Episode
+from breadth.core.world.episodes.rewards import judged, sampled
+from breadth.core.world.episodes.rollout import rollout
+from breadth.core.world.episodes.scores import HeldOutScore, SampledGroup
+from breadth.core.world.episodes.scoring import play, tally
+from breadth.core.world.runs.records import RunMeta, StepStats
+from breadth.core.world.runs.settings import RewardSettings
+from breadth.core.world.text.transcript import Role
+from breadth.core.world.text.vocab import BOS, PAD
 from breadth.tui.engine import EngineGone
 
 

@@ -6,7 +6,7 @@ import itertools
 
 import pytest
 
-from breadth.core.world.calculator import (
+from breadth.core.world.arithmetic.calculator import (
     DROPPED,
     FORMS,
     SYNTAX,
@@ -17,12 +17,12 @@ from breadth.core.world.calculator import (
     form_named,
     register_form,
 )
-from breadth.core.world.episode import MAX_LENGTH, End, Episode
-from breadth.core.world.families import Problem
-from breadth.core.world.operations import ADD, OPERATIONS, SUB
-from breadth.core.world.rollout import run_episodes
-from breadth.core.world.transcript import Role, Segment, Transcript
-from breadth.core.world.verdict import Failure, judge
+from breadth.core.world.arithmetic.operations import ADD, OPERATIONS, SUB
+from breadth.core.world.arithmetic.problem import Problem
+from breadth.core.world.episodes.episode import MAX_LENGTH, End, Episode
+from breadth.core.world.episodes.rollout import run_episodes
+from breadth.core.world.episodes.verdict import Failure, judge
+from breadth.core.world.text.transcript import Role, Segment, Transcript
 
 KEPT = list(FORMS.values())
 ALL = [*KEPT, *DROPPED]  # a form works end to end registered or not (the measurement plays the dropped ones too)

@@ -13,8 +13,8 @@ import pytest
 
 from breadth.core.cli.main import USAGE_ERROR, main
 from breadth.core.storage.header import read_header, read_metadata
-from breadth.core.world.families import FAMILIES
-from breadth.core.world.vocab import CHARS
+from breadth.core.world.environments.families import FAMILIES
+from breadth.core.world.text.vocab import CHARS
 
 BREADTH = Path(sys.executable).parent / "breadth"
 

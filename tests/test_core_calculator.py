@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-import breadth.core.world.calculator
-from breadth.core.world.calculator import MALFORMED, MAX_OPERAND_DIGITS, SYNTAX, Call, Lie, calculate
-from breadth.core.world.operations import SUB
+import breadth.core.world.arithmetic.calculator
+from breadth.core.world.arithmetic.calculator import MALFORMED, MAX_OPERAND_DIGITS, SYNTAX, Call, Lie, calculate
+from breadth.core.world.arithmetic.operations import SUB
 
 
 @pytest.mark.parametrize(
@@ -126,7 +126,7 @@ def test_every_binary_call_over_small_operands():
 
 def test_source_never_evaluates_code():
     """The calculator's source never calls eval or exec (nor the compile builtin): it parses, it does not execute."""
-    source = Path(breadth.core.world.calculator.__file__).read_text()
+    source = Path(breadth.core.world.arithmetic.calculator.__file__).read_text()
     tree = ast.parse(source)
     names = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
     attrs = {node.attr for node in ast.walk(tree) if isinstance(node, ast.Attribute)}

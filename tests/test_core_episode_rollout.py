@@ -6,13 +6,13 @@ import random
 
 import pytest
 
-from breadth.core.world.calculator import OFF_BY_ONE, Lie
-from breadth.core.world.episode import MAX_CALLS, MAX_LENGTH, End, Episode, ToolCall
-from breadth.core.world.families import Problem
-from breadth.core.world.rollout import rollout
-from breadth.core.world.transcript import Role, Segment
-from breadth.core.world.verdict import Failure, judge
-from breadth.core.world.vocab import BOS, CHARS, PAD
+from breadth.core.world.arithmetic.calculator import OFF_BY_ONE, Lie
+from breadth.core.world.arithmetic.problem import Problem
+from breadth.core.world.episodes.episode import MAX_CALLS, MAX_LENGTH, End, Episode, ToolCall
+from breadth.core.world.episodes.rollout import rollout
+from breadth.core.world.episodes.verdict import Failure, judge
+from breadth.core.world.text.transcript import Role, Segment
+from breadth.core.world.text.vocab import BOS, CHARS, PAD
 
 WAIT = "*"  # what the scripted policy proposes while the environment is writing; never used if rollout is right
 

@@ -9,24 +9,23 @@ import json
 import pytest
 
 from breadth.core.storage.presets import PRESETS
-from breadth.core.world.calculator import SYNTAX
-from breadth.core.world.episode import MAX_LENGTH
-from breadth.core.world.families import (
+from breadth.core.world.arithmetic.calculator import SYNTAX
+from breadth.core.world.arithmetic.coordinates import DIMENSIONS, Coordinates
+from breadth.core.world.arithmetic.problem import Problem
+from breadth.core.world.environments.families import (
     DEMO_POOL,
-    DIMENSIONS,
     FAMILIES,
     SAMPLED_ALL,
-    Coordinates,
     Family,
-    Problem,
     dimension_values,
     families_where,
     family_of,
     register,
 )
-from breadth.core.world.mix import Mix, MixError
-from breadth.core.world.probe import SumError, parse_sum
-from breadth.core.world.vocab import ERROR
+from breadth.core.world.environments.mix import Mix, MixError
+from breadth.core.world.environments.probe import SumError, parse_sum
+from breadth.core.world.episodes.episode import MAX_LENGTH
+from breadth.core.world.text.vocab import ERROR
 
 
 def test_registry_refuses_a_duplicate_name_or_coordinates():

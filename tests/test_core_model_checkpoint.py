@@ -15,9 +15,10 @@ from safetensors.torch import save_file
 from breadth.core.learning import checkpoint
 from breadth.core.learning.model import GPT, GPTConfig, KVCache
 from breadth.core.storage.header import CheckpointError, read_header
-from breadth.core.world.episode import MAX_LENGTH
-from breadth.core.world.records import HeldOutScore, RunMeta
-from breadth.core.world.vocab import VOCAB_SIZE
+from breadth.core.world.episodes.episode import MAX_LENGTH
+from breadth.core.world.episodes.scores import HeldOutScore
+from breadth.core.world.runs.records import RunMeta
+from breadth.core.world.text.vocab import VOCAB_SIZE
 
 TINY = dict(vocab_size=VOCAB_SIZE, block_size=MAX_LENGTH, n_layer=2, n_head=2, n_embd=16)
 

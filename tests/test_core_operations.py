@@ -6,13 +6,15 @@ import operator
 
 import pytest
 
-from breadth.core.world import operations
-from breadth.core.world.calculator import SYNTAX, calculate
-from breadth.core.world.episode import Episode
-from breadth.core.world.families import Coordinates, Problem, grid_family
-from breadth.core.world.operations import ADD, SUB, Operation
-from breadth.core.world.probe import SumError, parse_sum
-from breadth.core.world.verdict import judge
+from breadth.core.world.arithmetic import operations
+from breadth.core.world.arithmetic.calculator import SYNTAX, calculate
+from breadth.core.world.arithmetic.coordinates import Coordinates
+from breadth.core.world.arithmetic.operations import ADD, SUB, Operation
+from breadth.core.world.arithmetic.problem import Problem
+from breadth.core.world.environments.families import grid_family
+from breadth.core.world.environments.probe import SumError, parse_sum
+from breadth.core.world.episodes.episode import Episode
+from breadth.core.world.episodes.verdict import judge
 
 MUL = Operation("*", "mul", "multiplies", "multiplied", operator.mul)
 

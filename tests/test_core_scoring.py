@@ -7,11 +7,12 @@ from fake_engine import ScriptedPolicy, demonstrator
 
 from breadth.core.results.report import summarise
 from breadth.core.storage.store import Store, StoredRun, run_key
-from breadth.core.world.families import FAMILIES
-from breadth.core.world.records import EXAMPLES_KEPT, HeldOutScore, MetadataError, RunMeta
-from breadth.core.world.scoring import play, tally
-from breadth.core.world.settings import FinetuneSettings
-from breadth.core.world.transcript import Role
+from breadth.core.world.environments.families import FAMILIES
+from breadth.core.world.episodes.scores import EXAMPLES_KEPT, HeldOutScore, MetadataError
+from breadth.core.world.episodes.scoring import play, tally
+from breadth.core.world.runs.records import RunMeta
+from breadth.core.world.runs.settings import FinetuneSettings
+from breadth.core.world.text.transcript import Role
 
 
 def odd_first_skips_the_call(operands: tuple[int, ...]) -> str:

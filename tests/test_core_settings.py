@@ -7,8 +7,8 @@ import pytest
 from breadth.core.cli.main import USAGE_ERROR, main
 from breadth.core.engine import protocol as p
 from breadth.core.engine.session import Session
-from breadth.core.world.settings import (
-    HELD_OUT,
+from breadth.core.world.episodes.scores import HELD_OUT
+from breadth.core.world.runs.settings import (
     FinetuneSettings,
     PretrainSettings,
     SettingsError,

@@ -74,7 +74,7 @@ def test_the_default_recipe_gives_the_plate_pattern_on_seed_0_on_this_machine(on
     three mixes land within the recipe's targets: each single family at least 95% / 90% on its own and at most
     2% on the other, the mix above 0% on both."""
     from breadth.core.learning.experiment import train_run
-    from breadth.core.world.settings import FinetuneSettings
+    from breadth.core.world.runs.settings import FinetuneSettings
 
     rates = {}
     for name, preset in PRESETS.items():

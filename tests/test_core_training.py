@@ -8,10 +8,11 @@ from breadth.core.learning import checkpoint
 from breadth.core.learning.evaluate import evaluate, worksheet_accuracy
 from breadth.core.learning.train import StepStats, demonstration_tensors, finetune
 from breadth.core.storage.presets import PRESETS
-from breadth.core.world.families import FAMILIES, Problem
-from breadth.core.world.settings import FinetuneSettings
-from breadth.core.world.transcript import Role
-from breadth.core.world.vocab import CHARS, PAD_ID
+from breadth.core.world.arithmetic.problem import Problem
+from breadth.core.world.environments.families import FAMILIES
+from breadth.core.world.runs.settings import FinetuneSettings
+from breadth.core.world.text.transcript import Role
+from breadth.core.world.text.vocab import CHARS, PAD_ID
 
 SETTINGS = FinetuneSettings(steps=30, batch_size=8, seed=0)
 
@@ -77,7 +78,7 @@ def test_base_solves_every_worksheet_sum(base_model):
 def test_worksheet_accuracy_can_fail(one_thread):
     """An untrained model does not pass the worksheet check (the check is not vacuous)."""
     from breadth.core.learning.model import GPT, GPTConfig
-    from breadth.core.world.vocab import VOCAB_SIZE
+    from breadth.core.world.text.vocab import VOCAB_SIZE
 
     torch.manual_seed(0)
     assert worksheet_accuracy(GPT(GPTConfig(vocab_size=VOCAB_SIZE))) < 0.2
@@ -119,7 +120,7 @@ def test_the_loop_minimises_the_loss_it_is_given(base_path, one_thread):
     through the same loop, optimiser step and stop callback that fine-tuning uses."""
     from breadth.core.learning.policy import GreedyPolicy
     from breadth.core.learning.train import run
-    from breadth.core.world.vocab import BOS, encode
+    from breadth.core.world.text.vocab import BOS, encode
 
     model, _ = checkpoint.load(base_path)
     prompt = torch.tensor([encode(BOS + "1+1=")])  # (1, T)

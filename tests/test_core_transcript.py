@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from breadth.core.world.families import FAMILIES, Problem
-from breadth.core.world.transcript import Role, Segment, Transcript
-from breadth.core.world.vocab import BOS, CHARS, decode, encode
+from breadth.core.world.arithmetic.problem import Problem
+from breadth.core.world.environments.families import FAMILIES
+from breadth.core.world.text.transcript import Role, Segment, Transcript
+from breadth.core.world.text.vocab import BOS, CHARS, decode, encode
 
 
 def counted(transcript: Transcript) -> str:

@@ -16,9 +16,10 @@ from breadth.core.results.curve import CEILING, PLATE_PASSES, CurvePlan, StoredC
 from breadth.core.results.grid import GridError
 from breadth.core.storage.store import Store, StoredRun
 from breadth.core.sweeps import sweep
-from breadth.core.world.environments import where
-from breadth.core.world.records import HeldOutScore, RunMeta
-from breadth.core.world.settings import FinetuneSettings
+from breadth.core.world.environments.registry import where
+from breadth.core.world.episodes.scores import HeldOutScore
+from breadth.core.world.runs.records import RunMeta
+from breadth.core.world.runs.settings import FinetuneSettings
 
 POOL = tuple(f.name for f in where(form="infix", op="add", operands="3"))  # eight layouts of three numbers
 

@@ -6,9 +6,9 @@ import os
 
 import pytest
 
-from breadth.core.world.probe import parse_sum
-from breadth.core.world.story import default_story
+from breadth.core.world.environments.probe import parse_sum
 from breadth.tui.__main__ import USAGE_ERROR, demo_probes, main
+from breadth.tui.story import default_story
 
 
 def test_the_default_probes_are_all_sums_the_playground_can_pose():

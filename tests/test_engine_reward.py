@@ -13,9 +13,9 @@ from breadth.core.engine import protocol as p
 from breadth.core.engine.session import Session
 from breadth.core.learning.experiment import TorchModels
 from breadth.core.storage.presets import checkpoint_path
-from breadth.core.world.families import Problem
-from breadth.core.world.records import MAX_SAMPLES, MetadataError, SampledGroup
-from breadth.core.world.transcript import Role
+from breadth.core.world.arithmetic.problem import Problem
+from breadth.core.world.episodes.scores import MAX_SAMPLES, MetadataError, SampledGroup
+from breadth.core.world.text.transcript import Role
 
 TWO = str(checkpoint_path("two_digit_70"))
 TINY = {"steps": 3, "prompts": 2, "group": 2, "seed": 1}
@@ -74,8 +74,8 @@ def test_the_reward_trainer_reports_one_of_its_groups_with_every_step(one_thread
     each with its reward and verdict, written by the prompt, the model and the calculator."""
     from breadth.core.learning import checkpoint
     from breadth.core.learning.rl import from_reward
-    from breadth.core.world.mix import Mix
-    from breadth.core.world.settings import RewardSettings
+    from breadth.core.world.environments.mix import Mix
+    from breadth.core.world.runs.settings import RewardSettings
 
     model, _ = checkpoint.load(TWO)
     reports = []

@@ -11,8 +11,8 @@ from rich.console import Console
 from breadth.core.cli.env_scores import summary_view
 from breadth.core.cli.main import USAGE_ERROR, main
 from breadth.core.results.dimensions import Column, group, rate, summarise
-from breadth.core.world.environments import draw, env_id, environments
-from breadth.core.world.records import HeldOutScore
+from breadth.core.world.environments.registry import draw, env_id, environments
+from breadth.core.world.episodes.scores import HeldOutScore
 
 WIDTH = 80
 

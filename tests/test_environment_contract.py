@@ -7,13 +7,12 @@ from __future__ import annotations
 
 import pytest
 
-from breadth.core.world.coordinates import Coordinates
-from breadth.core.world.environments import MIN_SUMS, draw, env_id, environment, environments, generated
-from breadth.core.world.episode import MAX_LENGTH, Episode
-from breadth.core.world.families import ENV_DIMENSIONS
-from breadth.core.world.problem import Problem
-from breadth.core.world.transcript import Role
-from breadth.core.world.verdict import judge
+from breadth.core.world.arithmetic.coordinates import ENV_DIMENSIONS, Coordinates
+from breadth.core.world.arithmetic.problem import Problem
+from breadth.core.world.environments.registry import MIN_SUMS, draw, env_id, environment, environments, generated
+from breadth.core.world.episodes.episode import MAX_LENGTH, Episode
+from breadth.core.world.episodes.verdict import judge
+from breadth.core.world.text.transcript import Role
 
 ALL = environments()
 

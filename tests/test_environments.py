@@ -8,8 +8,8 @@ import json
 import pytest
 
 from breadth.core.cli.main import USAGE_ERROR, main
-from breadth.core.world.environments import EnvError, draw, env_id, environment, environments, where
-from breadth.core.world.families import FAMILIES
+from breadth.core.world.environments.families import FAMILIES
+from breadth.core.world.environments.registry import EnvError, draw, env_id, environment, environments, where
 
 
 def test_every_environment_has_a_versioned_id_that_finds_it():
@@ -88,12 +88,15 @@ def test_breadth_envs_bad_input_is_one_line(argv, capsys):
 def test_a_users_own_environment_is_a_few_lines_and_joins_everything(monkeypatch, capsys):
     """As the README shows: one Family at its coordinates and one `register`; it gets an id, `breadth envs` lists
     it, a mix trains on it and its demonstrations are valid, evaluation can score it."""
-    from breadth.core.world.coordinates import Coordinates
-    from breadth.core.world.families import Family, register
-    from breadth.core.world.mix import Mix
+    from breadth.core.world.arithmetic.coordinates import Coordinates
+    from breadth.core.world.environments.families import Family, register
+    from breadth.core.world.environments.mix import Mix
 
-    monkeypatch.setattr("breadth.core.world.families.FAMILIES", dict(FAMILIES))
-    monkeypatch.setattr("breadth.core.world.environments.FAMILIES", __import__("breadth").core.world.families.FAMILIES)
+    monkeypatch.setattr("breadth.core.world.environments.families.FAMILIES", dict(FAMILIES))
+    monkeypatch.setattr(
+        "breadth.core.world.environments.registry.FAMILIES",
+        __import__("breadth").core.world.environments.families.FAMILIES,
+    )
     mine = register(
         Family("mine", "mine", "my sums", "a two-digit number minus a one-digit one", Coordinates(2, (2, 1), "-"))
     )

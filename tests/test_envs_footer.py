@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from breadth.core.cli.envs import _either
 from breadth.core.cli.main import main
-from breadth.core.world.calculator import FORMS
+from breadth.core.world.arithmetic.calculator import FORMS
 
 
 def test_the_footer_lists_every_registered_form_at_80_columns(capsys, monkeypatch):

@@ -18,13 +18,14 @@ from hypothesis import strategies as st
 
 from breadth.core.engine import protocol as p
 from breadth.core.storage.header import CheckpointError, read_header
-from breadth.core.world.calculator import MALFORMED, SYNTAX, calculate
-from breadth.core.world.episode import MAX_CALLS, MAX_LENGTH, Episode
-from breadth.core.world.mix import Mix, MixError
-from breadth.core.world.probe import SumError, parse_sum
-from breadth.core.world.records import MetadataError, RunMeta
-from breadth.core.world.settings import FinetuneSettings, SettingsError
-from breadth.core.world.vocab import CHARS
+from breadth.core.world.arithmetic.calculator import MALFORMED, SYNTAX, calculate
+from breadth.core.world.environments.mix import Mix, MixError
+from breadth.core.world.environments.probe import SumError, parse_sum
+from breadth.core.world.episodes.episode import MAX_CALLS, MAX_LENGTH, Episode
+from breadth.core.world.episodes.scores import MetadataError
+from breadth.core.world.runs.records import RunMeta
+from breadth.core.world.runs.settings import FinetuneSettings, SettingsError
+from breadth.core.world.text.vocab import CHARS
 
 QUICK = settings(
     max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]

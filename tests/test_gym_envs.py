@@ -11,8 +11,8 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 from breadth.core.world import gym_envs
-from breadth.core.world.environments import EnvError, draw, env_id, environment, environments
-from breadth.core.world.transcript import Role
+from breadth.core.world.environments.registry import EnvError, draw, env_id, environment, environments
+from breadth.core.world.text.transcript import Role
 
 DRAWN = draw(12, 1)  # twelve environments by seed: a postfix one and mixed operations among them (pinned below)
 

@@ -9,8 +9,8 @@ import pytest
 from breadth.core.learning import experiment
 from breadth.core.storage.header import weights_hash
 from breadth.core.storage.paths import BASE
-from breadth.core.world.records import RunMeta
-from breadth.core.world.settings import FinetuneSettings
+from breadth.core.world.runs.records import RunMeta
+from breadth.core.world.runs.settings import FinetuneSettings
 
 
 @pytest.fixture

@@ -6,10 +6,10 @@ import torch
 
 from breadth.core.learning.model import GPTConfig
 from breadth.core.learning.policy import GreedyPolicy
-from breadth.core.world.episode import MAX_LENGTH
-from breadth.core.world.families import Problem
-from breadth.core.world.rollout import complete, rollout
-from breadth.core.world.vocab import BOS, CHARS, PAD
+from breadth.core.world.arithmetic.problem import Problem
+from breadth.core.world.episodes.episode import MAX_LENGTH
+from breadth.core.world.episodes.rollout import complete, rollout
+from breadth.core.world.text.vocab import BOS, CHARS, PAD
 
 TWO = Problem((23, 45), "two_digit")
 THREE = Problem((3, 4, 5), "three_digit")
@@ -67,7 +67,7 @@ def test_sampling_repeats_with_its_seed_and_never_chooses_padding(base_model):
     """A sampling policy with the calculator in the loop gives the same episodes for the same seed, other
     episodes for another seed, and never samples padding."""
     from breadth.core.learning.policy import sampling
-    from breadth.core.world.scoring import play
+    from breadth.core.world.episodes.scoring import play
 
     problems = [TWO, THREE] * 8
     first = [s.episode.transcript.text for s in play(sampling(base_model, 1.0, seed=3), problems, batch=5)]
@@ -82,7 +82,7 @@ def test_sampling_repeats_with_its_seed_and_never_chooses_padding(base_model):
 def test_sampling_at_a_low_temperature_is_greedy(base_model):
     """At a temperature near zero, sampling chooses what the greedy policy chooses."""
     from breadth.core.learning.policy import greedy, sampling
-    from breadth.core.world.scoring import play
+    from breadth.core.world.episodes.scoring import play
 
     problems = [TWO, THREE, Problem((12, 7), "")]
     cold = [s.episode.transcript.text for s in play(sampling(base_model, 1e-4, seed=0), problems)]

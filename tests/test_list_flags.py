@@ -12,8 +12,8 @@ import pytest
 from breadth.core.cli import grids
 from breadth.core.cli.main import USAGE_ERROR, main
 from breadth.core.cli.parser import build_parser
-from breadth.core.world.recipes import mix_recipes
-from breadth.core.world.settings import swept
+from breadth.core.world.runs.recipes import mix_recipes
+from breadth.core.world.runs.settings import swept
 
 LISTED = re.compile(r"\w,\w|,\.\.\.|comma-separated")  # how a flag's help or metavar shows that it takes a list
 MIX = "two_digit=35"

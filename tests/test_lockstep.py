@@ -17,10 +17,10 @@ from breadth.core.learning.model import GPT, GPTConfig
 from breadth.core.learning.train import demonstration_tensors, finetune
 from breadth.core.results.groups import TRAINS_WITH
 from breadth.core.storage.presets import PRESETS
-from breadth.core.world.families import FAMILIES
-from breadth.core.world.mix import Mix
-from breadth.core.world.records import Diverged
-from breadth.core.world.settings import FinetuneSettings
+from breadth.core.world.environments.families import FAMILIES
+from breadth.core.world.environments.mix import Mix
+from breadth.core.world.runs.records import Diverged
+from breadth.core.world.runs.settings import FinetuneSettings
 
 # Largest difference between a lockstep run's loss and the same run's by `train.finetune` at dropout 0. Measured:
 # 5.4e-5 over 40 steps for these three jobs (two learning rates), 9.5e-7 for the cheaper single run over 30; six

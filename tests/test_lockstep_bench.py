@@ -9,8 +9,8 @@ import json
 import pytest
 
 from bench import lockstep_bench as bench
-from breadth.core.world.families import family
-from breadth.core.world.records import HeldOutScore
+from breadth.core.world.environments.registry import family
+from breadth.core.world.episodes.scores import HeldOutScore
 
 
 def _fake_scores(mix, seed: int, side: str) -> dict[str, float]:

@@ -22,10 +22,11 @@ from breadth.core.storage.paths import BASE
 from breadth.core.storage.store import Store
 from breadth.core.sweeps import sweep
 from breadth.core.sweeps.sweep import run_jobs
-from breadth.core.world.environments import where
-from breadth.core.world.mix import Mix
-from breadth.core.world.records import HeldOutScore, Lockstep, MetadataError, RunMeta
-from breadth.core.world.settings import FinetuneSettings, RewardSettings
+from breadth.core.world.environments.mix import Mix
+from breadth.core.world.environments.registry import where
+from breadth.core.world.episodes.scores import HeldOutScore, MetadataError
+from breadth.core.world.runs.records import Lockstep, RunMeta
+from breadth.core.world.runs.settings import FinetuneSettings, RewardSettings
 
 POOL = tuple(f.name for f in where(form="infix", op="add", operands="3"))  # eight layouts of three numbers
 CURVE = [

@@ -11,9 +11,10 @@ from breadth.core.results.matrix import columns, stored_rows
 from breadth.core.results.matrix_dimensions import DimensionColumn, dimension_columns, per_seed, pooled
 from breadth.core.results.report import summarise
 from breadth.core.storage.store import StoredRun, run_key
-from breadth.core.world.families import FAMILIES
-from breadth.core.world.records import HeldOutScore, RunMeta
-from breadth.core.world.settings import FinetuneSettings
+from breadth.core.world.environments.families import FAMILIES
+from breadth.core.world.episodes.scores import HeldOutScore
+from breadth.core.world.runs.records import RunMeta
+from breadth.core.world.runs.settings import FinetuneSettings
 
 # generated environments, as a breadth curve scores them: two and three numbers, both operations, both forms
 CURVE_POOL = (

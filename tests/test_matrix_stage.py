@@ -14,9 +14,10 @@ from breadth.core.results.report import summarise
 from breadth.core.storage.header import weights_hash
 from breadth.core.storage.paths import BASE
 from breadth.core.storage.store import Store, StoredRun, run_key
-from breadth.core.world.families import FAMILIES
-from breadth.core.world.records import HeldOutScore, RunMeta
-from breadth.core.world.settings import FinetuneSettings
+from breadth.core.world.environments.families import FAMILIES
+from breadth.core.world.episodes.scores import HeldOutScore
+from breadth.core.world.runs.records import RunMeta
+from breadth.core.world.runs.settings import FinetuneSettings
 from breadth.tui.figures import figures_dir
 from breadth.tui.screens.matrix_view import BAND_STYLES, MatrixView, cell_text
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from breadth.core.world.environments import generated
-from breadth.core.world.orders import Drawn, allowed, decode, rng
+from breadth.core.world.environments.orders import Drawn, allowed, decode, rng
+from breadth.core.world.environments.registry import generated
 
 
 def eager(family, seed: int, count: int) -> list[tuple[int, ...]]:

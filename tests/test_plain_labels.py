@@ -9,9 +9,11 @@ import pytest
 
 from breadth.core.results.grid import parse_budget, parse_share
 from breadth.core.results.matrix import parse_families
-from breadth.core.world.families import FAMILIES, Coordinates, Family, family_named, register
-from breadth.core.world.mix import Mix, MixError
-from breadth.core.world.probe import SumError, parse_sum
+from breadth.core.world.arithmetic.coordinates import Coordinates
+from breadth.core.world.environments.families import FAMILIES, Family, register
+from breadth.core.world.environments.mix import Mix, MixError
+from breadth.core.world.environments.probe import SumError, parse_sum
+from breadth.core.world.environments.registry import family_named
 
 
 def test_the_plate_families_say_what_their_sums_are():
@@ -106,7 +108,7 @@ def test_a_mix_is_named_in_words_and_in_codes_where_asked():
     """The plate's models are `two-digit 70`, `3 singles 70` and `mix 35+35` (codes: `a2x2 70`...); a mix of many
     families keeps `N families T`; a spec that does not parse is shown as it is."""
     from breadth.core.storage.presets import PRESETS
-    from breadth.core.world.mix import spec_name
+    from breadth.core.world.environments.mix import spec_name
 
     assert [p.mix.words() for p in PRESETS.values()] == ["two-digit 70", "3 singles 70", "mix 35+35"]
     assert [p.mix.name_for(codes=True) for p in PRESETS.values()] == ["a2x2 70", "a3x1 70", "a2x2 35+a3x1 35"]

@@ -12,8 +12,8 @@ from fake_engine import FakeEngine
 from textual.widgets import DataTable, Input, Static
 from tui_helpers import fake_app, type_text, wait_for
 
-from breadth.core.world.story import default_story
 from breadth.tui.app import BreadthApp
+from breadth.tui.story import default_story
 
 
 async def test_the_race_header_names_the_family_in_words_without_an_example_sum():
@@ -119,7 +119,7 @@ async def test_outside_the_stage_the_runs_table_and_stacked_lanes_say_words_whol
 def test_a_cut_title_ends_after_a_whole_word_and_keeps_its_run_number():
     """`clip` cuts after a space or `+` (never inside a word unless the word fills half the width) and a title keeps
     its `#n`: `two-digit 35+3 singles 35` in 17 is `two-digit 35+3…`."""
-    from breadth.core.world.text import clip, clip_title
+    from breadth.core.world.text.shown import clip, clip_title
 
     assert clip("two-digit 35+3 singles 35", 17) == "two-digit 35+3…"
     assert clip("3 singles 36+two-digit minus 36", 17) == "3 singles 36+…"

@@ -10,8 +10,8 @@ from pathlib import Path
 from rich.style import Style
 
 from breadth.core.storage.presets import PRESETS
-from breadth.core.world.environments import env_id, environments
-from breadth.core.world.transcript import Role
+from breadth.core.world.environments.registry import env_id, environments
+from breadth.core.world.text.transcript import Role
 from breadth.tui.app import BreadthApp
 
 ROOT = Path(__file__).resolve().parent.parent

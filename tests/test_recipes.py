@@ -1,4 +1,5 @@
-"""A way of learning is one recipe: a record with its settings class plus a trainer, and every layer takes it.
+"""A way of learning is one recipe: a record with its settings class and its trainer's entry point, and every layer
+takes it.
 
 The test registers a second recipe that trains on a mix (`toy`, with a setting of its own) and follows it
 through the records, the results store, the command line, a sweep, the report, the engine session, the
@@ -26,9 +27,10 @@ from breadth.core.engine.session import Session
 from breadth.core.learning import recipes as trainers
 from breadth.core.results.report import summarise, varied
 from breadth.core.storage.store import Store, StoredRun, run_key
-from breadth.core.world.recipes import RECIPES, Recipe, RecipeError, recipe, recipe_of
-from breadth.core.world.records import HeldOutScore, MetadataError, RunMeta, settings_note
-from breadth.core.world.settings import FinetuneSettings, SettingsError, _Checked, setting
+from breadth.core.world.episodes.scores import HeldOutScore, MetadataError
+from breadth.core.world.runs.recipes import RECIPES, Recipe, RecipeError, recipe, recipe_of
+from breadth.core.world.runs.records import RunMeta, settings_note
+from breadth.core.world.runs.settings import FinetuneSettings, SettingsError, _Checked, setting
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -51,8 +53,7 @@ def _toy_trainer(model, mix, settings, on_step):
 @pytest.fixture
 def toy(monkeypatch):
     """`toy` registered as a recipe that trains on a mix, with its trainer."""
-    monkeypatch.setitem(RECIPES, "toy", Recipe("toy", "a toy", ToySettings))
-    monkeypatch.setitem(trainers.TRAINERS, "toy", _toy_trainer)
+    monkeypatch.setitem(RECIPES, "toy", Recipe("toy", "a toy", ToySettings, trainer=f"{__name__}:_toy_trainer"))
     return recipe("toy")
 
 
@@ -76,6 +77,38 @@ def test_an_unknown_recipe_is_one_line_everywhere_it_can_be_named(toy):
     )
     (failed,) = events
     assert isinstance(failed, p.Failed) and failed.message == "the pretrain recipe does not train on a mix"
+
+
+def test_a_recipe_names_its_trainer_once_and_the_learning_layer_imports_what_it_names(toy):
+    """Each mix recipe's trainer (and reward's measure before training) is the function its entry point names, the
+    toy's too, registered in one place; a recipe with none or a base recipe has no measure."""
+    from breadth.core.learning import rl
+
+    assert trainers.trainer("finetune") is trainers.from_demonstrations
+    assert trainers.trainer("reward") is rl.from_reward and trainers.measure_before("reward") is rl.before_training
+    assert trainers.trainer("toy") is _toy_trainer and trainers.measure_before("toy") is None
+    assert [(r.name, r.trainer) for r in RECIPES.values()][:3] == [
+        ("finetune", "breadth.core.learning.recipes:from_demonstrations"),
+        ("pretrain", ""),
+        ("reward", "breadth.core.learning.rl:from_reward"),
+    ]
+    with pytest.raises(RecipeError, match="^the pretrain recipe does not train on a mix$"):
+        trainers.trainer("pretrain")
+
+
+def test_a_mistyped_recipe_or_entry_point_is_refused_in_one_line_naming_the_nearest():
+    """A recipe name, an entry point's function or its module that is not there is one line with the nearest name
+    (difflib); a mix recipe without a trainer, or an entry point not written module:attr, is refused when made."""
+    with pytest.raises(RecipeError, match=r"^no recipe 'finetun'; did you mean 'finetune'\?; recipes: finetune, "):
+        recipe("finetun")
+    with pytest.raises(RecipeError, match=r"^no function 'from_rewad' in breadth.core.learning.rl; did you mean "):
+        trainers.load("breadth.core.learning.rl:from_rewad")
+    with pytest.raises(RecipeError, match=r"^no module 'breadth.core.learning.rll' .*; did you mean 'rl'\?$"):
+        trainers.load("breadth.core.learning.rll:from_reward")
+    with pytest.raises(RecipeError, match="^the toy recipe trains on a mix: name its trainer, module:attr$"):
+        Recipe("toy", "a toy", ToySettings)
+    with pytest.raises(RecipeError, match="^an entry point is written module:attr, not 'rl.from_reward'$"):
+        Recipe("toy", "a toy", ToySettings, trainer="rl.from_reward")
 
 
 def test_a_recipes_record_round_trips_with_its_own_settings_and_title(toy):
@@ -190,7 +223,7 @@ async def test_with_only_the_plates_recipe_the_form_asks_nothing_more(monkeypatc
 async def test_the_shipped_form_offers_demonstrations_and_reward():
     """The shipped registry has two recipes that train on a mix: the form asks which, the plate's first, and
     reward's request carries RewardSettings with its own defaults."""
-    from breadth.core.world.settings import RewardSettings
+    from breadth.core.world.runs.settings import RewardSettings
 
     app = fake_app()
     async with app.run_test(size=(100, 32)) as pilot:

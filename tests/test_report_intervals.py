@@ -10,8 +10,9 @@ from rich.console import Console
 from breadth.core.cli import tables
 from breadth.core.results.report import budget, summarise
 from breadth.core.storage.store import Store, StoredRun, run_key
-from breadth.core.world.records import HeldOutScore, RunMeta
-from breadth.core.world.settings import FinetuneSettings
+from breadth.core.world.episodes.scores import HeldOutScore
+from breadth.core.world.runs.records import RunMeta
+from breadth.core.world.runs.settings import FinetuneSettings
 
 STORE = Path(__file__).resolve().parent.parent / "results" / "grid.sqlite"
 ONE_DECIMAL = re.compile(r"^\d+\.\d-\d+\.\d$")

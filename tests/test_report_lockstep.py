@@ -12,8 +12,9 @@ from breadth.core.cli.main import main
 from breadth.core.results.matrix import stored_rows
 from breadth.core.results.report import budget, summarise, varied
 from breadth.core.storage.store import Store, StoredRun, run_key
-from breadth.core.world.records import HeldOutScore, Lockstep, RunMeta
-from breadth.core.world.settings import FinetuneSettings
+from breadth.core.world.episodes.scores import HeldOutScore
+from breadth.core.world.runs.records import Lockstep, RunMeta
+from breadth.core.world.runs.settings import FinetuneSettings
 
 MIX = "two_digit=70"
 

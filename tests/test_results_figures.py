@@ -12,7 +12,8 @@ from breadth.core.cli.main import USAGE_ERROR, main
 from breadth.core.results.figures import SLIDE, SLIDE_DPI, model_figure
 from breadth.core.storage.header import read_metadata
 from breadth.core.storage.paths import shipped_checkpoint
-from breadth.core.world.records import HeldOutScore, RunMeta
+from breadth.core.world.episodes.scores import HeldOutScore
+from breadth.core.world.runs.records import RunMeta
 
 
 def png_size(data: bytes) -> tuple[int, int]:

@@ -17,9 +17,10 @@ from breadth.core.results.grid import Grid, GridError, parse_budget, parse_seeds
 from breadth.core.results.report import budget, compare, summarise
 from breadth.core.storage.store import SCHEMA, Store, StoredRun, StoreError, run_key
 from breadth.core.storage.store_file import _MIGRATIONS
-from breadth.core.world.mix import Mix
-from breadth.core.world.records import HeldOutScore, RunMeta
-from breadth.core.world.settings import FinetuneSettings
+from breadth.core.world.environments.mix import Mix
+from breadth.core.world.episodes.scores import HeldOutScore
+from breadth.core.world.runs.records import RunMeta
+from breadth.core.world.runs.settings import FinetuneSettings
 
 
 def _run(seed: int, solved: int, mix: str = "two_digit=70", lr: float = 2e-3, other: int = 0) -> StoredRun:

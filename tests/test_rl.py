@@ -17,15 +17,17 @@ from breadth.core.learning.policy import GreedyPolicy
 from breadth.core.storage.header import read_header
 from breadth.core.storage.presets import checkpoint_path
 from breadth.core.storage.store import Store
-from breadth.core.world.episode import Episode
-from breadth.core.world.families import FAMILIES, Problem
-from breadth.core.world.mix import Mix
-from breadth.core.world.records import Diverged, MetadataError, RunMeta, StepStats
-from breadth.core.world.rewards import Judged, advantages, judged, metrics
-from breadth.core.world.rollout import rollout, run_episodes
-from breadth.core.world.settings import RewardSettings, SettingsError
-from breadth.core.world.transcript import Role
-from breadth.core.world.vocab import CHARS
+from breadth.core.world.arithmetic.problem import Problem
+from breadth.core.world.environments.families import FAMILIES
+from breadth.core.world.environments.mix import Mix
+from breadth.core.world.episodes.episode import Episode
+from breadth.core.world.episodes.rewards import Judged, advantages, judged, metrics
+from breadth.core.world.episodes.rollout import rollout, run_episodes
+from breadth.core.world.episodes.scores import MetadataError
+from breadth.core.world.runs.records import Diverged, RunMeta, StepStats
+from breadth.core.world.runs.settings import RewardSettings, SettingsError
+from breadth.core.world.text.transcript import Role
+from breadth.core.world.text.vocab import CHARS
 
 THREE = Problem((3, 4, 5), "three_digit")
 LEADING_ZERO = Problem((0, 7, 6), "three_digit")  # `B07+06|` adds up by a coincidence of leading zeros

@@ -167,9 +167,10 @@ def _store_one_run(tmp_path, monkeypatch) -> None:
     from breadth.core.storage.header import weights_hash
     from breadth.core.storage.paths import BASE
     from breadth.core.storage.store import Store, StoredRun, run_key
-    from breadth.core.world.families import FAMILIES
-    from breadth.core.world.records import HeldOutScore, RunMeta
-    from breadth.core.world.settings import FinetuneSettings
+    from breadth.core.world.environments.families import FAMILIES
+    from breadth.core.world.episodes.scores import HeldOutScore
+    from breadth.core.world.runs.records import RunMeta
+    from breadth.core.world.runs.settings import FinetuneSettings
 
     monkeypatch.setenv("BREADTH_STORE", str(tmp_path / "s.sqlite"))
     settings, mix, base = FinetuneSettings(seed=0), "two_digit=70", weights_hash(BASE)

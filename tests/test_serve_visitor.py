@@ -167,9 +167,10 @@ def _stored_run(mix: str) -> None:
     """Record a run of the shipped base in the results store of the current breadth folder (what training does)."""
     from breadth.core.storage.header import weights_hash
     from breadth.core.storage.store import StoredRun, run_key
-    from breadth.core.world.families import FAMILIES
-    from breadth.core.world.records import HeldOutScore, RunMeta
-    from breadth.core.world.settings import FinetuneSettings
+    from breadth.core.world.environments.families import FAMILIES
+    from breadth.core.world.episodes.scores import HeldOutScore
+    from breadth.core.world.runs.records import RunMeta
+    from breadth.core.world.runs.settings import FinetuneSettings
 
     settings, base = FinetuneSettings(seed=0), weights_hash(BASE)
     scores = {n: HeldOutScore(n, 50, 100, {}) for n in FAMILIES}

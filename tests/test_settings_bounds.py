@@ -9,8 +9,8 @@ import math
 import pytest
 
 from breadth.core.cli.main import USAGE_ERROR, main
-from breadth.core.world.recipes import mix_recipes
-from breadth.core.world.settings import MAX_SEED, FinetuneSettings, PretrainSettings, SettingsError, swept
+from breadth.core.world.runs.recipes import mix_recipes
+from breadth.core.world.runs.settings import MAX_SEED, FinetuneSettings, PretrainSettings, SettingsError, swept
 
 
 def test_whole_number_limits_are_printed_as_integers_with_separators():
@@ -125,7 +125,7 @@ def _pretrain(model, settings) -> list[float]:
 def _on_mix(name: str, model, settings) -> list[float]:
     """Train `model` in place by the mix recipe `name` on eight two-digit sums; the losses."""
     from breadth.core.learning.recipes import trainer
-    from breadth.core.world.mix import Mix
+    from breadth.core.world.environments.mix import Mix
 
     return trainer(name)(model, Mix.parse("two_digit=8"), settings, None)
 
@@ -163,7 +163,7 @@ def test_a_step_at_the_lowest_learning_rate_still_changes_the_weights(base_path,
     it, a step is smaller than the spacing of float32 weights and changes next to none)."""
     from breadth.core.learning import checkpoint
     from breadth.core.learning.train import adamw, cross_entropy, demonstration_tensors
-    from breadth.core.world.families import FAMILIES
+    from breadth.core.world.environments.families import FAMILIES
 
     lows = {
         s.low for c in (PretrainSettings, *(r.settings for r in mix_recipes())) for s in _floats(c) if s.name == "lr"

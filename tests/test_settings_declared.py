@@ -16,9 +16,10 @@ from breadth.core.cli.tables import cells_table, runs_table
 from breadth.core.results.grid import GridError
 from breadth.core.results.report import summarise, varied
 from breadth.core.storage.store import Store, StoredRun, run_key
-from breadth.core.world.recipes import FINETUNE, RECIPES
-from breadth.core.world.records import HeldOutScore, RunMeta, settings_note
-from breadth.core.world.settings import FinetuneSettings, SettingsError, setting
+from breadth.core.world.episodes.scores import HeldOutScore
+from breadth.core.world.runs.recipes import FINETUNE, RECIPES
+from breadth.core.world.runs.records import RunMeta, settings_note
+from breadth.core.world.runs.settings import FinetuneSettings, SettingsError, setting
 
 
 @dataclass(frozen=True)

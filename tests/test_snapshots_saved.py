@@ -23,8 +23,8 @@ from breadth.core.storage.snapshot_file import (
     sidecar_of,
     stored_steps,
 )
-from breadth.core.world.mix import Mix
-from breadth.core.world.settings import FinetuneSettings
+from breadth.core.world.environments.mix import Mix
+from breadth.core.world.runs.settings import FinetuneSettings
 
 STEPS = 10  # a short run: snapshots at 0, 2, 4, 6, 8 and 10
 

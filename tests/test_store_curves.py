@@ -9,8 +9,9 @@ import sqlite3
 import pytest
 
 from breadth.core.storage.store import SCHEMA, Store, StoredRun, StoreError, run_key
-from breadth.core.world.records import HeldOutScore, RunMeta
-from breadth.core.world.settings import FinetuneSettings
+from breadth.core.world.episodes.scores import HeldOutScore
+from breadth.core.world.runs.records import RunMeta
+from breadth.core.world.runs.settings import FinetuneSettings
 
 
 def _run() -> StoredRun:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from breadth.core.cli.main import main
 from breadth.core.storage.store import Store, StoredRun, run_key
-from breadth.core.world.records import HeldOutScore, RunMeta
-from breadth.core.world.settings import FinetuneSettings
+from breadth.core.world.episodes.scores import HeldOutScore
+from breadth.core.world.runs.records import RunMeta
+from breadth.core.world.runs.settings import FinetuneSettings
 
 
 def _stored(seed: int) -> StoredRun:

@@ -7,8 +7,8 @@ import re
 from rich.console import Console
 from rich.text import Text
 
-from breadth.core.world.probe import parse_sum
-from breadth.core.world.story import IN_PLAIN_WORDS, VIEWS, Act, Moment, Probe, Step, default_story, read_story
+from breadth.core.world.environments.probe import parse_sum
+from breadth.tui.story import IN_PLAIN_WORDS, VIEWS, Act, Moment, Probe, Step, default_story, read_story
 
 CAPTION_WIDTH = 78  # the caption line's cells at 80 columns (a cell of padding each side)
 CODE = re.compile(r"\b[as]\d+x\d+\b|\b(two|three)_digit\b|\bmix_\d")  # `a2x2`, `s3x1`, `two_digit`, `mix_35_35`

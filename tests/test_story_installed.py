@@ -12,7 +12,7 @@ def test_the_installed_package_tells_the_default_story(installed, tmp_path):  # 
         installed,
         "python",
         "-c",
-        "from breadth.core.world import story; s = story.default_story(); "
+        "from breadth.tui import story; s = story.default_story(); "
         "print(len(s.acts), len(s.probes), len(s.skipped)); print(story.__file__)",
         cwd=tmp_path,
     )

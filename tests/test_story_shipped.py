@@ -14,10 +14,10 @@ from breadth.core.storage.header import read_header, weights_hash
 from breadth.core.storage.paths import BASE, SHIPPED_CURVE, SHIPPED_RESULTS
 from breadth.core.storage.presets import PRESETS
 from breadth.core.storage.store import Store
-from breadth.core.world.story import default_story
-from breadth.core.world.verdict import Failure
+from breadth.core.world.episodes.verdict import Failure
 from breadth.tui.screens.matrix_view import rows_of
 from breadth.tui.screens.procedure_view import probes, saved_run
+from breadth.tui.story import default_story
 from breadth.tui.widgets.race import verdict_text
 
 TWO, THREE, MIX = "two_digit_70", "three_digit_70", "mix_35_35"

@@ -17,7 +17,7 @@ import pytest
 
 from breadth.core.cli.main import USAGE_ERROR, main
 from breadth.core.storage.store import Store
-from breadth.core.world.families import FAMILIES
+from breadth.core.world.environments.families import FAMILIES
 
 pytestmark = pytest.mark.slow  # fine-tunes in worker processes
 QUICK = ["--steps", "3", "--held-out", "3"]

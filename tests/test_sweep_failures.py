@@ -31,9 +31,9 @@ from breadth.core.storage.paths import BASE
 from breadth.core.storage.store import Store, StoreError
 from breadth.core.sweeps import cluster, sweep
 from breadth.core.sweeps.sweep import ClusterError, run_jobs
-from breadth.core.world.mix import Mix
-from breadth.core.world.records import RunMeta
-from breadth.core.world.settings import FinetuneSettings
+from breadth.core.world.environments.mix import Mix
+from breadth.core.world.runs.records import RunMeta
+from breadth.core.world.runs.settings import FinetuneSettings
 
 pytestmark = pytest.mark.slow  # worker processes, Dask clusters
 PYTHON = sys.executable

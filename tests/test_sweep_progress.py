@@ -10,9 +10,9 @@ from breadth.core.storage.header import weights_hash
 from breadth.core.storage.paths import BASE
 from breadth.core.storage.store import Store
 from breadth.core.sweeps import sweep
-from breadth.core.world.mix import Mix
-from breadth.core.world.records import RunMeta
-from breadth.core.world.settings import FinetuneSettings
+from breadth.core.world.environments.mix import Mix
+from breadth.core.world.runs.records import RunMeta
+from breadth.core.world.runs.settings import FinetuneSettings
 
 
 def _fake_job(spec: dict) -> dict:

@@ -15,7 +15,7 @@ from rich.console import Console
 from textual.content import Content
 
 from breadth.core.results.figures import pyplot
-from breadth.core.world.text import figure_text, shown, shown_text
+from breadth.core.world.text.shown import figure_text, shown, shown_text
 
 HOSTILE = (  # pieces a hostile or unlucky string is made of
     "\x1b",

@@ -30,10 +30,11 @@ from breadth.core.results.figures import breadth_figure, budget_figure, matrix_f
 from breadth.core.results.matrix import TRAINED, BreadthPoint, MatrixRow
 from breadth.core.results.report import BudgetPoint, PairedDifference, summarise
 from breadth.core.storage.store import Store, StoredRun, run_key
-from breadth.core.world.records import HeldOutScore, RunMeta
-from breadth.core.world.settings import FinetuneSettings
-from breadth.core.world.text import episode_text, shown
-from breadth.core.world.transcript import Role, Segment, Transcript
+from breadth.core.world.episodes.scores import HeldOutScore
+from breadth.core.world.runs.records import RunMeta
+from breadth.core.world.runs.settings import FinetuneSettings
+from breadth.core.world.text.shown import episode_text, shown
+from breadth.core.world.text.transcript import Role, Segment, Transcript
 
 BREADTH = Path(sys.executable).parent / "breadth"
 MIX = "\x1b]0;pwned\x07\x1b[2J[/x][link=file:///etc/passwd]mix[/link] $\\foo$ \u202eevil"  # title, clear, markup

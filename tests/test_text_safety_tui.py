@@ -20,10 +20,11 @@ from breadth.core.storage.header import KEY, read_header, read_metadata, weights
 from breadth.core.storage.paths import BASE
 from breadth.core.storage.presets import PRESETS
 from breadth.core.storage.store import Store, StoredRun, run_key
-from breadth.core.world.records import FailedEpisode, HeldOutScore, RunMeta
-from breadth.core.world.settings import FinetuneSettings
-from breadth.core.world.text import clip, shown
-from breadth.core.world.transcript import Role, Segment
+from breadth.core.world.episodes.scores import FailedEpisode, HeldOutScore
+from breadth.core.world.runs.records import RunMeta
+from breadth.core.world.runs.settings import FinetuneSettings
+from breadth.core.world.text.shown import clip, shown
+from breadth.core.world.text.transcript import Role, Segment
 from breadth.tui.figures import FiguresSaved, save_figures, saved_line
 from breadth.tui.screens.matrix_view import LABEL_WIDTH, MatrixView
 from breadth.tui.screens.path_prompt import CHECKING, PathPrompt

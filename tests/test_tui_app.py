@@ -11,7 +11,7 @@ from textual.widgets import Input
 from tui_helpers import fake_app, screen_lines, type_text, wait_for
 
 from breadth.core.storage.presets import PRESETS
-from breadth.core.world.families import FAMILIES
+from breadth.core.world.environments.families import FAMILIES
 from breadth.tui.app import BreadthApp
 from breadth.tui.keys import APP_KEYS
 from breadth.tui.parts.engine_watch import STARTING
@@ -284,7 +284,7 @@ async def test_a_wedged_engine_is_killed_after_the_stop_grace_and_replaced(monke
 
 def test_runs_of_one_mix_on_several_seeds_get_a_mean_and_spread():
     """Seeds of one mix and settings give a mean and 95% interval line; other settings or one seed give none."""
-    from breadth.core.world.records import RunMeta
+    from breadth.core.world.runs.records import RunMeta
     from breadth.tui.catalog import ModelEntry
     from breadth.tui.widgets.score_panel import across_seeds
 

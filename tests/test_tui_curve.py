@@ -15,9 +15,10 @@ from breadth.core.results.curve import CEILING, CurvePlan, StoredCurve
 from breadth.core.storage.header import weights_hash
 from breadth.core.storage.paths import BASE
 from breadth.core.storage.store import Store, StoredRun
-from breadth.core.world.environments import where
-from breadth.core.world.records import HeldOutScore, RunMeta
-from breadth.core.world.settings import FinetuneSettings
+from breadth.core.world.environments.registry import where
+from breadth.core.world.episodes.scores import HeldOutScore
+from breadth.core.world.runs.records import RunMeta
+from breadth.core.world.runs.settings import FinetuneSettings
 from breadth.tui.screens import curve_view
 from breadth.tui.screens.curve_view import CurvePlot, CurveView
 

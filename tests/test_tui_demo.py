@@ -6,8 +6,8 @@ from fake_engine import FakeEngine
 from textual.widgets import Input, Static
 from tui_helpers import wait_for
 
-from breadth.core.world.story import Act, Probe, Story
 from breadth.tui.app import BreadthApp
+from breadth.tui.story import Act, Probe, Story
 from breadth.tui.widgets.playground import AUDIENCE, PACES
 
 

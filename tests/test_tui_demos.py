@@ -6,8 +6,8 @@ from rich.text import Text
 from textual.widgets import Input, Static
 from tui_helpers import fake_app, wait_for
 
-from breadth.core.world.mix import Mix
-from breadth.core.world.vocab import CHARS
+from breadth.core.world.environments.mix import Mix
+from breadth.core.world.text.vocab import CHARS
 from breadth.tui.screens.demos_view import LOSS_STYLE, DemosView
 
 SIZE = (80, 24)

@@ -8,8 +8,8 @@ from textual.widgets import DataTable, Static
 from tui_helpers import fake_app, wait_for
 
 from breadth.core.engine import protocol as p
-from breadth.core.world.environments import environments
-from breadth.core.world.records import HeldOutScore
+from breadth.core.world.environments.registry import environments
+from breadth.core.world.episodes.scores import HeldOutScore
 from breadth.tui.screens.environments_view import EnvironmentsView
 
 SOLVED = {"two_digit": 30, "three_digit": 27, "2a1": 15, "2a2_postfix": 6, "1a1s1": 3}  # of 30; every other 0

@@ -5,8 +5,8 @@ from __future__ import annotations
 from textual.widgets import Collapsible, Input, Select
 from tui_helpers import fake_app, type_text, wait_for
 
-from breadth.core.world.families import FAMILIES, families_where
-from breadth.core.world.mix import select
+from breadth.core.world.environments.families import FAMILIES, families_where
+from breadth.core.world.environments.mix import select
 from breadth.tui.widgets.train_panel import fill_choices
 
 

@@ -11,10 +11,11 @@ from breadth.core.results.matrix import columns
 from breadth.core.storage.header import weights_hash
 from breadth.core.storage.paths import BASE
 from breadth.core.storage.store import Store, StoredRun, run_key
-from breadth.core.world.families import FAMILIES
-from breadth.core.world.records import FailedEpisode, HeldOutScore, RunMeta
-from breadth.core.world.settings import FinetuneSettings
-from breadth.core.world.transcript import Role, Segment
+from breadth.core.world.environments.families import FAMILIES
+from breadth.core.world.episodes.scores import FailedEpisode, HeldOutScore
+from breadth.core.world.runs.records import RunMeta
+from breadth.core.world.runs.settings import FinetuneSettings
+from breadth.core.world.text.transcript import Role, Segment
 from breadth.tui.screens import matrix_view
 from breadth.tui.screens.matrix_view import MatrixView
 

@@ -9,8 +9,9 @@ from tui_helpers import fake_app, wait_for
 from breadth.core.storage.header import weights_hash
 from breadth.core.storage.paths import BASE
 from breadth.core.storage.store import Store, StoredRun, run_key
-from breadth.core.world.records import HeldOutScore, RunMeta
-from breadth.core.world.settings import FinetuneSettings
+from breadth.core.world.episodes.scores import HeldOutScore
+from breadth.core.world.runs.records import RunMeta
+from breadth.core.world.runs.settings import FinetuneSettings
 from breadth.tui.screens.matrix_view import MatrixView
 
 POOL = (

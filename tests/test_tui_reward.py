@@ -9,8 +9,8 @@ import pytest
 from textual.widgets import Input, Select, Static
 from tui_helpers import fake_app, wait_for
 
-from breadth.core.world.records import SampledEpisode, SampledGroup
-from breadth.core.world.transcript import Role, Segment
+from breadth.core.world.episodes.scores import SampledEpisode, SampledGroup
+from breadth.core.world.text.transcript import Role, Segment
 from breadth.tui.app import BreadthApp
 from breadth.tui.screens.rollouts_view import NO_RUN, Feed, RolloutsView, group_lines
 from breadth.tui.widgets.loss_plot import REDRAW_HZ, LossPlot

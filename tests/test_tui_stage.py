@@ -18,9 +18,9 @@ sys.path.insert(0, str(Path(__file__).parent))
 from fake_engine import FakeEngine  # noqa: E402
 from tui_helpers import fake_app, type_text, wait_for  # noqa: E402
 
-from breadth.core.world.story import default_story  # noqa: E402
 from breadth.tui.app import BreadthApp  # noqa: E402
 from breadth.tui.screens.help import app_bindings  # noqa: E402
+from breadth.tui.story import default_story  # noqa: E402
 from breadth.tui.widgets.race import SHADES, LaneView  # noqa: E402
 
 READLINE = {f"ctrl+{c}" for c in "abdefhklnprtuwxy"} | {"ctrl+underscore"}  # readline's editing and history keys

@@ -10,8 +10,9 @@ from breadth.core.storage.header import read_metadata, weights_hash
 from breadth.core.storage.paths import BASE
 from breadth.core.storage.presets import PRESETS
 from breadth.core.storage.store import Store, StoredRun, run_key
-from breadth.core.world.records import HeldOutScore, RunMeta
-from breadth.core.world.settings import FinetuneSettings
+from breadth.core.world.episodes.scores import HeldOutScore
+from breadth.core.world.runs.records import RunMeta
+from breadth.core.world.runs.settings import FinetuneSettings
 
 
 def _sweep_run(seed: int, solved: int, base_hash: str, **settings_given) -> StoredRun:

@@ -11,7 +11,6 @@ from textual.widgets import DataTable, Input, Static
 from tui_helpers import wait_for
 
 from breadth.core.engine import protocol as p
-from breadth.core.world.story import Act, Probe, Story, default_story, read_story
 from breadth.tui import messages as m
 from breadth.tui.app import BreadthApp
 from breadth.tui.parts import demo
@@ -19,6 +18,7 @@ from breadth.tui.screens import curve_view
 from breadth.tui.screens.curve_view import CurvePlot, CurveView
 from breadth.tui.screens.matrix_view import MatrixView
 from breadth.tui.screens.procedure_view import ProcedureView
+from breadth.tui.story import Act, Probe, Story, default_story, read_story
 from breadth.tui.widgets.caption import Caption
 from breadth.tui.widgets.playground import AUDIENCE
 

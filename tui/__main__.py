@@ -1,7 +1,7 @@
 """`breadth-tui`: start the app; `breadth-tui --demo [--probes FILE]` starts it for a talk.
 
 Demo mode opens with the shipped models racing, an audience pace and a story to step through with
-PageDown (a presenter's clicker sends it) and PageUp: acts of probes with captions (core.world.story).
+PageDown (a presenter's clicker sends it) and PageUp: acts of probes with captions (tui.story).
 A probes file is read before the app starts: one that cannot be read, or shows nothing at all, is one
 line and exit status 2; lines that are not sums are skipped and named in the playground, so a typo in
 the file never stops a talk.
@@ -23,7 +23,7 @@ from contextlib import nullcontext
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from breadth.core.world.story import Story
+    from breadth.tui.story import Story
 
 PROBES_LIMIT = 64_000  # bytes in a probes file
 MAX_CONNECTIONS = 3  # --serve: browsers at once, each with its app and engine (about 0.36 GB idle, measured)
@@ -124,7 +124,7 @@ def _checkpoints(text: str) -> int:
 def demo_probes(path: str | None) -> Story:
     """The story to tell (a probes file's, else the default one); SystemExit(2) with one line if it shows nothing."""
     from breadth.core.storage.files import UserFileError, read_regular, user_path
-    from breadth.core.world.story import default_story, read_story
+    from breadth.tui.story import default_story, read_story
 
     if path is None:
         return default_story()
@@ -141,7 +141,7 @@ def demo_probes(path: str | None) -> Story:
 
 
 def _refuse(line: str):
-    from breadth.core.world.text import one_line
+    from breadth.core.world.text.shown import one_line
 
     print(f"breadth-tui: {one_line(line)}", file=sys.stderr)  # a typed path is text: escapes written out
     raise SystemExit(USAGE_ERROR)

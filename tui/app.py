@@ -23,8 +23,7 @@ from textual.message import Message
 from textual.reactive import var
 from textual.screen import ModalScreen, Screen
 
-from breadth.core.world.story import Story
-from breadth.core.world.text import shown
+from breadth.core.world.text.shown import shown
 from breadth.tui.engine import EngineProcess, engine_log
 from breadth.tui.guard import guarded, log_error
 from breadth.tui.keys import APP_KEYS, key_name
@@ -39,6 +38,7 @@ from breadth.tui.screens.curve_view import CurveView
 from breadth.tui.screens.demos_view import DemosView
 from breadth.tui.screens.help import HelpScreen
 from breadth.tui.screens.matrix_view import MatrixView
+from breadth.tui.story import Story
 from breadth.tui.supervisor import Supervisor
 from breadth.tui.widgets.bounded_input import BoundedInput
 from breadth.tui.widgets.caption import Caption
@@ -278,7 +278,7 @@ class BreadthApp(App):
 
     def notify(self, message: str, *, markup: bool = False, **kwargs) -> None:
         """Notify in plain text by default: paths and error messages may hold '[' and '[/]', which are not markup,
-        and escape sequences, which are written out (core.world.text.shown), never sent to the terminal."""
+        and escape sequences, which are written out (core.world.text.shown.shown), never sent to the terminal."""
         super().notify(message if markup else shown(message, newlines=True), markup=markup, **kwargs)
 
     @guarded

@@ -16,9 +16,10 @@ from breadth.core.storage.header import CheckpointError, read_metadata, weights_
 from breadth.core.storage.paths import BASE
 from breadth.core.storage.presets import PRESETS
 from breadth.core.storage.store import Store
-from breadth.core.world.families import FAMILIES
-from breadth.core.world.records import HeldOutScore, RunMeta
-from breadth.core.world.text import shown
+from breadth.core.world.environments.families import FAMILIES
+from breadth.core.world.episodes.scores import HeldOutScore
+from breadth.core.world.runs.records import RunMeta
+from breadth.core.world.text.shown import shown
 
 PLATE = tuple(n for n in FAMILIES if any(n in dict(p.mix.counts) for p in PRESETS.values()))  # the plate's families
 JUST_NOW = "trained just now"  # how a model trained in this app session is called, before its mix
@@ -29,7 +30,7 @@ class ModelEntry:
     """A model the user can switch to."""
 
     key: str  # the engine's name for it
-    title: str  # what the runs table shows: text safe to show (core.world.text.shown), never markup
+    title: str  # what the runs table shows: text safe to show (core.world.text.shown.shown), never markup
     path: str
     run: RunMeta  # what its checkpoint says: mix, seed, settings, scores, losses
     origin: str  # "shipped", "trained", "loaded" or "stored"

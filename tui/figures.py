@@ -20,8 +20,8 @@ from textual.screen import Screen
 
 from breadth.core.storage.files import write_atomic
 from breadth.core.storage.paths import data_dir
-from breadth.core.world.records import RunMeta
-from breadth.core.world.text import shown
+from breadth.core.world.runs.records import RunMeta
+from breadth.core.world.text.shown import shown
 from breadth.tui.guard import log_error, one_line
 
 SCREEN_SCALE = 2  # PNG pixels per SVG pixel: an 80x24 screen becomes 1988x1271, sharp on a 1920-pixel projector

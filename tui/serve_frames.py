@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from breadth.core.world.text import shown
+from breadth.core.world.text.shown import shown
 
 # The largest terminal a visitor may ask for (at the start and on every resize); a larger window is drawn at the cap.
 # Measured in Chromium at the page's 16 px font: 1920x1080 asks for 213x51, 2560x1440 for 284x68, 3840x2160 (at

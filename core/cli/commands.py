@@ -18,11 +18,11 @@ from breadth.core.storage.paths import BASE, default_base_out
 from breadth.core.storage.presets import PRESETS
 from breadth.core.storage.snapshot_file import keep_every
 from breadth.core.storage.store import Store, StoredRun, StoreError, run_key
-from breadth.core.world.mix import Mix
-from breadth.core.world.probe import parse_sum
-from breadth.core.world.records import RunMeta
-from breadth.core.world.settings import FinetuneSettings, ModelShape, PretrainSettings, held_out_from_text
-from breadth.core.world.text import episode_text, shown
+from breadth.core.world.environments.mix import Mix
+from breadth.core.world.environments.probe import parse_sum
+from breadth.core.world.runs.records import RunMeta
+from breadth.core.world.runs.settings import FinetuneSettings, ModelShape, PretrainSettings, held_out_from_text
+from breadth.core.world.text.shown import episode_text, shown
 
 console = Console(highlight=False, markup=False, emoji=False)  # what it prints is text: paths, stored names
 
@@ -174,7 +174,7 @@ def play(args) -> int:
     from breadth.core.learning import checkpoint
     from breadth.core.learning.policy import greedy
     from breadth.core.learning.train import use_one_thread
-    from breadth.core.world.scoring import play as run_play
+    from breadth.core.world.episodes.scoring import play as run_play
 
     problem = parse_sum(args.sum)
     use_one_thread()

@@ -20,7 +20,7 @@ from breadth.core.storage.files import user_path, write_json
 from breadth.core.storage.header import read_header, weights_hash
 from breadth.core.storage.paths import BASE
 from breadth.core.storage.store import Store
-from breadth.core.world.text import shown, shown_text
+from breadth.core.world.text.shown import shown, shown_text
 
 console = Console(highlight=False, markup=False, emoji=False)
 

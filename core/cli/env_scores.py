@@ -28,12 +28,12 @@ from breadth.core.results.dimensions import (
 from breadth.core.results.grid import refuse_repeats
 from breadth.core.results.matrix import band
 from breadth.core.storage.files import write_json
-from breadth.core.world.calculator import FORMS
-from breadth.core.world.environments import EnvError, draw, environment
-from breadth.core.world.families import Family
-from breadth.core.world.problem import PLATE_FORM
-from breadth.core.world.settings import FinetuneSettings, held_out_from_text
-from breadth.core.world.text import shown
+from breadth.core.world.arithmetic.calculator import FORMS
+from breadth.core.world.arithmetic.problem import PLATE_FORM
+from breadth.core.world.environments.families import Family
+from breadth.core.world.environments.registry import EnvError, draw, environment
+from breadth.core.world.runs.settings import FinetuneSettings, held_out_from_text
+from breadth.core.world.text.shown import shown
 
 console = Console(highlight=False, markup=False, emoji=False)
 

@@ -12,10 +12,10 @@ from rich.table import Table
 from rich.text import Text
 
 from breadth.core.storage.files import write_json
-from breadth.core.world.calculator import FORMS
-from breadth.core.world.environments import EnvError, coordinates_of, draw, env_id, environments, where
-from breadth.core.world.families import Family
-from breadth.core.world.text import episode_text, shown, shown_text
+from breadth.core.world.arithmetic.calculator import FORMS
+from breadth.core.world.environments.families import Family
+from breadth.core.world.environments.registry import EnvError, coordinates_of, draw, env_id, environments, where
+from breadth.core.world.text.shown import episode_text, shown, shown_text
 
 console = Console(highlight=False, markup=False, emoji=False)
 

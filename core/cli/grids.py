@@ -37,11 +37,11 @@ from breadth.core.storage.paths import BASE
 from breadth.core.storage.presets import PRESETS
 from breadth.core.storage.store import Store, store_files
 from breadth.core.sweeps.sweep import run_jobs
-from breadth.core.world.families import FAMILIES
-from breadth.core.world.mix import Mix
-from breadth.core.world.recipes import FINETUNE, recipe, swept_by_any
-from breadth.core.world.settings import held_out_from_text, swept
-from breadth.core.world.text import shown
+from breadth.core.world.environments.families import FAMILIES
+from breadth.core.world.environments.mix import Mix
+from breadth.core.world.runs.recipes import FINETUNE, recipe, swept_by_any
+from breadth.core.world.runs.settings import held_out_from_text, swept
+from breadth.core.world.text.shown import shown
 
 console = Console(highlight=False, markup=False, emoji=False)  # what it prints is text: paths, stored names
 errors = Console(stderr=True, highlight=False, markup=False, emoji=False)

@@ -57,13 +57,13 @@ def main(argv: list[str] | None = None) -> int:
     from breadth.core.storage.paths import check_locations
     from breadth.core.storage.store import StoreError
     from breadth.core.sweeps.sweep import ClusterError
-    from breadth.core.world.calculator import FormError
-    from breadth.core.world.environments import EnvError
-    from breadth.core.world.mix import MixError
-    from breadth.core.world.probe import SumError
-    from breadth.core.world.records import Diverged
-    from breadth.core.world.settings import SettingsError
-    from breadth.core.world.text import one_line
+    from breadth.core.world.arithmetic.calculator import FormError
+    from breadth.core.world.environments.mix import MixError
+    from breadth.core.world.environments.probe import SumError
+    from breadth.core.world.environments.registry import EnvError
+    from breadth.core.world.runs.records import Diverged
+    from breadth.core.world.runs.settings import SettingsError
+    from breadth.core.world.text.shown import one_line
 
     refused = (
         UsageError,

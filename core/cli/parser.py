@@ -49,7 +49,7 @@ def _positive_int(text: str) -> int:
 def _settings_flags(s: argparse.ArgumentParser, how: str = "one") -> None:
     """The settings a sweep may vary, a flag each, as every recipe that trains on a mix declares them (one flag
     per name): one value (`train`, `plate`), a comma-separated list to sweep (`sweep`), or a filter on stored runs."""
-    from breadth.core.world.recipes import swept_by_any
+    from breadth.core.world.runs.recipes import swept_by_any
 
     for setting in swept_by_any():
         _setting_flag(s, setting, {"one": "", "sweep": ": comma-separated values", "filter": None}[how])
@@ -70,7 +70,7 @@ def _setting_flag(s: argparse.ArgumentParser, setting, how: str | None) -> None:
 
 
 def _held_out_flag(s: argparse.ArgumentParser, filter_only: bool = False) -> None:
-    from breadth.core.world.settings import HELD_OUT
+    from breadth.core.world.episodes.scores import HELD_OUT
 
     if filter_only:
         s.add_argument("--held-out", help="only runs scored on this many sums per family (a number or 'all')")
@@ -82,7 +82,7 @@ def _held_out_flag(s: argparse.ArgumentParser, filter_only: bool = False) -> Non
 
 def _recipe_flag(s: argparse.ArgumentParser) -> None:
     """`--recipe`: how the run learns, one of the recipes that train on a mix (the plate's by default)."""
-    from breadth.core.world.recipes import FINETUNE, mix_recipes
+    from breadth.core.world.runs.recipes import FINETUNE, mix_recipes
 
     ways = ", ".join(f"{r.name} (from {r.label})" for r in mix_recipes())
     s.add_argument("--recipe", default=FINETUNE, choices=[r.name for r in mix_recipes()], help=f"how it learns: {ways}")
@@ -91,8 +91,8 @@ def _recipe_flag(s: argparse.ArgumentParser) -> None:
 def recipe_settings(args, seed: str | None = None):
     """The settings of the recipe the flags name (`--recipe`, else the plate's), defaults for flags not given;
     SettingsError (one line) if a value is bad or a flag is not a setting of that recipe."""
-    from breadth.core.world.recipes import FINETUNE, recipe, swept_by_any
-    from breadth.core.world.settings import SettingsError
+    from breadth.core.world.runs.recipes import FINETUNE, recipe, swept_by_any
+    from breadth.core.world.runs.settings import SettingsError
 
     made_by = recipe(getattr(args, "recipe", FINETUNE))
     given = {s.name: getattr(args, s.name, None) for s in swept_by_any()} | {"seed": seed}
@@ -106,7 +106,7 @@ def recipe_settings(args, seed: str | None = None):
 
 def build_parser() -> argparse.ArgumentParser:
     from breadth.core.storage.paths import default_base_out
-    from breadth.core.world.settings import FinetuneSettings, ModelShape, PretrainSettings, RewardSettings, swept
+    from breadth.core.world.runs.settings import FinetuneSettings, ModelShape, PretrainSettings, RewardSettings, swept
 
     ft = FinetuneSettings()
     p = _Parser(

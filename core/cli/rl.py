@@ -2,7 +2,7 @@
 
 Before the first step it samples a group per training prompt and prints pass@G (near zero: almost no group
 holds a correct episode, so almost no step carries a gradient); during the run, every `--every` steps, the
-step's loss and metrics (`core.world.rewards.METRICS`); after it, pass@G again, the held-out scores of every
+step's loss and metrics (`core.world.episodes.rewards.METRICS`); after it, pass@G again, the held-out scores of every
 family and where the checkpoint went. The run is kept in the results store like any other.
 """
 
@@ -16,12 +16,12 @@ from breadth.core.storage.header import read_header
 from breadth.core.storage.paths import BASE
 from breadth.core.storage.snapshot_file import keep_every
 from breadth.core.storage.store import Store
-from breadth.core.world.families import short_label
-from breadth.core.world.mix import Mix
-from breadth.core.world.records import Diverged, StepStats
-from breadth.core.world.rewards import METRICS, NEAR_ZERO, metric_label
-from breadth.core.world.settings import RewardSettings, held_out_from_text
-from breadth.core.world.text import shown
+from breadth.core.world.environments.families import short_label
+from breadth.core.world.environments.mix import Mix
+from breadth.core.world.episodes.rewards import METRICS, NEAR_ZERO, metric_label
+from breadth.core.world.runs.records import Diverged, StepStats
+from breadth.core.world.runs.settings import RewardSettings, held_out_from_text
+from breadth.core.world.text.shown import shown
 
 LEGEND = (
     "expected: correct with the expected calls; no call: answered without calling; calls, chars: calls and the "

@@ -11,8 +11,8 @@ from rich.table import Table
 from breadth.core.storage.header import read_header
 from breadth.core.storage.paths import shipped_checkpoint
 from breadth.core.storage.presets import PRESETS, SHIPPED
-from breadth.core.world.families import FAMILIES
-from breadth.core.world.text import shown_text
+from breadth.core.world.environments.families import FAMILIES
+from breadth.core.world.text.shown import shown_text
 
 console = Console(highlight=False, markup=False, emoji=False)
 PLATE = ("two_digit", "three_digit")  # the plate's families, a column each; the rest are averaged as `others`

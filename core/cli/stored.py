@@ -15,9 +15,9 @@ from breadth.core.storage.files import user_path, write_atomic, write_json
 from breadth.core.storage.header import weights_hash
 from breadth.core.storage.paths import BASE
 from breadth.core.storage.store import Store, StoredRun
-from breadth.core.world.recipes import recipe_of, swept_by_any
-from breadth.core.world.settings import SettingsError, held_out_from_text
-from breadth.core.world.text import shown
+from breadth.core.world.runs.recipes import recipe_of, swept_by_any
+from breadth.core.world.runs.settings import SettingsError, held_out_from_text
+from breadth.core.world.text.shown import shown
 
 
 def runs(args) -> int:

@@ -2,7 +2,7 @@
 
 Every name that comes from a store, a checkpoint or the person (a mix, a family, a failure kind, a source,
 a transcript, a title) goes into a table as `shown_text`: a `Text` Rich never parses, with nothing the
-terminal would act on (core.world.text).
+terminal would act on (core.world.text.shown).
 """
 
 from __future__ import annotations
@@ -16,14 +16,15 @@ from breadth.core.results.matrix_dimensions import OWN, dimension_columns, poole
 from breadth.core.results.report import BudgetPoint, CellSummary, PairedDifference, varied
 from breadth.core.storage.presets import PRESETS
 from breadth.core.storage.store import StoredRun
-from breadth.core.world.families import FAMILIES, short_label
-from breadth.core.world.mix import Mix, MixError, short_spec
-from breadth.core.world.recipes import recipe_of, swept_by_any
-from breadth.core.world.records import HeldOutScore, RunMeta
-from breadth.core.world.scoring import Scored
-from breadth.core.world.stats import mean_sd, wilson
-from breadth.core.world.text import shown, shown_text
-from breadth.core.world.transcript import Transcript, visible
+from breadth.core.world.environments.families import FAMILIES, short_label
+from breadth.core.world.environments.mix import Mix, MixError, short_spec
+from breadth.core.world.episodes.scores import HeldOutScore
+from breadth.core.world.episodes.scoring import Scored
+from breadth.core.world.runs.recipes import recipe_of, swept_by_any
+from breadth.core.world.runs.records import RunMeta
+from breadth.core.world.runs.stats import mean_sd, wilson
+from breadth.core.world.text.shown import shown, shown_text
+from breadth.core.world.text.transcript import Transcript, visible
 
 
 def scores_table(scores: dict[str, HeldOutScore], title: str) -> Table:

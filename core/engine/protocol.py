@@ -14,8 +14,8 @@ import types
 from dataclasses import MISSING, asdict, dataclass, field, fields
 from typing import get_args, get_origin, get_type_hints
 
-from breadth.core.world.recipes import FINETUNE
-from breadth.core.world.settings import HELD_OUT
+from breadth.core.world.episodes.scores import HELD_OUT
+from breadth.core.world.runs.recipes import FINETUNE
 
 # commands: UI -> engine
 
@@ -39,7 +39,7 @@ class Train:
     out_dir: str  # where the finished model is saved
     held_out: int | None = HELD_OUT  # held-out sums per family for the automatic evaluation (None: all)
     snapshot_every: int = 25  # keep a copy of the weights every this many steps, and at 0 and the end (0: none)
-    recipe: str = FINETUNE  # how it learns (`core.world.recipes`): from demonstrations, by default
+    recipe: str = FINETUNE  # how it learns (`core.world.runs.recipes`): from demonstrations, by default
 
 
 @dataclass(frozen=True)
@@ -79,7 +79,7 @@ class ScoreEnvironments:
 
     id: int  # the scoring job
     key: str
-    names: list = field(default_factory=list)  # environment names (`core.world.environments`); []: every one
+    names: list = field(default_factory=list)  # environment names (`core.world.environments.registry`); []: every one
     held_out: int = HELD_OUT  # test sums per environment
 
 
@@ -131,7 +131,7 @@ class Measured:
     """Job `id` measured its model before the first step (learning from reward: pass@G, reward, ...)."""
 
     id: int
-    metrics: dict  # metric key (`core.world.rewards.METRICS`) -> value
+    metrics: dict  # metric key (`core.world.episodes.rewards.METRICS`) -> value
 
 
 @dataclass(frozen=True)
@@ -140,7 +140,7 @@ class Rollouts:
 
     id: int
     step: int
-    group: dict  # `core.world.records.SampledGroup.to_dict()`: plain segments (role, text), rewards, verdicts
+    group: dict  # `core.world.episodes.scores.SampledGroup.to_dict()`: plain segments (role, text), rewards, verdicts
 
 
 @dataclass(frozen=True)
@@ -175,7 +175,7 @@ class Stopped:
 
 @dataclass(frozen=True)
 class Char:
-    """One character of probe `id`'s episode, and who wrote it (a `core.world.transcript.Role` value).
+    """One character of probe `id`'s episode, and who wrote it (a `core.world.text.transcript.Role` value).
 
     For the model's own characters, `p` is the probability the model gave the character it wrote and `top` its
     four likeliest characters (the chosen one, then three alternatives) as [[char, probability], ...] (None and
@@ -199,7 +199,7 @@ class Played:
     answer: int  # the true sum
     family: str  # the family holding the sum, '' if none
     solved: bool
-    failure: str | None  # a core.world.verdict.Failure value when not solved
+    failure: str | None  # a core.world.episodes.verdict.Failure value when not solved
     segments: list = field(default_factory=list)  # [(role, text), ...] of the whole episode
     copied: bool | None = None  # under a lying calculator: the answer is the tool's (wrong) last result; else None
 

@@ -32,19 +32,20 @@ from breadth.core.storage.header import CheckpointError, weights_hash
 from breadth.core.storage.paths import folder_full
 from breadth.core.storage.snapshot_file import snapshot_problems
 from breadth.core.storage.store import Store, StoredRun, StoreError, run_key
-from breadth.core.world.calculator import Lie
-from breadth.core.world.environments import environments
-from breadth.core.world.episode import Episode
-from breadth.core.world.families import FAMILIES
-from breadth.core.world.mix import Mix
-from breadth.core.world.probe import parse_sum
-from breadth.core.world.recipes import RecipeError, recipe
-from breadth.core.world.records import HeldOutScore, RunMeta
-from breadth.core.world.rollout import Policy, run_episodes
-from breadth.core.world.scoring import play, tally
-from breadth.core.world.settings import held_out_count
-from breadth.core.world.transcript import Role
-from breadth.core.world.verdict import judge
+from breadth.core.world.arithmetic.calculator import Lie
+from breadth.core.world.environments.families import FAMILIES
+from breadth.core.world.environments.mix import Mix
+from breadth.core.world.environments.probe import parse_sum
+from breadth.core.world.environments.registry import environments
+from breadth.core.world.episodes.episode import Episode
+from breadth.core.world.episodes.rollout import Policy, run_episodes
+from breadth.core.world.episodes.scores import HeldOutScore
+from breadth.core.world.episodes.scoring import play, tally
+from breadth.core.world.episodes.verdict import judge
+from breadth.core.world.runs.recipes import RecipeError, recipe
+from breadth.core.world.runs.records import RunMeta
+from breadth.core.world.runs.settings import held_out_count
+from breadth.core.world.text.transcript import Role
 
 MAX_LOADED = 4  # models held at once; older ones that have a file are unloaded (the app reloads them on demand)
 MAX_SNAPSHOTS = 42  # snapshots a run keeps at most (its snapshot interval is widened to fit): 29 MB in float16
@@ -302,11 +303,9 @@ class Session:
             self.emit(p.Failed("snapshot", first_line(e)))
 
     def _record(self, record: RunMeta, base: str, path: str) -> str:
-        """Keep the run in the results store; '' if it is there, else one line on why not.
-
-        It runs once the checkpoint is written, so nothing that goes wrong here may fail the run: an error
-        nobody foresaw (a store that breaks its own rules) becomes the note too, named by its type, with its
-        traceback in the engine's log.
+        """Keep the run in the results store; '' if it is there, else one line on why not. It runs once the
+        checkpoint is written, so nothing that goes wrong here may fail the run: an error nobody foresaw (a store
+        that breaks its own rules) becomes the note too, named by its type, with its traceback in the engine's log.
         """
         try:
             base_hash = weights_hash(base)

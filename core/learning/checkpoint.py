@@ -28,8 +28,8 @@ from breadth.core.storage.header import (
     read_checkpoint_bytes,
     read_header,
 )
-from breadth.core.world.records import RunMeta
-from breadth.core.world.vocab import CHARS
+from breadth.core.world.runs.records import RunMeta
+from breadth.core.world.text.vocab import CHARS
 
 _TIED = "head.weight"  # tied to wte.weight: stored once
 

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from breadth.core.learning.model import GPT
 from breadth.core.learning.policy import GreedyPolicy, greedy
-from breadth.core.world.families import FAMILIES, family
-from breadth.core.world.records import HeldOutScore
-from breadth.core.world.rollout import complete
-from breadth.core.world.scoring import Scored, play, tally
-from breadth.core.world.settings import HELD_OUT
-from breadth.core.world.vocab import BOS
-from breadth.core.world.worksheets import worksheet_sums
+from breadth.core.world.environments.families import FAMILIES
+from breadth.core.world.environments.registry import family
+from breadth.core.world.episodes.rollout import complete
+from breadth.core.world.episodes.scores import HELD_OUT, HeldOutScore
+from breadth.core.world.episodes.scoring import Scored, play, tally
+from breadth.core.world.text.vocab import BOS
+from breadth.core.world.text.worksheets import worksheet_sums
 
 
 def evaluate(

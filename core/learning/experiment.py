@@ -26,17 +26,17 @@ from breadth.core.learning.lockstep import Job, train_lockstep
 from breadth.core.learning.model import GPT
 from breadth.core.learning.models import Models, OnBefore, OnSnapshot
 from breadth.core.learning.policy import GreedyPolicy
-from breadth.core.learning.recipes import BEFORE, trainer
+from breadth.core.learning.recipes import measure_before, trainer
 from breadth.core.learning.snapshots import Snapshot, restore, snapshot
 from breadth.core.learning.train import use_one_thread
 from breadth.core.storage.files import user_path, write_atomic
 from breadth.core.storage.header import weights_hash
 from breadth.core.storage.paths import BASE
-from breadth.core.world.mix import Mix
-from breadth.core.world.recipes import FINETUNE, recipe, recipe_of
-from breadth.core.world.records import Diverged, HeldOutScore, Lockstep, OnStep, RunMeta, StepStats
-from breadth.core.world.rollout import Policy
-from breadth.core.world.settings import HELD_OUT
+from breadth.core.world.environments.mix import Mix
+from breadth.core.world.episodes.rollout import Policy
+from breadth.core.world.episodes.scores import HELD_OUT, HeldOutScore
+from breadth.core.world.runs.recipes import FINETUNE, recipe, recipe_of
+from breadth.core.world.runs.records import Diverged, Lockstep, OnStep, RunMeta, StepStats
 
 
 def train_run(
@@ -52,7 +52,7 @@ def train_run(
 ) -> tuple[GPT, RunMeta]:
     """Train the base on `mix` by the recipe whose settings `settings` are, and evaluate: the model and its record.
 
-    A recipe that measures the model before training (`BEFORE`: pass@G for learning from reward) does so
+    A recipe that measures the model before training (its `before`: pass@G for learning from reward) does so
     first and hands the numbers to `on_before` (False from it stops the run there); they and whatever each step
     measured besides its loss (`StepStats.metrics`) are kept in the record. A run stopped by `on_step` or
     `on_before` is not evaluated: its record says `completed` False and has no scores. With `on_snapshot` and
@@ -63,7 +63,8 @@ def train_run(
     trains = trainer(made_by.name)
     use_one_thread()
     model, _ = checkpoint.load(base)
-    before = BEFORE[made_by.name](model, mix, settings) if made_by.name in BEFORE else {}
+    measure = measure_before(made_by.name)
+    before = measure(model, mix, settings) if measure is not None else {}
     if before and on_before is not None and on_before(before) is False:
         return model, RunMeta.of_run(settings, mix, held_out, base, completed=False, before=before)
     start = time.perf_counter()

@@ -32,14 +32,17 @@ from breadth.core.learning import checkpoint, stacked
 from breadth.core.learning.model import GPT
 from breadth.core.learning.train import demonstration_tensors, use_one_thread
 from breadth.core.storage.paths import BASE
-from breadth.core.world.episode import Episode
-from breadth.core.world.families import FAMILIES, Problem, family
-from breadth.core.world.mix import Mix
-from breadth.core.world.records import Diverged, HeldOutScore, RunMeta, StepStats
-from breadth.core.world.rollout import run_episodes
-from breadth.core.world.scoring import Scored, tally
-from breadth.core.world.settings import HELD_OUT, FinetuneSettings
-from breadth.core.world.verdict import judge
+from breadth.core.world.arithmetic.problem import Problem
+from breadth.core.world.environments.families import FAMILIES
+from breadth.core.world.environments.mix import Mix
+from breadth.core.world.environments.registry import family
+from breadth.core.world.episodes.episode import Episode
+from breadth.core.world.episodes.rollout import run_episodes
+from breadth.core.world.episodes.scores import HELD_OUT, HeldOutScore
+from breadth.core.world.episodes.scoring import Scored, tally
+from breadth.core.world.episodes.verdict import judge
+from breadth.core.world.runs.records import Diverged, RunMeta, StepStats
+from breadth.core.world.runs.settings import FinetuneSettings
 
 OnRunStep = Callable[[int, StepStats], bool | None]  # (the run's index among the jobs, its step) -> False stops it
 DROPOUT_STREAM = 0x5DEECE66  # a run's dropout generator is seeded with its seed XOR this: not its batch stream

@@ -16,15 +16,15 @@ import torch
 import torch.nn as nn
 from torch.nn import functional as F
 
-from breadth.core.world.settings import POSITIONS, ModelShape
-from breadth.core.world.vocab import VOCAB_SIZE
+from breadth.core.world.runs.settings import POSITIONS, ModelShape
+from breadth.core.world.text.vocab import VOCAB_SIZE
 
 
 @dataclass
 class GPTConfig:
     """Shape of the model."""
 
-    vocab_size: int = VOCAB_SIZE  # characters in the vocabulary (core.world.vocab)
+    vocab_size: int = VOCAB_SIZE  # characters in the vocabulary (core.world.text.vocab)
     block_size: int = ModelShape.block_size  # longest sequence (context) in tokens: an episode's limit
     n_layer: int = ModelShape.n_layer  # transformer blocks (the defaults are the shape pre-training makes)
     n_head: int = ModelShape.n_head  # attention heads per block

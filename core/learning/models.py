@@ -6,9 +6,10 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 
-from breadth.core.world.mix import Mix
-from breadth.core.world.records import HeldOutScore, OnStep, RunMeta
-from breadth.core.world.rollout import Policy
+from breadth.core.world.environments.mix import Mix
+from breadth.core.world.episodes.rollout import Policy
+from breadth.core.world.episodes.scores import HeldOutScore
+from breadth.core.world.runs.records import OnStep, RunMeta
 
 OnSnapshot = Callable[[int, object], None]  # (step, a copy of the weights) during training
 OnBefore = Callable[[dict[str, float]], bool | None]  # what a recipe measured before its first step; False to stop
@@ -41,8 +42,8 @@ class Models(ABC):
         snapshot_every: int = 0,
         on_before: OnBefore | None = None,
     ) -> tuple[object, RunMeta]:
-        """Train from `base` by the recipe whose settings these are (`core.world.recipes`), and evaluate: the trained
-        model and its record; snapshots handed to on_snapshot, what the recipe measures before its first step to
+        """Train from `base` by the recipe whose settings these are (`core.world.runs.recipes`), and evaluate: the
+        trained model and its record; snapshots handed to on_snapshot, what the recipe measures before its first step to
         on_before (which returns False to stop there). A stopped run is not evaluated (`completed` False)."""
 
     @abstractmethod

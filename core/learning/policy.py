@@ -11,7 +11,7 @@ from __future__ import annotations
 import torch
 
 from breadth.core.learning.model import GPT, KVCache
-from breadth.core.world.vocab import CHARS, PAD, PAD_ID, encode
+from breadth.core.world.text.vocab import CHARS, PAD, PAD_ID, encode
 
 TOP = 4  # characters a policy reports per position (`GreedyPolicy.top`): the chosen one and three alternatives
 
@@ -109,7 +109,7 @@ class SamplingPolicy(GreedyPolicy):
 
 
 def greedy(model: GPT):
-    """A `MakePolicy` for `core.world.scoring.play`: batch size -> a fresh GreedyPolicy of `model`."""
+    """A `MakePolicy` for `core.world.episodes.scoring.play`: batch size -> a fresh GreedyPolicy of `model`."""
     return lambda batch: GreedyPolicy(model, batch)
 
 

@@ -3,7 +3,7 @@
 Each step draws `prompts` training sums of the mix and samples a group of `group` episodes for each
 (temperature, a seeded generator), every episode of the step advancing together with the KV cache and
 the calculator appending its results as forced characters. An episode earns 1 for a correct answer
-(`core.world.rewards`); its advantage is its reward minus its group's mean (no division by the spread,
+(`core.world.episodes.rewards`); its advantage is its reward minus its group's mean (no division by the spread,
 no KL term, no ratio clipping: the samples are on-policy). One teacher-forced pass gives the
 log-probability of every character, and the loss is minus the sum of log-probability x advantage over
 the model's own characters only (the prompt's and the calculator's characters carry none, read from the
@@ -21,13 +21,13 @@ from torch.nn import functional as F
 from breadth.core.learning.model import GPT
 from breadth.core.learning.policy import SamplingPolicy
 from breadth.core.learning.train import adamw, run
-from breadth.core.world.families import Problem
-from breadth.core.world.mix import Mix
-from breadth.core.world.records import Diverged, OnStep, StepStats
-from breadth.core.world.rewards import Group, advantages, judged, metrics, sampled
-from breadth.core.world.rollout import rollout
-from breadth.core.world.settings import RewardSettings
-from breadth.core.world.vocab import PAD_ID
+from breadth.core.world.arithmetic.problem import Problem
+from breadth.core.world.environments.mix import Mix
+from breadth.core.world.episodes.rewards import Group, advantages, judged, metrics, sampled
+from breadth.core.world.episodes.rollout import rollout
+from breadth.core.world.runs.records import Diverged, OnStep, StepStats
+from breadth.core.world.runs.settings import RewardSettings
+from breadth.core.world.text.vocab import PAD_ID
 
 EPISODES_AT_ONCE = 1024  # episodes sampled together when measuring pass@G on every training prompt
 
@@ -43,7 +43,7 @@ class Groups:
 
     @property
     def metrics(self) -> dict[str, float]:
-        """The step's metrics (`core.world.rewards.metrics`)."""
+        """The step's metrics (`core.world.episodes.rewards.metrics`)."""
         return metrics(self.groups)
 
 

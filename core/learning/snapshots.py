@@ -31,9 +31,10 @@ from breadth.core.storage.snapshot_file import (
     sidecar_of,
     snapshot_problems,
 )
-from breadth.core.world.families import FAMILIES
-from breadth.core.world.records import HeldOutScore, RunMeta
-from breadth.core.world.scoring import play, tally
+from breadth.core.world.environments.families import FAMILIES
+from breadth.core.world.episodes.scores import HeldOutScore
+from breadth.core.world.episodes.scoring import play, tally
+from breadth.core.world.runs.records import RunMeta
 
 _TIED = "head.weight"  # tied to wte.weight: kept once
 

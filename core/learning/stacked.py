@@ -17,7 +17,7 @@ import torch
 from torch.nn import functional as F
 
 from breadth.core.learning.model import GPT, GPTConfig, rotate
-from breadth.core.world.vocab import CHARS, PAD, PAD_ID, encode
+from breadth.core.world.text.vocab import CHARS, PAD, PAD_ID, encode
 
 Weights = dict[str, torch.Tensor]  # parameter name (as in GPT.named_parameters) -> stack (K, *shape)
 _PRODUCTS = ("c_attn.weight", "c_proj.weight", "c_fc.weight")  # linear layers' weights: stacked as (K, in, out)

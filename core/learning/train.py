@@ -18,11 +18,11 @@ from collections.abc import Callable
 import torch
 
 from breadth.core.learning.model import GPT
-from breadth.core.world.families import Problem
-from breadth.core.world.records import Diverged, OnStep, StepStats
-from breadth.core.world.settings import FinetuneSettings, PretrainSettings
-from breadth.core.world.vocab import BOS, encode
-from breadth.core.world.worksheets import worksheet_stream
+from breadth.core.world.arithmetic.problem import Problem
+from breadth.core.world.runs.records import Diverged, OnStep, StepStats
+from breadth.core.world.runs.settings import FinetuneSettings, PretrainSettings
+from breadth.core.world.text.vocab import BOS, encode
+from breadth.core.world.text.worksheets import worksheet_stream
 
 Batch = tuple[torch.Tensor, torch.Tensor]  # inputs (B, T), targets (B, T) with -1 where no loss
 # (model, a batch) -> the scalar loss to minimise, or the loss and what else the step measured (reward, ...)

@@ -30,12 +30,12 @@ from breadth.core.results.dimensions import coordinates, value
 from breadth.core.results.grid import Cell, GridError, Job, refuse_repeats
 from breadth.core.results.groups import Group, lockstep_groups
 from breadth.core.storage.store import StoredRun, run_key
-from breadth.core.world.coordinates import ENV_DIMENSIONS
-from breadth.core.world.families import family
-from breadth.core.world.mix import Mix
-from breadth.core.world.records import MAX_GROUP
-from breadth.core.world.settings import MAX_HELD_OUT, MAX_SEED, FinetuneSettings, SettingsError
-from breadth.core.world.stats import mean_interval
+from breadth.core.world.arithmetic.coordinates import ENV_DIMENSIONS
+from breadth.core.world.environments.mix import Mix
+from breadth.core.world.environments.registry import family
+from breadth.core.world.runs.records import MAX_GROUP
+from breadth.core.world.runs.settings import MAX_HELD_OUT, MAX_SEED, FinetuneSettings, SettingsError
+from breadth.core.world.runs.stats import mean_interval
 
 PLATE_PASSES = 400 * 8 / 70  # times the plate's recipe shows each demonstration: 400 steps of 8, 70 demonstrations
 CEILING = 0  # the N of a ceiling run: trained on the split's held-out environments themselves

@@ -13,12 +13,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from breadth.core.world.calculator import FORMS
-from breadth.core.world.coordinates import ENV_DIMENSIONS, Coordinates
-from breadth.core.world.environments import env_id
-from breadth.core.world.families import family
-from breadth.core.world.problem import PLATE_FORM
-from breadth.core.world.records import HeldOutScore
+from breadth.core.world.arithmetic.calculator import FORMS
+from breadth.core.world.arithmetic.coordinates import ENV_DIMENSIONS, Coordinates
+from breadth.core.world.arithmetic.problem import PLATE_FORM
+from breadth.core.world.environments.registry import env_id, family
+from breadth.core.world.episodes.scores import HeldOutScore
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,7 @@ and one model on one projector slide (its scores per family beside its loss curv
 
 matplotlib with its Agg backend writes PNG and SVG without a display; it is imported only when a
 picture is drawn, so nothing else pays for it. Every name from a store or a record (a mix, a family, a
-model's title) is drawn through `figure_text`: as text, never as mathtext (core.world.text).
+model's title) is drawn through `figure_text`: as text, never as mathtext (core.world.text.shown).
 """
 
 from __future__ import annotations
@@ -14,11 +14,11 @@ from pathlib import Path
 from breadth.core.results.matrix import TRAINED, BreadthPoint, MatrixRow, columns, group_of, row_names
 from breadth.core.results.report import BudgetPoint, CellSummary, budget, varied
 from breadth.core.storage.files import write_atomic
-from breadth.core.world.families import FAMILIES
-from breadth.core.world.mix import Mix, MixError
-from breadth.core.world.records import RunMeta
-from breadth.core.world.stats import wilson
-from breadth.core.world.text import FIGURE_RC, figure_text
+from breadth.core.world.environments.families import FAMILIES
+from breadth.core.world.environments.mix import Mix, MixError
+from breadth.core.world.runs.records import RunMeta
+from breadth.core.world.runs.stats import wilson
+from breadth.core.world.text.shown import FIGURE_RC, figure_text
 
 
 class FigureError(ValueError):

@@ -13,8 +13,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
 from breadth.core.storage.store import run_key
-from breadth.core.world.mix import Mix, MixError
-from breadth.core.world.settings import FinetuneSettings, SettingsError, swept
+from breadth.core.world.environments.mix import Mix, MixError
+from breadth.core.world.runs.settings import FinetuneSettings, SettingsError, swept
 
 MAX_JOBS = 100_000  # a grid larger than this is surely a typo
 

@@ -23,8 +23,8 @@ from dataclasses import dataclass, fields, replace
 
 from breadth.core.results.grid import GridError, Job
 from breadth.core.storage.store import run_key
-from breadth.core.world.recipes import FINETUNE, recipe_of
-from breadth.core.world.records import MAX_GROUP, Lockstep
+from breadth.core.world.runs.recipes import FINETUNE, recipe_of
+from breadth.core.world.runs.records import MAX_GROUP, Lockstep
 
 # The fine-tuning settings `core.learning.lockstep` trains with (tests/test_lockstep.py reads each in its source):
 # a setting the recipe gains is refused by `lockstep_groups` until it is named here and trained with there.

@@ -17,10 +17,11 @@ from dataclasses import dataclass
 
 from breadth.core.results.grid import refuse_repeats
 from breadth.core.results.report import CellKey, CellSummary, FamilySummary, varied
-from breadth.core.world.families import FAMILIES, family, family_named
-from breadth.core.world.mix import Mix, MixError, short_spec, spec_name
-from breadth.core.world.settings import FinetuneSettings
-from breadth.core.world.stats import mean_interval
+from breadth.core.world.environments.families import FAMILIES
+from breadth.core.world.environments.mix import Mix, MixError, short_spec, spec_name
+from breadth.core.world.environments.registry import family, family_named
+from breadth.core.world.runs.settings import FinetuneSettings
+from breadth.core.world.runs.stats import mean_interval
 
 GROUPING = ("op", "operands", "digits")  # column order: by operation, then operands, then digits
 

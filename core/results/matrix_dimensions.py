@@ -17,10 +17,10 @@ from dataclasses import dataclass
 from breadth.core.results.dimensions import Rate
 from breadth.core.results.matrix import MatrixRow
 from breadth.core.results.report import FamilySummary
-from breadth.core.world.calculator import FORMS
-from breadth.core.world.coordinates import Coordinates
-from breadth.core.world.families import family
-from breadth.core.world.operations import OPERATIONS
+from breadth.core.world.arithmetic.calculator import FORMS
+from breadth.core.world.arithmetic.coordinates import Coordinates
+from breadth.core.world.arithmetic.operations import OPERATIONS
+from breadth.core.world.environments.registry import family
 
 OWN = "own"  # the column pooling the environments a row trained on
 HELD = "held out"  # the column pooling every environment a row was scored on and did not train on

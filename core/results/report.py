@@ -15,11 +15,11 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from breadth.core.storage.store import StoredRun
-from breadth.core.world.families import FAMILIES
-from breadth.core.world.mix import Mix, MixError
-from breadth.core.world.recipes import swept_by_any
-from breadth.core.world.records import FailedEpisode
-from breadth.core.world.stats import mean_interval, paired_difference, wilson
+from breadth.core.world.environments.families import FAMILIES
+from breadth.core.world.environments.mix import Mix, MixError
+from breadth.core.world.episodes.scores import FailedEpisode
+from breadth.core.world.runs.recipes import swept_by_any
+from breadth.core.world.runs.stats import mean_interval, paired_difference, wilson
 
 
 @dataclass(frozen=True)

@@ -21,9 +21,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from breadth.core.storage.files import UserFileError, open_regular, read_regular
-from breadth.core.world.episode import MAX_LENGTH
-from breadth.core.world.records import MetadataError, RunMeta
-from breadth.core.world.vocab import CHARS
+from breadth.core.world.episodes.episode import MAX_LENGTH
+from breadth.core.world.episodes.scores import MetadataError
+from breadth.core.world.runs.records import RunMeta
+from breadth.core.world.text.vocab import CHARS
 
 FORMAT = "breadth-checkpoint"
 VERSION = 1

@@ -13,7 +13,7 @@ from pathlib import Path
 from breadth.core.storage.files import user_path
 from breadth.core.storage.header import CheckpointError
 from breadth.core.storage.paths import shipped_checkpoint
-from breadth.core.world.mix import Mix
+from breadth.core.world.environments.mix import Mix
 
 
 @dataclass(frozen=True)

@@ -29,8 +29,10 @@ from breadth.core.storage.header import (
     weights_hash,
 )
 from breadth.core.storage.paths import BASE
-from breadth.core.world.families import FAMILIES, Problem
-from breadth.core.world.records import HeldOutScore, MetadataError, RunMeta
+from breadth.core.world.arithmetic.problem import Problem
+from breadth.core.world.environments.families import FAMILIES
+from breadth.core.world.episodes.scores import HeldOutScore, MetadataError
+from breadth.core.world.runs.records import RunMeta
 
 FORMAT = "breadth-snapshots"
 VERSION = 1

@@ -37,8 +37,9 @@ from breadth.core.storage.store_file import (
     run_key,
     sqlite_why,
 )
-from breadth.core.world.recipes import swept_by_any
-from breadth.core.world.records import MetadataError, RunMeta
+from breadth.core.world.episodes.scores import MetadataError
+from breadth.core.world.runs.recipes import swept_by_any
+from breadth.core.world.runs.records import RunMeta
 
 __all__ = ["SCHEMA", "Store", "StoreError", "StoredRun", "default_store", "run_key", "store_files"]
 

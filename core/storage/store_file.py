@@ -19,9 +19,9 @@ import urllib.parse
 from collections.abc import Iterable
 from pathlib import Path
 
-from breadth.core.world.families import FAMILIES
-from breadth.core.world.recipes import FINETUNE, recipe_of
-from breadth.core.world.settings import FinetuneSettings, SettingsError
+from breadth.core.world.environments.families import FAMILIES
+from breadth.core.world.runs.recipes import FINETUNE, recipe_of
+from breadth.core.world.runs.settings import FinetuneSettings, SettingsError
 
 SCHEMA = 4  # the schema this program writes; older stores are migrated, newer ones refused
 SQLITE_MAGIC = b"SQLite format 3\x00"

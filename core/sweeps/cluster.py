@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from breadth.core.world.text import one_line
+from breadth.core.world.text.shown import one_line
 
 CONNECT_SECONDS = 5.0  # reaching a Dask scheduler, its handshake included (wall clock, whatever Dask does)
 ANSWER_SECONDS = 10.0  # any other question to a Dask cluster: checking its workers, listing them, closing

@@ -36,9 +36,10 @@ from breadth.core.results.groups import Group
 from breadth.core.storage.paths import BASE
 from breadth.core.storage.store import Store, StoredRun
 from breadth.core.sweeps.cluster import WATCH_SECONDS, ClusterError, DaskCluster
-from breadth.core.world.recipes import recipe_of
-from breadth.core.world.records import MetadataError, RunMeta
-from breadth.core.world.text import one_line
+from breadth.core.world.episodes.scores import MetadataError
+from breadth.core.world.runs.recipes import recipe_of
+from breadth.core.world.runs.records import RunMeta
+from breadth.core.world.text.shown import one_line
 
 PARENT_SECONDS = 0.5  # how often a local worker looks whether the sweep that started it is still there
 PR_SET_PDEATHSIG = 1  # prctl option (linux/prctl.h): the signal this process gets when its parent dies

@@ -39,12 +39,13 @@ except ModuleNotFoundError as e:  # an optional extra: say how to get it
         "breadth's Gymnasium environments need gymnasium: pip install -c constraints.txt '.[gym]'", name=e.name
     ) from None
 
-from breadth.core.world.environments import env_id, environment, environments
-from breadth.core.world.episode import MAX_LENGTH, Episode
-from breadth.core.world.families import Family, Problem
-from breadth.core.world.settings import MAX_SEED
-from breadth.core.world.verdict import Failure, Verdict, judge
-from breadth.core.world.vocab import CHARS, PAD
+from breadth.core.world.arithmetic.problem import Problem
+from breadth.core.world.environments.families import Family
+from breadth.core.world.environments.registry import env_id, environment, environments
+from breadth.core.world.episodes.episode import MAX_LENGTH, Episode
+from breadth.core.world.episodes.verdict import Failure, Verdict, judge
+from breadth.core.world.runs.settings import MAX_SEED
+from breadth.core.world.text.vocab import CHARS, PAD
 
 SPLITS = ("test", "validation", "demonstrations")  # what `reset(options={"split": ...})` draws from; test first
 CHARSET = CHARS.replace(PAD, "")  # every character a transcript or an action may hold (padding never)

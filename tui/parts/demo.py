@@ -1,6 +1,6 @@
 """Demo mode (`breadth-tui --demo`): a talk's story, told with PageDown (a presenter's clicker sends it) and PageUp.
 
-The story (core.world.story) is acts of probes with the presenter's captions. PageDown takes the next step:
+The story (tui.story) is acts of probes with the presenter's captions. PageDown takes the next step:
 an act's opening (its title and caption; its view opened, its calculator set), then each of its probes,
 raced by the shipped models at the audience pace, then the next act. The caption line (tui.widgets.caption)
 says what the presenter says; the line under the sum box says where the story is and which keys step it,
@@ -20,16 +20,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import partial
 
-from breadth.core.world.calculator import OFF_BY_ONE, Lie
-from breadth.core.world.probe import parse_sum
-from breadth.core.world.story import IN_PLAIN_WORDS, Step, Story
-from breadth.core.world.verdict import Failure
+from breadth.core.world.arithmetic.calculator import OFF_BY_ONE, Lie
+from breadth.core.world.environments.probe import parse_sum
+from breadth.core.world.episodes.verdict import Failure
 from breadth.tui import messages as m
 from breadth.tui.guard import guarded
 from breadth.tui.parts import Part, hears
 from breadth.tui.screens.curve_view import CurveView, read_ahead
 from breadth.tui.screens.matrix_view import MatrixView
 from breadth.tui.screens.procedure_view import ProcedureView
+from breadth.tui.story import IN_PLAIN_WORDS, Step, Story
 from breadth.tui.widgets.caption import Caption
 from breadth.tui.widgets.playground import AUDIENCE, LIES, Playground
 from breadth.tui.widgets.sum_box import SumBox

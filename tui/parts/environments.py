@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass, field
 
 from breadth.core.engine import protocol as p
-from breadth.core.world.records import HeldOutScore, MetadataError
+from breadth.core.world.episodes.scores import HeldOutScore, MetadataError
 from breadth.tui import messages as m
 from breadth.tui.guard import guarded
 from breadth.tui.parts import Part, hears

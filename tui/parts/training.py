@@ -8,8 +8,8 @@ from pathlib import Path
 from breadth.core.engine import protocol as p
 from breadth.core.storage.header import CheckpointError
 from breadth.core.storage.paths import BASE, folder_full, runs_dir
-from breadth.core.world.recipes import REWARD, recipe_of
-from breadth.core.world.records import HeldOutScore
+from breadth.core.world.episodes.scores import HeldOutScore
+from breadth.core.world.runs.recipes import REWARD, recipe_of
 from breadth.tui import messages as m
 from breadth.tui.guard import guarded, one_line
 from breadth.tui.parts import Part, hears

@@ -19,7 +19,7 @@ from breadth.core.storage.files import UserFileError, check_output, read_regular
 from breadth.core.storage.header import CheckpointError, read_checkpoint_bytes, read_header
 from breadth.core.storage.presets import checkpoint_path
 from breadth.core.storage.snapshot_file import read_snapshot_header, sidecar_of
-from breadth.core.world.mix import slug
+from breadth.core.world.environments.mix import slug
 from breadth.tui.catalog import ModelEntry
 from breadth.tui.screens.path_prompt import PathPrompt
 

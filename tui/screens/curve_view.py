@@ -35,7 +35,7 @@ from breadth.core.results.curve import CEILING, CurvePoint, StoredCurve, points,
 from breadth.core.results.grid import GridError
 from breadth.core.storage.paths import SHIPPED_CURVE
 from breadth.core.storage.store import Store
-from breadth.core.world.text import shown
+from breadth.core.world.text.shown import shown
 from breadth.tui.figures import FiguresAsked, Slide
 from breadth.tui.guard import guarded, log_error, one_line
 

@@ -22,10 +22,11 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
-from breadth.core.world.families import FAMILIES, Problem
-from breadth.core.world.mix import Mix
-from breadth.core.world.settings import FinetuneSettings
-from breadth.core.world.transcript import Role, visible
+from breadth.core.world.arithmetic.problem import Problem
+from breadth.core.world.environments.families import FAMILIES
+from breadth.core.world.environments.mix import Mix
+from breadth.core.world.runs.settings import FinetuneSettings
+from breadth.core.world.text.transcript import Role, visible
 from breadth.tui.guard import guarded, log_error, one_line
 
 LOSS_STYLE = "bold cyan underline"  # predicted and trained on: the model's calls and answer

@@ -26,12 +26,11 @@ from textual.widgets import DataTable, Footer, Static
 
 from breadth.core.results.dimensions import Column, Rate, coordinates, rate, summarise, value
 from breadth.core.results.matrix import band, band_ranges
-from breadth.core.world.calculator import FORMS
-from breadth.core.world.environments import env_id
-from breadth.core.world.families import family
-from breadth.core.world.problem import PLATE_FORM
-from breadth.core.world.records import HeldOutScore
-from breadth.core.world.text import shown
+from breadth.core.world.arithmetic.calculator import FORMS
+from breadth.core.world.arithmetic.problem import PLATE_FORM
+from breadth.core.world.environments.registry import env_id, family
+from breadth.core.world.episodes.scores import HeldOutScore
+from breadth.core.world.text.shown import shown
 from breadth.tui.guard import guarded
 from breadth.tui.screens.matrix_view import BAND_STYLES
 

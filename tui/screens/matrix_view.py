@@ -31,11 +31,12 @@ from breadth.core.storage.header import weights_hash
 from breadth.core.storage.paths import BASE, SHIPPED_RESULTS
 from breadth.core.storage.presets import PRESETS
 from breadth.core.storage.store import Store, StoredRun
-from breadth.core.world.families import family, short_label
-from breadth.core.world.mix import Mix, MixError
-from breadth.core.world.records import settings_note
-from breadth.core.world.text import clip, episode_text, shown
-from breadth.core.world.transcript import Transcript
+from breadth.core.world.environments.families import short_label
+from breadth.core.world.environments.mix import Mix, MixError
+from breadth.core.world.environments.registry import family
+from breadth.core.world.runs.records import settings_note
+from breadth.core.world.text.shown import clip, episode_text, shown
+from breadth.core.world.text.transcript import Transcript
 from breadth.tui.figures import FiguresAsked, Slide
 from breadth.tui.guard import guarded, log_error, one_line
 from breadth.tui.screens import matrix_by_dimension as by_dimension

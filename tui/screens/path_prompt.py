@@ -21,7 +21,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, Label, Static
 
 from breadth.core.storage.header import CheckpointError
-from breadth.core.world.text import shown
+from breadth.core.world.text.shown import shown
 from breadth.tui.guard import app_log, guarded, log_error, one_line
 from breadth.tui.widgets.bounded_input import BoundedInput
 

@@ -26,10 +26,12 @@ from textual_plotext import PlotextPlot
 
 from breadth.core.engine import protocol as p
 from breadth.core.storage.snapshot_file import saved_snapshots
-from breadth.core.world.families import FAMILIES, Problem
-from breadth.core.world.mix import Mix
-from breadth.core.world.records import HeldOutScore, RunMeta
-from breadth.core.world.transcript import visible
+from breadth.core.world.arithmetic.problem import Problem
+from breadth.core.world.environments.families import FAMILIES
+from breadth.core.world.environments.mix import Mix
+from breadth.core.world.episodes.scores import HeldOutScore
+from breadth.core.world.runs.records import RunMeta
+from breadth.core.world.text.transcript import visible
 from breadth.tui.guard import guarded
 from breadth.tui.widgets.loss_plot import LossPlot
 from breadth.tui.widgets.race import char_style

@@ -5,7 +5,7 @@ at most twice a second (`protocol.Rollouts`). The training controller keeps the 
 view redraws from it on a timer (at most every REFRESH seconds, never per event): the run's numbers as under
 the reward plot (in full words), the prompt over the group,
 then each episode on one line with its reward and verdict, the model's characters in cyan and the calculator's
-results on orange (ANSI yellow in the theme) as the playground shows them (`core.world.text.episode_text`, text,
+results on orange (ANSI yellow in the theme) as the playground shows them (`core.world.text.shown.episode_text`, text,
 never markup). With no reward run going, one line says so.
 """
 
@@ -20,10 +20,10 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
-from breadth.core.world.families import FAMILIES
-from breadth.core.world.records import MetadataError, SampledGroup
-from breadth.core.world.text import episode_text, shown
-from breadth.core.world.transcript import Role, Transcript
+from breadth.core.world.environments.families import FAMILIES
+from breadth.core.world.episodes.scores import MetadataError, SampledGroup
+from breadth.core.world.text.shown import episode_text, shown
+from breadth.core.world.text.transcript import Role, Transcript
 from breadth.tui.guard import guarded, one_line
 from breadth.tui.widgets.reward_plot import reward_line
 

@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.text import Text
 from textual.widgets import Static
 
-from breadth.core.world.text import shown
+from breadth.core.world.text.shown import shown
 
 MAX_LINES = 2  # a longer caption is cut with an ellipsis
 

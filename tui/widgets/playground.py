@@ -22,10 +22,10 @@ from textual.reactive import var
 from textual.widgets import Input, Static
 
 from breadth.core.engine import protocol as p
-from breadth.core.world.families import Problem
-from breadth.core.world.probe import SumError, parse_sum
-from breadth.core.world.text import shown
-from breadth.core.world.transcript import Role, visible
+from breadth.core.world.arithmetic.problem import Problem
+from breadth.core.world.environments.probe import SumError, parse_sum
+from breadth.core.world.text.shown import shown
+from breadth.core.world.text.transcript import Role, visible
 from breadth.tui.guard import guarded
 from breadth.tui.widgets.bounded_input import BoundedInput
 from breadth.tui.widgets.probe_view import ProbeState, ProbeView, least_sure, reveal, where

@@ -9,8 +9,9 @@ from rich.text import Text
 from textual.widgets import Static
 
 from breadth.core.engine import protocol as p
-from breadth.core.world.families import FAMILIES, Problem
-from breadth.core.world.transcript import visible
+from breadth.core.world.arithmetic.problem import Problem
+from breadth.core.world.environments.families import FAMILIES
+from breadth.core.world.text.transcript import visible
 from breadth.tui.widgets.race import PICKED, char_style
 
 

@@ -20,9 +20,9 @@ from textual.widgets import Static
 
 from breadth.core.engine import protocol as p
 from breadth.core.storage.presets import PRESETS
-from breadth.core.world.text import clip_title, shown, shown_text
-from breadth.core.world.transcript import Role, visible
-from breadth.core.world.verdict import Failure
+from breadth.core.world.episodes.verdict import Failure
+from breadth.core.world.text.shown import clip_title, shown, shown_text
+from breadth.core.world.text.transcript import Role, visible
 from breadth.tui.catalog import ModelEntry
 
 DEFAULT_RACE = tuple(f"shipped:{name}" for name in PRESETS)  # two-digit only, three-digit only, the mix

@@ -15,8 +15,8 @@ import math
 from rich.text import Text
 from textual_plotext import PlotextPlot
 
-from breadth.core.world.families import short_label
-from breadth.core.world.rewards import FAMILY_REWARD, NEAR_ZERO
+from breadth.core.world.environments.families import short_label
+from breadth.core.world.episodes.rewards import FAMILY_REWARD, NEAR_ZERO
 from breadth.tui.widgets.loss_plot import MAX_POINTS, REDRAW_HZ
 
 SMALL = 6  # rows under which the chart drops its frame and step labels

@@ -27,12 +27,14 @@ from textual.widgets.data_table import ColumnKey
 
 from breadth.core.results.dimensions import group
 from breadth.core.results.report import cells_by_seed, lockstep_note
-from breadth.core.world.coordinates import ENV_DIMENSIONS
-from breadth.core.world.families import FAMILIES, family
-from breadth.core.world.mix import Mix, MixError
-from breadth.core.world.records import HeldOutScore, RunMeta
-from breadth.core.world.stats import mean_interval, wilson
-from breadth.core.world.text import clip_title, shown
+from breadth.core.world.arithmetic.coordinates import ENV_DIMENSIONS
+from breadth.core.world.environments.families import FAMILIES
+from breadth.core.world.environments.mix import Mix, MixError
+from breadth.core.world.environments.registry import family
+from breadth.core.world.episodes.scores import HeldOutScore
+from breadth.core.world.runs.records import RunMeta
+from breadth.core.world.runs.stats import mean_interval, wilson
+from breadth.core.world.text.shown import clip_title, shown
 from breadth.tui.catalog import PLATE, ModelEntry
 from breadth.tui.guard import guarded
 

@@ -17,11 +17,13 @@ from textual.reactive import var
 from textual.widgets import Button, Collapsible, Input, Label, Select, Static
 
 from breadth.core.storage.presets import DEFAULT_PRESET, PRESETS, preset_of
-from breadth.core.world.families import DIMENSIONS, FAMILIES, dimension_values
-from breadth.core.world.mix import Mix, MixError, select
-from breadth.core.world.recipes import FINETUNE, REWARD, Recipe, mix_recipes, recipe, recipe_of
-from breadth.core.world.settings import HELD_OUT, Setting, held_out_from_text
-from breadth.core.world.text import shown
+from breadth.core.world.arithmetic.coordinates import DIMENSIONS
+from breadth.core.world.environments.families import FAMILIES, dimension_values
+from breadth.core.world.environments.mix import Mix, MixError, select
+from breadth.core.world.episodes.scores import HELD_OUT
+from breadth.core.world.runs.recipes import FINETUNE, REWARD, Recipe, mix_recipes, recipe, recipe_of
+from breadth.core.world.runs.settings import Setting, held_out_from_text
+from breadth.core.world.text.shown import shown
 from breadth.tui.catalog import PLATE
 from breadth.tui.guard import guarded
 from breadth.tui.widgets.bounded_input import BoundedInput

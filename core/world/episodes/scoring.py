@@ -12,12 +12,12 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from breadth.core.world.episode import MAX_LENGTH, Episode
-from breadth.core.world.families import Problem
-from breadth.core.world.records import EXAMPLES_KEPT, FailedEpisode, HeldOutScore
-from breadth.core.world.rollout import Policy, run_episodes
-from breadth.core.world.transcript import Role
-from breadth.core.world.verdict import Verdict, judge
+from breadth.core.world.arithmetic.problem import Problem
+from breadth.core.world.episodes.episode import MAX_LENGTH, Episode
+from breadth.core.world.episodes.rollout import Policy, run_episodes
+from breadth.core.world.episodes.scores import EXAMPLES_KEPT, FailedEpisode, HeldOutScore
+from breadth.core.world.episodes.verdict import Verdict, judge
+from breadth.core.world.text.transcript import Role
 
 MakePolicy = Callable[[int], Policy]  # batch size -> a fresh policy for that many rows
 OnChar = Callable[[int, Role, str], None]  # (problem index, who wrote it, character)

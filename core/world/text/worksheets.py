@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 
-from breadth.core.world.vocab import BOS
+from breadth.core.world.text.vocab import BOS
 
 
 def worksheet_line(a: int, b: int) -> str:

@@ -14,9 +14,8 @@ import math
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
-from breadth.core.world.episode import MAX_LENGTH
+from breadth.core.world.episodes.episode import MAX_LENGTH
 
-HELD_OUT = 30  # held-out sums per family, as on the plate
 # The lowest learning rate a step can act on: AdamW moves each weight by about lr, and a float32 number near 0.02
 # (the initial weights' scale) has neighbours 1.9e-9 away, so far below this a step leaves the weights as they were
 # (measured on the shipped base, 3 fine-tune steps: at lr 1e-8 97.6% of the weights change, at 1e-10 7.4%, at
@@ -230,7 +229,7 @@ class ModelShape(_Checked):
     n_layer: int = setting(3, 1, 48, flag="layers", help="transformer blocks")
     n_head: int = setting(4, 1, 64, flag="heads", help="attention heads per block")
     n_embd: int = setting(96, 1, 4096, flag="width", help="residual stream width")
-    # context in characters: holds the longest episode (core.world.episode.MAX_LENGTH)
+    # context in characters: holds the longest episode (core.world.episodes.episode.MAX_LENGTH)
     block_size: int = setting(MAX_LENGTH, MAX_LENGTH, 1024, flag="context", help="context in characters")
     position: str = setting("learned", choices=("learned", "rope"), help="position scheme: a learned table or rotary")
 

@@ -14,9 +14,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Protocol
 
-from breadth.core.world.episode import MAX_LENGTH, Episode
-from breadth.core.world.transcript import Role
-from breadth.core.world.vocab import BOS, PAD
+from breadth.core.world.episodes.episode import MAX_LENGTH, Episode
+from breadth.core.world.text.transcript import Role
+from breadth.core.world.text.vocab import BOS, PAD
 
 
 class Policy(Protocol):

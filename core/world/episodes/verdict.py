@@ -13,8 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
-from breadth.core.world.episode import End, Episode
-from breadth.core.world.families import Problem
+from breadth.core.world.arithmetic.problem import Problem
+from breadth.core.world.episodes.episode import End, Episode
 
 
 class Failure(str, Enum):

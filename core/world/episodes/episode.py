@@ -12,8 +12,8 @@ from collections import deque
 from dataclasses import dataclass, field
 from enum import Enum
 
-from breadth.core.world.calculator import SYNTAX, CallSyntax, Lie
-from breadth.core.world.transcript import Role, Transcript
+from breadth.core.world.arithmetic.calculator import SYNTAX, CallSyntax, Lie
+from breadth.core.world.text.transcript import Role, Transcript
 
 MAX_CALLS = 4  # calls allowed in one episode; opening one more ends it
 MAX_LENGTH = 64  # characters in an episode, start token included (the model's context)

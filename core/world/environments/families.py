@@ -25,14 +25,12 @@ from functools import cached_property
 
 import numpy as np
 
-from breadth.core.world.calculator import FORMS, CallSyntax
-from breadth.core.world.coordinates import DIMENSIONS, ENV_DIMENSIONS, Coordinates
-from breadth.core.world.operations import operation
-from breadth.core.world.orders import allowed, decode
-from breadth.core.world.problem import Problem
-from breadth.core.world.settings import HELD_OUT
-
-__all__ = ["DIMENSIONS", "ENV_DIMENSIONS", "FAMILIES", "Coordinates", "Family", "Problem", "register"]
+from breadth.core.world.arithmetic.calculator import FORMS, CallSyntax
+from breadth.core.world.arithmetic.coordinates import DIMENSIONS, Coordinates
+from breadth.core.world.arithmetic.operations import operation
+from breadth.core.world.arithmetic.problem import Problem
+from breadth.core.world.environments.orders import allowed, decode
+from breadth.core.world.episodes.scores import HELD_OUT
 
 DEMO_POOL = 200  # demonstrations of a family come from the first DEMO_POOL of its seeded order (or half a small one)
 LISTED_UP_TO = 100_000  # spaces with at most this many candidate tuples are listed and shuffled; larger are sampled
@@ -58,7 +56,7 @@ class Family:
     """A task family (an environment): its coordinates, labels, its space of sums, its seeded orders and splits.
 
     The family owns its data and never looks itself up by name, so it works registered or not. `version`
-    changes whenever its problems or transcripts would (its id names it: `core.world.environments`).
+    changes whenever its problems or transcripts would (its id names it: `core.world.environments.registry`).
     """
 
     def __init__(
@@ -203,13 +201,16 @@ class Family:
         if seed not in self._orders:
             if len(self._orders) >= _ORDERS_KEPT:
                 self._orders.pop(next(iter(self._orders)))
-            if self.sampled:
-                self._orders[seed] = _Sampled(self, random.Random(f"{self.name}/{seed}"))
-            else:
-                space = list(self.space)
-                random.Random(f"{self.name}/{seed}").shuffle(space)
-                self._orders[seed] = _Listed(tuple(space))
+            self._orders[seed] = self.new_order(seed)
         return self._orders[seed]
+
+    def new_order(self, seed: int) -> _Order:
+        """The space put in the order `seed` gives it, made afresh (Python's random, as the plate pinned it)."""
+        if self.sampled:
+            return _Sampled(self, random.Random(f"{self.name}/{seed}"))
+        space = list(self.space)
+        random.Random(f"{self.name}/{seed}").shuffle(space)
+        return _Listed(tuple(space))
 
     def problem(self, seed: int, index: int) -> Problem:
         """The index-th problem of the family's order for `seed`."""
@@ -291,39 +292,6 @@ def register(family: Family) -> Family:
 def family_of(operands: tuple[int, ...], op: str = "+") -> str:
     """The name of the registered family holding this sum, or '' for a sum outside all of them."""
     return next((f.name for f in FAMILIES.values() if f.op == op and f.contains(operands)), "")
-
-
-def family_named(text: str) -> Family | None:
-    """The family called `text` by name, short label or alias (`add_3x2`, `a3x2`, `2d`), any case: a registered one,
-    else one the environment generator makes (`2a1s2`)."""
-    key = text.strip().lower()
-    found = next((f for f in FAMILIES.values() if key in f.names()), None)
-    if found is None:
-        from breadth.core.world.environments import generated  # the generator builds on this module
-
-        found = generated().get(key)
-    return found
-
-
-def family(name: str) -> Family:
-    """The family (registered or generated) of exactly this name; KeyError naming it otherwise."""
-    found = FAMILIES.get(name) or family_named(name)
-    if found is None or found.name != name:
-        raise KeyError(f"no family or environment named {name!r}")
-    return found
-
-
-def order_of(names) -> list[str]:
-    """`names` in registry order: the registered families first, then generated environments by name's order
-    of generation."""
-    names = list(names)
-    if all(n in FAMILIES for n in names):  # the registered families alone: never build the generator's hundreds
-        rank = {n: i for i, n in enumerate(FAMILIES)}
-        return sorted(names, key=rank.__getitem__)
-    from breadth.core.world.environments import generated
-
-    rank = {n: i for i, n in enumerate([*FAMILIES, *generated()])}
-    return sorted(names, key=lambda n: rank.get(n, len(rank)))
 
 
 def short_label(name: str) -> str:

@@ -5,19 +5,31 @@ that recipe's settings class. `finetune` learns from demonstrations of a mix of 
 recipe); `reward` learns from the reward of its own sampled episodes on the mix's training sums;
 `pretrain` makes a base from single-digit worksheets. Everything that handles runs (records,
 the results store, the engine's Train command, the command line's flags, the app's form) asks the
-registry, so a new way of learning (learning from reward, say) is one `Recipe` here plus its trainer
-in `breadth.core.learning.recipes`, with its settings declared once on its settings class.
+registry, so a new way of learning (learning from reward, say) is one `Recipe` here, with its settings declared
+once on its settings class: it names its trainer (and what it measures before training, if anything) as an entry
+point, `module:attr`, as Gymnasium's `EnvSpec(entry_point=...)` does, which the learning layer imports when the
+recipe first trains (`breadth.core.learning.recipes.load`), so the world never imports torch.
 """
 
 from __future__ import annotations
 
+import difflib
+import re
 from dataclasses import dataclass
 
-from breadth.core.world.settings import FinetuneSettings, PretrainSettings, RewardSettings, Setting, swept
+from breadth.core.world.runs.settings import FinetuneSettings, PretrainSettings, RewardSettings, Setting, swept
+
+ENTRY_POINT = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_]\w*")  # `module:attr`, as Gymnasium's entry points are written
 
 
 class RecipeError(ValueError):
     """A recipe name that is not registered; the message is one line naming the registered ones."""
+
+
+def did_you_mean(word: str, names) -> str:
+    """`; did you mean 'finetune'?` for the name nearest `word` (difflib), or '' when none is near."""
+    near = difflib.get_close_matches(word, list(names), n=1)
+    return f"; did you mean {near[0]!r}?" if near else ""
 
 
 @dataclass(frozen=True)
@@ -28,10 +40,17 @@ class Recipe:
     label: str  # for people: `demonstrations`
     settings: type  # its settings class (declared with `setting(...)` fields)
     on_mix: bool = True  # trains a base on a mix of families: stored in the results store, offered by the app
+    trainer: str = ""  # a mix recipe's trainer, `module:attr`: a function (model, mix, settings, on_step) -> losses
+    before: str = ""  # what it measures before training, `module:attr`: (model, mix, settings) -> {name: value}
 
     def __post_init__(self) -> None:
         if not self.name.isidentifier():
             raise RecipeError(f"a recipe's name is a word such as finetune, not {self.name!r}")
+        if self.on_mix and not self.trainer:
+            raise RecipeError(f"the {self.name} recipe trains on a mix: name its trainer, module:attr")
+        wrong = next((e for e in (self.trainer, self.before) if e and not ENTRY_POINT.fullmatch(e)), None)
+        if wrong is not None:
+            raise RecipeError(f"an entry point is written module:attr, not {wrong[:60]!r}")
 
 
 RECIPES: dict[str, Recipe] = {}  # name -> recipe, in registration order
@@ -52,7 +71,8 @@ def recipe(name: object) -> Recipe:
     found = RECIPES.get(name) if isinstance(name, str) else None
     if found is None:
         shown = repr(name)[:40]
-        raise RecipeError(f"no recipe {shown}; recipes: {', '.join(RECIPES)}")
+        near = did_you_mean(name, RECIPES) if isinstance(name, str) else ""
+        raise RecipeError(f"no recipe {shown}{near}; recipes: {', '.join(RECIPES)}")
     return found
 
 
@@ -79,6 +99,16 @@ def swept_by_any() -> tuple[Setting, ...]:
     return tuple(seen.values())
 
 
-register(Recipe(FINETUNE, "demonstrations", FinetuneSettings))
-register(Recipe("pretrain", "worksheets", PretrainSettings, on_mix=False))
-register(Recipe(REWARD, "reward", RewardSettings))  # learning from reward with the calculator in the loop
+register(
+    Recipe(FINETUNE, "demonstrations", FinetuneSettings, trainer="breadth.core.learning.recipes:from_demonstrations")
+)
+register(Recipe("pretrain", "worksheets", PretrainSettings, on_mix=False))  # `breadth pretrain`: a base, no mix
+register(  # learning from reward with the calculator in the loop; pass@G on the training prompts measured first
+    Recipe(
+        REWARD,
+        "reward",
+        RewardSettings,
+        trainer="breadth.core.learning.rl:from_reward",
+        before="breadth.core.learning.rl:before_training",
+    )
+)

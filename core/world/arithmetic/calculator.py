@@ -4,7 +4,7 @@
 it and writes its result (`68|`, or `?|` for a call it cannot parse), how the task is posed so that the
 prompt says which form this environment wants, and how a demonstration or a verdict reads it; every
 writer and reader of calls goes through it. The operators it accepts are the records of
-`core.world.operations`, so an operator without one (`*`) is a malformed call, never another operation.
+`core.world.arithmetic.operations`, so an operator without one (`*`) is a malformed call, never another operation.
 
 `FORMS` names the forms an environment may ask for, the plate's first (`form_named` refuses any other
 name in one line). A form is kept only after measuring that a model fine-tuned on several forms uses it
@@ -20,8 +20,8 @@ import re
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from breadth.core.world.operations import OPERATIONS, Operation
-from breadth.core.world.vocab import BOS, CALL_OPEN, CHARS, CLOSE, ERROR, PAD
+from breadth.core.world.arithmetic.operations import OPERATIONS, Operation
+from breadth.core.world.text.vocab import BOS, CALL_OPEN, CHARS, CLOSE, ERROR, PAD
 
 MAX_OPERAND_DIGITS = 3  # operands of at most this many digits; longer calls are malformed
 OP = "{op}"  # where a form's layout writes the operator

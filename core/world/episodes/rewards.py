@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from breadth.core.world.episode import End, Episode
-from breadth.core.world.families import Problem
-from breadth.core.world.records import MAX_SAMPLES, SampledEpisode, SampledGroup
-from breadth.core.world.transcript import Role
-from breadth.core.world.verdict import Verdict, judge
+from breadth.core.world.arithmetic.problem import Problem
+from breadth.core.world.episodes.episode import End, Episode
+from breadth.core.world.episodes.scores import MAX_SAMPLES, SampledEpisode, SampledGroup
+from breadth.core.world.episodes.verdict import Verdict, judge
+from breadth.core.world.text.transcript import Role
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import Enum
 
-from breadth.core.world.vocab import BOS, encode
+from breadth.core.world.text.vocab import BOS, encode
 
 NEWLINE_GLYPH = "⏎"  # how a newline the model writes is shown, so an episode stays on one line
 

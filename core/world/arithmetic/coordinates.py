@@ -13,9 +13,9 @@ import itertools
 import math
 from dataclasses import dataclass
 
-from breadth.core.world.calculator import FORMS, OP, form_named
-from breadth.core.world.operations import OPERATIONS, Operation
-from breadth.core.world.problem import PLATE_FORM, allowed, operations_of
+from breadth.core.world.arithmetic.calculator import FORMS, OP, form_named
+from breadth.core.world.arithmetic.operations import OPERATIONS, Operation
+from breadth.core.world.arithmetic.problem import PLATE_FORM, allowed, operations_of
 
 DIMENSIONS = ("operands", "digits", "op")  # the grid's named dimensions, in display order
 ENV_DIMENSIONS = (*DIMENSIONS, "form")  # an environment's: the grid's, and how its calls are written

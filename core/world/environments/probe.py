@@ -8,17 +8,18 @@ model's context. The Problem names the family that holds the sum, or '' for none
 A probe may name its family first (`a3x2: 12+34+56`, by name or short label): then a sum outside
 that family (another operation, another count of numbers, an operand outside its range) is refused
 in one line, so a prober checking one environment cannot pose another by a slip of the finger.
-A talk's probes file (`breadth-tui --demo --probes FILE`) is read by core.world.story.
 """
 
 from __future__ import annotations
 
 import re
 
-from breadth.core.world.calculator import MAX_OPERAND_DIGITS, SYNTAX
-from breadth.core.world.episode import MAX_LENGTH
-from breadth.core.world.families import FAMILIES, Problem, family_named, family_of
-from breadth.core.world.operations import OPERATIONS
+from breadth.core.world.arithmetic.calculator import MAX_OPERAND_DIGITS, SYNTAX
+from breadth.core.world.arithmetic.operations import OPERATIONS
+from breadth.core.world.arithmetic.problem import Problem
+from breadth.core.world.environments.families import FAMILIES, family_of
+from breadth.core.world.environments.registry import family_named
+from breadth.core.world.episodes.episode import MAX_LENGTH
 
 MAX_OPERANDS = 4  # a+b+c+d: three calls
 _SUM = re.compile(r"[0-9]+(?:([^0-9])[0-9]+)(?:\1[0-9]+)*")  # one sign throughout (an operation's: checked first)

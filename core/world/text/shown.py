@@ -17,7 +17,7 @@ import unicodedata
 
 from rich.text import Text
 
-from breadth.core.world.transcript import Transcript, visible
+from breadth.core.world.text.transcript import Transcript, visible
 
 ACTING = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})  # controls, format (bidi, zero-width), surrogates, separators
 NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}  # escapes written by name, as Python writes them

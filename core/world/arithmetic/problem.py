@@ -3,7 +3,7 @@
 `op` is one operation's symbol for every gap (`3+4+5`), or one symbol per gap (`12+3-45`: `"+-"`). The
 procedure is the same either way: call on the first two operands, then on each running result and the
 next operand with that gap's operation, then answer; a `-` never takes the running result below zero
-(such operands belong to no environment). `form` names the call form (`core.world.calculator.FORMS`):
+(such operands belong to no environment). `form` names the call form (`core.world.arithmetic.calculator.FORMS`):
 how the prompt poses the sum and how calls are written.
 """
 
@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from breadth.core.world.calculator import FORMS, OP, SYNTAX, CallSyntax, form_named
-from breadth.core.world.operations import OPERATIONS, Operation, operation
-from breadth.core.world.transcript import Role, Transcript
+from breadth.core.world.arithmetic.calculator import FORMS, OP, SYNTAX, CallSyntax, form_named
+from breadth.core.world.arithmetic.operations import OPERATIONS, Operation, operation
+from breadth.core.world.text.transcript import Role, Transcript
 
 PLATE_FORM = SYNTAX.name  # the plate's form, `23+45=` and `B23+45|`: every problem's unless it names another
 

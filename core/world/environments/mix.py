@@ -12,16 +12,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from breadth.core.world.families import (
-    DIMENSIONS,
-    FAMILIES,
-    Problem,
-    families_where,
-    family,
-    family_named,
-    order_of,
-    short_label,
-)
+from breadth.core.world.arithmetic.coordinates import DIMENSIONS
+from breadth.core.world.arithmetic.problem import Problem
+from breadth.core.world.environments.families import FAMILIES, families_where, short_label
+from breadth.core.world.environments.registry import family, family_named, order_of
 
 PLATE_MIX = ("two_digit", "three_digit")  # the plate's mix of its two families, called `mix` on its own
 

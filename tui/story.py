@@ -16,7 +16,7 @@ act with no title):
                                       pool (the words `breadth curve` names it by); without it, the newest
     # lie: off by one                 the calculator of the act's probes: honest, off by one, or a number
     # step: 100                       a moment of a procedure act: the snapshot kept at fine-tuning step 100
-    23+45                             a probe: any sum the playground can pose (core.world.probe)
+    23+45                             a probe: any sum the playground can pose (core.world.environments.probe)
     3+4+5  # say: two calls           a caption on the probe's own line
 
 Other comments are skipped; a line that is not a sum, an unknown view, a lie the calculator cannot tell
@@ -29,9 +29,9 @@ import re
 from dataclasses import dataclass, field, replace
 from importlib import resources
 
-from breadth.core.world.calculator import Lie
-from breadth.core.world.probe import SumError, parse_sum
-from breadth.core.world.verdict import Failure
+from breadth.core.world.arithmetic.calculator import Lie
+from breadth.core.world.environments.probe import SumError, parse_sum
+from breadth.core.world.episodes.verdict import Failure
 
 VIEWS = ("procedure", "matrix", "curve")  # what an act may open; which of them a front end can show is its own
 HONEST = ("", "honest")  # the words for a calculator that tells the truth
@@ -39,8 +39,8 @@ MAX_SAY = 400  # characters of one caption
 MAX_CURVE_WORDS = 200  # characters of a curve's pool words (as a stored curve keeps them)
 MAX_PROBE_LINES = 500  # lines read from a probes file
 DEFAULT_STORY = "default_story.txt"  # shipped beside this module
-IN_PLAIN_WORDS = {  # a verdict's failure kind (core.world.verdict.Failure), said once to an audience, short enough
-    # to share the line under the sum box with where the story is (`act 1 · probe 2 of 4 · "no call": ...`)
+IN_PLAIN_WORDS = {  # a verdict's failure kind (core.world.episodes.verdict.Failure), said once to an audience, short
+    # enough to share the line under the sum box with where the story is (`act 1 · probe 2 of 4 · "no call": ...`)
     Failure.UNFINISHED.value: "it never closed its answer",
     Failure.NO_CALL.value: "it answered without the calculator",
     Failure.MALFORMED_CALL.value: "a call the calculator cannot read",
@@ -76,7 +76,7 @@ class Act:
     title: str = ""
     say: str = ""
     view: str = ""  # one of VIEWS, or '' for the race alone
-    lie: str = ""  # '' (honest), 'off by one' or a number: a `Lie` spec (core.world.calculator)
+    lie: str = ""  # '' (honest), 'off by one' or a number: a `Lie` spec (core.world.arithmetic.calculator)
     curve: str = ""  # the pool words of the curve its curve view shows (`operands=3`); '' for the newest curve
     probes: tuple[Probe, ...] = ()
     moments: tuple[Moment, ...] = ()  # a procedure act's snapshots to show, in order

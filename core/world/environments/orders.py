@@ -13,7 +13,7 @@ import hashlib
 
 import numpy as np
 
-from breadth.core.world.coordinates import Coordinates, bounds
+from breadth.core.world.arithmetic.coordinates import Coordinates, bounds
 
 BATCH = 4096  # candidate indices drawn at a time for a sampled space
 

@@ -17,13 +17,12 @@ import random
 import re
 from functools import cache, cached_property
 
-from breadth.core.world.calculator import FORMS, OP
-from breadth.core.world.coordinates import ENV_DIMENSIONS, Coordinates
-from breadth.core.world.episode import MAX_LENGTH
-from breadth.core.world.families import _ORDERS_KEPT as ORDERS_KEPT
-from breadth.core.world.families import COUNT_WORDS, FAMILIES, Family
-from breadth.core.world.orders import Drawn, listed
-from breadth.core.world.problem import PLATE_FORM
+from breadth.core.world.arithmetic.calculator import FORMS, OP
+from breadth.core.world.arithmetic.coordinates import ENV_DIMENSIONS, Coordinates
+from breadth.core.world.arithmetic.problem import PLATE_FORM
+from breadth.core.world.environments.families import COUNT_WORDS, FAMILIES, Family
+from breadth.core.world.environments.orders import Drawn, Listed, listed
+from breadth.core.world.episodes.episode import MAX_LENGTH
 
 NAMESPACE = "breadth"
 VERSION = 1  # every environment's version today (`Family.version` once a family changes)
@@ -79,22 +78,17 @@ def generated() -> dict[str, Family]:
 
 
 class Generated(Family):
-    """A generated environment: a family whose seeded orders are made with numpy (`core.world.orders`), so hundreds
-    of them are cheap; its size is counted, never listed."""
+    """A generated environment: a family whose seeded orders are made with numpy (`core.world.environments.orders`),
+    so hundreds of them are cheap; its size is counted, never listed."""
 
     @cached_property
     def _size(self) -> int:
         return self.at.count()
 
-    def order(self, seed: int):
-        if seed not in self._orders:
-            if len(self._orders) >= ORDERS_KEPT:
-                self._orders.pop(next(iter(self._orders)))
-            if self.sampled:
-                self._orders[seed] = Drawn(self.at, self.name, seed, self.size() / self._candidates)
-            else:
-                self._orders[seed] = listed(self.at, self.name, seed)
-        return self._orders[seed]
+    def new_order(self, seed: int) -> Drawn | Listed:
+        if self.sampled:
+            return Drawn(self.at, self.name, seed, self.size() / self._candidates)
+        return listed(self.at, self.name, seed)
 
     @property
     def test_pool(self) -> int:
@@ -162,3 +156,30 @@ def draw(n: int, seed: int, pool: list[Family] | None = None) -> list[Family]:
         raise EnvError(f"cannot draw {n} environments from {len(pool)}: draw 1 to {len(pool)}")
     chosen = set(random.Random(f"draw/{seed}").sample(range(len(pool)), n))
     return [f for i, f in enumerate(pool) if i in chosen]
+
+
+def family_named(text: str) -> Family | None:
+    """The family called `text` by name, short label or alias (`add_3x2`, `a3x2`, `2d`), any case: a registered one,
+    else one the environment generator makes (`2a1s2`)."""
+    key = text.strip().lower()
+    found = next((f for f in FAMILIES.values() if key in f.names()), None)
+    return found if found is not None else generated().get(key)
+
+
+def family(name: str) -> Family:
+    """The family (registered or generated) of exactly this name; KeyError naming it otherwise."""
+    found = FAMILIES.get(name) or family_named(name)
+    if found is None or found.name != name:
+        raise KeyError(f"no family or environment named {name!r}")
+    return found
+
+
+def order_of(names) -> list[str]:
+    """`names` in registry order: the registered families first, then generated environments by name's order
+    of generation."""
+    names = list(names)
+    if all(n in FAMILIES for n in names):  # the registered families alone: never build the generator's hundreds
+        rank = {n: i for i, n in enumerate(FAMILIES)}
+        return sorted(names, key=rank.__getitem__)
+    rank = {n: i for i, n in enumerate([*FAMILIES, *generated()])}
+    return sorted(names, key=lambda n: rank.get(n, len(rank)))
