@@ -124,7 +124,8 @@ async def _check_matrix(pilot, say: str, size: tuple[int, int]) -> str:
 
 
 async def _check_curve(pilot, act: Act) -> str:
-    """The act's own curve (the newest over its pool's words): its status, points and rows, no other act's."""
+    """The act's own curve (the newest over its pool's words): its status, points and rows, no other act's; the
+    ceiling's line labelled on the axis with the value the caption quotes."""
     screen = pilot.app.screen
     assert isinstance(screen, CurveView), type(screen)
     await wait_for(pilot, lambda: screen.last.curve is not None, what=f"the curve over {act.curve}")
@@ -132,6 +133,8 @@ async def _check_curve(pilot, act: Act) -> str:
     assert screen.last.curve.what == act.curve and screen.query_one(CurvePlot).found == read_curve(0, act.curve).found
     text = _text(pilot.app, Region(0, 0, screen.size.width, screen.query_one(Caption).region.y))
     assert f"{act.curve} ·" in text
+    (ceiling,) = [row for row in _text(pilot.app, screen.query_one(CurvePlot).region).splitlines() if "ceiling" in row]
+    assert ceiling.split("┤")[0].strip() in re.findall(r"\d+%", act.say), ceiling  # its value, on the axis at its row
     return text
 
 
