@@ -12,6 +12,7 @@ from textual.geometry import Region
 from textual.widgets import DataTable, Static
 from tui_helpers import screen_lines, wait_for
 
+from breadth.core.world.families import FAMILIES
 from breadth.core.world.story import Act, Step, default_story
 from breadth.tui.app import BreadthApp
 from breadth.tui.screens.curve_view import CurvePlot, CurveView, read_curve
@@ -88,7 +89,8 @@ def _check_lanes(app, act: Act, step: Step, say: str) -> str:
 
 
 async def _check_procedure(pilot, act: Act, step: Step, say: str) -> str:
-    """The procedure view of the model the caption names, at the moment's step, every shown line replayed there."""
+    """The procedure view of the model the caption names, at the moment's step, every shown line replayed there and
+    its family named in words."""
     app, screen = pilot.app, pilot.app.screen
     assert isinstance(screen, ProcedureView), type(screen)
     assert {screen.run.key} >= _named(say) and screen.run.key == MODELS["the mix"]  # the act replays the mix
@@ -102,6 +104,9 @@ async def _check_procedure(pilot, act: Act, step: Step, say: str) -> str:
     await pilot.pause()
     text = _text(app, screen.region)
     assert f"step {moment.step} of" in text
+    for line in shown:  # each family in words on stage, never its code
+        family = FAMILIES[line.problem.family]
+        assert f"{family.brief} " in text and family.short not in text, (family.brief, text)
     return text
 
 
