@@ -12,6 +12,7 @@ from textual.geometry import Region
 from textual.widgets import DataTable, Static
 from tui_helpers import screen_lines, wait_for
 
+from breadth.core.results.curve import warnings
 from breadth.core.world.families import FAMILIES
 from breadth.core.world.story import Act, Step, default_story
 from breadth.tui.app import BreadthApp
@@ -130,7 +131,7 @@ async def _check_matrix(pilot, say: str, size: tuple[int, int]) -> str:
 
 async def _check_curve(pilot, act: Act) -> str:
     """The act's own curve (the newest over its pool's words): its status, points and rows, no other act's; the
-    ceiling's line labelled on the axis with the value the caption quotes."""
+    ceiling's line labelled on the axis with the value the caption quotes; no blank row over the caption."""
     screen = pilot.app.screen
     assert isinstance(screen, CurveView), type(screen)
     await wait_for(pilot, lambda: screen.last.curve is not None, what=f"the curve over {act.curve}")
@@ -138,6 +139,8 @@ async def _check_curve(pilot, act: Act) -> str:
     assert screen.last.curve.what == act.curve and screen.query_one(CurvePlot).found == read_curve(0, act.curve).found
     text = _text(pilot.app, Region(0, 0, screen.size.width, screen.query_one(Caption).region.y))
     assert f"{act.curve} ·" in text
+    if not warnings(screen.last.found):  # nothing to warn of: no blank row over the caption
+        assert screen.query_one("#curve-terms").region.bottom == screen.query_one(Caption).region.y
     (ceiling,) = [row for row in _text(pilot.app, screen.query_one(CurvePlot).region).splitlines() if "ceiling" in row]
     assert ceiling.split("┤")[0].strip() in re.findall(r"\d+%", act.say), ceiling  # its value, on the axis at its row
     return text

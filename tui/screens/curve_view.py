@@ -286,7 +286,9 @@ class CurveView(Screen):
         terms = Static(Text(TERMS, style="dim"), id="curve-terms")  # what the rows' terms mean, under them
         terms.display = False
         yield terms
-        yield Static("", id="curve-warnings")
+        warned = Static("", id="curve-warnings")  # shown only with something to say (empty, it was a blank row)
+        warned.display = False
+        yield warned
         yield Footer(compact=True, show_command_palette=False)
 
     @staticmethod
@@ -341,9 +343,9 @@ class CurveView(Screen):
         self.query_one("#curve-rows", Static).update(rows_table(read.found) if read.found else "")
         self.query_one("#curve-terms").display = bool(read.found)
         said = warnings(read.found)
-        self.query_one("#curve-warnings", Static).update(
-            Text("\n".join(f"! {line}" for line in said), style="yellow") if said else ""
-        )
+        warned = self.query_one("#curve-warnings", Static)
+        warned.update(Text("\n".join(f"! {line}" for line in said), style="yellow") if said else "")
+        warned.display = bool(said)
 
     def show_curve(self, words: str) -> None:
         """Show the newest curve over the pool these words chose (a talk's act asks by words, as `breadth curve`
@@ -363,6 +365,7 @@ class CurveView(Screen):
         self.query_one("#curve-rows", Static).update("")
         self.query_one("#curve-terms").display = False
         self.query_one("#curve-warnings", Static).update("")
+        self.query_one("#curve-warnings").display = False
 
     def action_step(self, by: int) -> None:
         """`[` an older curve, `]` a newer one (the store's curves, newest first)."""
