@@ -8,10 +8,11 @@ import io
 
 from rich.color import Color
 from rich.console import Console
+from textual.app import App
 from textual.widgets import Static
 from tui_helpers import fake_app, wait_for
 
-from breadth.core.results.curve import CEILING, CurvePlan, StoredCurve
+from breadth.core.results.curve import CEILING, CurvePlan, CurvePoint, StoredCurve
 from breadth.core.storage.header import weights_hash
 from breadth.core.storage.paths import BASE
 from breadth.core.storage.store import Store, StoredRun
@@ -83,10 +84,10 @@ async def test_f11_draws_the_stores_curve_with_its_rows_and_ceiling_at_80x24(tmp
 
 
 async def test_the_chart_names_its_axis_and_ceiling_and_the_rows_name_their_terms(tmp_path, monkeypatch):
-    """The chart names N under its axis and writes the ceiling's name and value on its dotted line, in a colour of
-    its own (grey and unnamed, it read as a grid line); the rows' last column is the share of pairs over half their
-    ceiling, named so (not "transfer", which beside "held out" read as a contradiction); a line under the rows says
-    what N, pairs and the gap are."""
+    """The chart names N under its axis and writes the ceiling's name on its dotted line, in a colour of its own (grey
+    and unnamed, it read as a grid line), its value on the axis at its row; the rows' last column is the share of pairs
+    over half their ceiling, named so (not "transfer", which beside "held out" read as a contradiction); a line under
+    the rows says what N, pairs and the gap are."""
     monkeypatch.setenv("BREADTH_STORE", str(tmp_path / "s.sqlite"))
     with Store() as store:
         _fill(store, StoredCurve(_plan(), "operands=3", weights_hash(BASE)), {1: 0.0, 2: 0.1, 4: 0.5, CEILING: 0.6})
@@ -97,7 +98,7 @@ async def test_the_chart_names_its_axis_and_ceiling_and_the_rows_name_their_term
         await pilot.pause()
         chart = app.screen.query_one(CurvePlot).render()
         assert "N: kinds of sums trained on" in chart.plain
-        label = chart.plain.index("ceiling 60%")
+        label = chart.plain.index("60%┤ceiling ") + len("60%┤")  # its value the axis's label of its row
         console, magenta = Console(file=io.StringIO()), Color.parse(curve_view.CEILING_COLOUR).number
         frame = {chart.get_style_at_offset(console, i).color for i, ch in enumerate(chart.plain) if ch in "│─┤"}
         assert frame and all(colour.number != magenta for colour in frame)  # not the colour of the chart's lines
@@ -302,3 +303,32 @@ async def test_the_view_skips_newer_plans_it_cannot_read_and_opens_on_the_newest
         await wait_for(pilot, lambda: "older pool" in _text(app, "#curve-status"), what="the readable curve")
         assert "not read" not in _text(app, "#curve-status")
         assert [r.split()[0] for r in _rows(app)[1:]] == ["1", "2", "4", "ceiling"]
+
+
+def _point(n: int, held: float, train: float = 0.9) -> CurvePoint:
+    return CurvePoint(n, "400", 30, (train,) * 3, (held,) * 3, (train - held,) * 3, None)
+
+
+class _Chart(App):
+    """The curve's chart alone, filling the screen."""
+
+    def compose(self):
+        yield CurvePlot()
+
+
+async def test_the_ceilings_value_labels_its_row_alone_at_every_height_of_80x24_and_120x40():
+    """The ceiling's dotted line is named on the chart and its value is the axis's label of its row, never beside
+    another label of that row: at the chart's heights in 80x24 and 120x40 (a talk's 5 rows, the view's 7, 27 at
+    120x40), a ceiling near a grid label (61% beside 50% at 80x24) takes the row, and each label keeps its own."""
+    for width, height in ((80, 9), (80, 11), (80, 12), (120, 27), (120, 31)):
+        for ceiling in (0.03, 0.46, 0.55, 0.61, 0.82, 0.97):
+            app = _Chart()
+            async with app.run_test(size=(width, height)) as pilot:
+                plot = app.query_one(CurvePlot)
+                plot.show([_point(1, 0.0), _point(2, 0.2), _point(4, 0.5), _point(CEILING, ceiling)])
+                await pilot.pause()
+                rows = plot.render().plain.splitlines()
+                labels = {i: row.split("┤")[0].strip() for i, row in enumerate(rows) if "┤" in row}
+                (line,) = [i for i, row in enumerate(rows) if "ceiling" in row]
+                assert "·" in rows[line] and labels.get(line) == f"{100 * ceiling:.0f}%", (width, height, rows)
+                assert len(set(labels.values())) == len(labels), labels  # no label drawn over another

@@ -44,7 +44,7 @@ async def test_the_scrubber_replays_each_familys_probe_at_the_chosen_step_with_i
         await wait_for(pilot, lambda: "✓" in _line(app, "two_digit"), what="the last step's verdict")
         assert "step 50 of 50" in _status(app) and "snapshot 3 of 3" in _status(app)
         line = _line(app, "two_digit")
-        assert line.startswith(f"*{FAMILIES['two_digit'].short}") and "100%" in line and probe.prompt in line
+        assert line.startswith(f"*{FAMILIES['two_digit'].brief} ") and "100%" in line and probe.prompt in line
         await pilot.press("home")
         await wait_for(pilot, lambda: "✗" in _line(app, "two_digit"), what="step 0's verdict")
         assert "step 0 of 50" in _status(app) and "no call" in _line(app, "two_digit")
@@ -80,6 +80,30 @@ async def test_the_loss_chart_names_its_axes_fine_tuning_step_across_and_loss_up
         await pilot.pause()
         drawn = str(app.screen.query_one("#procedure-loss", LossPlot).render())
         assert "fine-tuning step" in drawn and "loss (log scale)" in drawn, drawn
+
+
+async def test_the_scrubbers_families_are_named_in_words_or_in_codes_where_asked_for():
+    """Each line and the score chart's legend name a family in words (`two-digit`, as on stage: codes there were
+    issue 30's), in one column; with codes asked for (Shift+F5), by their codes (`a2x2`)."""
+    app = fake_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await _train(pilot, app)
+        for codes in (False, True):
+            app.codes = codes
+            await pilot.press("f9")
+            await wait_for(pilot, lambda: isinstance(app.screen, ProcedureView), what="the view")
+            await wait_for(pilot, lambda: sorted(app.screen.run.scores) == [0, 25, 50], what="every snapshot scored")
+            await wait_for(pilot, lambda: "✓" in _line(app, "two_digit"), what="the last step's verdict")
+            shown = list(app.screen.run.families)
+            names = [FAMILIES[name].name_for(codes) for name in shown]
+            assert len(set(names)) == len(shown) and (names[0] == "a2x2") == codes, names
+            lines = [_line(app, name) for name in shown]
+            for name, line in zip(names, lines, strict=True):
+                assert line[1:].startswith(f"{name} "), (name, line)
+            assert len({line.index("%") for line in lines}) == 1  # the scores in one column after the names
+            legend = str(app.screen.query_one("#procedure-legend", Static).render())
+            assert all(f" {name} " in legend for name in names), legend
+            await pilot.press("escape")
 
 
 def test_snapshot_procedure_view(snap_compare):

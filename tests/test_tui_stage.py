@@ -16,7 +16,7 @@ from textual.widgets._toast import Toast
 
 sys.path.insert(0, str(Path(__file__).parent))
 from fake_engine import FakeEngine  # noqa: E402
-from tui_helpers import fake_app, type_text, wait_for  # noqa: E402
+from tui_helpers import fake_app, screen_lines, type_text, wait_for  # noqa: E402
 
 from breadth.tui.app import BreadthApp  # noqa: E402
 from breadth.tui.screens.help import app_bindings  # noqa: E402
@@ -223,7 +223,7 @@ async def test_the_stage_layout_shows_every_lane_and_its_prompt_at_80x24():
             assert view.region.height >= 3 and view.region.bottom <= race.bottom and view.region.bottom <= 23
             assert "3+4+5=" in str(view.render())
         assert app.query_one("#sum").region.bottom <= 23
-        assert app.playground.region.bottom == 23  # the whole screen but the footer (and two rows kept for notes)
+        assert app.playground.region.bottom == 23  # the whole screen but the footer
         await pilot.press("f5")
         await pilot.pause()
         assert not app.stage and app.query_one("#top").region.height > 0
@@ -250,6 +250,42 @@ async def test_demo_mode_starts_in_the_stage_layout():
         await pilot.press("f5")
         await pilot.pause()
         assert not app.stage and app.query_one("#top").region.height > 0
+
+
+async def test_the_stage_layout_starts_at_the_top_row_at_80x24_with_f5_and_in_story_mode():
+    """On stage (F4 then F5, and `--demo` with a caption shown) the playground's border is the screen's first row
+    and the race's head line its second: no rows left blank over the stage (two were kept empty for notes)."""
+    for demo in (None, default_story()):
+        app = BreadthApp(engine_factory=FakeEngine, demo=demo)
+        async with app.run_test(size=(80, 24)) as pilot:
+            await wait_for(pilot, lambda app=app: app.supervisor.ready, what="the engine")
+            await pilot.press(*(["pagedown"] if demo else ["f4", "f5"]))  # the race, on stage
+            await pilot.pause()
+            lines = screen_lines(app)
+            assert app.stage and app.playground.region.y == 0, demo
+            assert lines[0].startswith("╭─ ") and lines[1].strip().startswith("│ race"), lines[:2]
+
+
+async def test_the_first_frame_of_story_mode_shows_the_lanes():
+    """`breadth-tui --demo`: the first frame drawn already shows each shipped model's lane, titled, on stage (the
+    lanes came a few frames later, after an empty playground), while the model is still starting."""
+    app = BreadthApp(engine_factory=lambda: FakeEngine(ready=False), demo=default_story())
+    frames: list[tuple[int, list[str]]] = []
+    draw = app._display
+
+    def display(screen, renderable) -> None:
+        frames.append((len(screen.query(LaneView)), [strip.text for strip in screen._compositor.render_strips()]))
+        draw(screen, renderable)
+
+    app._display = display
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for(pilot, lambda: frames, what="the first frame")
+        lanes, lines = frames[0]
+        assert lanes == 3 and app.stage, lines
+        shown = "\n".join(lines)
+        for view in app.playground.race.views():
+            assert f" {view.state.title} " in shown, (view.state.title, shown)
+        assert "starting" in shown  # the engine is named as starting meanwhile
 
 
 class _OwnFigures(Screen):

@@ -7,7 +7,7 @@ import re
 import time
 
 from fake_engine import FakeEngine
-from textual.widgets import DataTable, Input, Static
+from textual.widgets import Input, Static
 from tui_helpers import wait_for
 
 from breadth.core.engine import protocol as p
@@ -16,7 +16,6 @@ from breadth.tui.app import BreadthApp
 from breadth.tui.parts import demo
 from breadth.tui.screens import curve_view
 from breadth.tui.screens.curve_view import CurvePlot, CurveView
-from breadth.tui.screens.matrix_view import MatrixView
 from breadth.tui.screens.procedure_view import ProcedureView
 from breadth.tui.story import Act, Probe, Story, default_story, read_story
 from breadth.tui.widgets.caption import Caption
@@ -47,62 +46,6 @@ async def _step(pilot, key: str = "pagedown") -> None:
     await pilot.press(key)
     await pilot.pause()
     await wait_for(pilot, lambda: not pilot.app.playground.busy(), what="the race")
-
-
-async def test_pagedown_walks_the_default_story_act_by_act_with_captions_lies_and_views():
-    """Each act opens with its title and caption; its probes race with theirs; the lie act sets the calculator and
-    the next act makes it honest again; the procedure, matrix and curve acts open their views with the caption on
-    them (each curve act the curve its words name: the flat one, then the one that rises), and PageDown goes on
-    from inside them."""
-    app = BreadthApp(engine_factory=FakeEngine, demo=default_story())
-    async with app.run_test(size=(80, 24)) as pilot:
-        await wait_for(pilot, lambda: app.supervisor.ready, what="the engine")
-        app.playground.pace = 0
-        assert not app.query_one(Caption).display and "7 acts, 8 probes" in _message(app)
-        await _step(pilot)
-        assert _caption(app).startswith("act 1 of 7: Three models, one sum  The two-digit model learned")
-        assert all(name in _caption(app) for name in ("two-digit model", "single-digit model", "the mix"))
-        assert not app.playground.race.by_probe  # an act's opening plays nothing
-        await _step(pilot)
-        assert "race 23+45" in _head(app) and "B23+45| is a call to the calculator" in _caption(app)
-        assert "act 1 of 7 · probe 1 of 4: 23+45" in _message(app)
-        for _ in range(5):  # the race's other three probes, then the next act's opening and its first probe
-            await _step(pilot)
-        assert "race 12+34+56" in _head(app) and "Three two-digit numbers" in _caption(app)
-        await _step(pilot)
-        await _step(pilot)  # the lie's opening
-        assert _caption(app).startswith("act 3 of 7: The lie") and app.playground.lie_spec() == "off by one"
-        await _step(pilot)
-        assert "race 23+45" in _head(app) and "69" in _caption(app)
-        await _step(pilot)
-        await _step(pilot)  # the shipped model's snapshots: the procedure opens, the calculator honest again
-        assert isinstance(app.screen, ProcedureView) and app.playground.lie_spec() == ""
-        await wait_for(pilot, lambda: app.screen.query(Caption), what="the caption on the procedure view")
-        assert _caption(app).startswith("act 4 of 7: The procedure forming  The mix's training, replayed")
-        await wait_for(pilot, lambda: app.screen.step == 80, what="the first calls' snapshot")  # not step 0's babble
-        for step, words in ((80, "Step 80: the calls appear"), (240, "Step 240: the right call"), (320, "Step 320")):
-            await _step(pilot)  # the act's moments, in the same view
-            await wait_for(pilot, lambda step=step: app.screen.step == step, what=f"the snapshot at step {step}")
-            assert _caption(app).startswith(f"act 4 of 7: The procedure forming  {words}"), step
-            assert f"moment {[80, 240, 320].index(step) + 1} of 3: step {step}" in _message(app)
-        await _step(pilot)  # from inside the procedure view
-        assert isinstance(app.screen, MatrixView)
-        await wait_for(pilot, lambda: app.screen.query(Caption), what="the caption on the matrix")
-        assert _caption(app).startswith("act 5 of 7: The matrix") and app.screen.query_one(Caption).display
-        assert not app.screen.query_one("#matrix-detail").display  # a talk shows rows, not one cell's detail
-        await wait_for(pilot, lambda: app.screen.lines, what="the matrix's rows")
-        table = app.screen.query_one(DataTable)
-        assert table.row_count == 27 and table.region.height - 2 >= 17  # rows under its two header lines (were 8)
-        await _step(pilot)  # from inside the matrix view: the breadth curve where breadth stops
-        assert isinstance(app.screen, CurveView)
-        await wait_for(pilot, lambda: app.screen.query(Caption), what="the caption on the curve")
-        assert _caption(app).startswith("act 6 of 7: Where breadth stops") and app.screen.query_one(Caption).display
-        await wait_for(pilot, lambda: "operands=2 ·" in _status(app), what="the two-number curve")
-        await _step(pilot)  # from inside the curve view: the curve where breadth carries, in the same view
-        assert isinstance(app.screen, CurveView) and _caption(app).startswith("act 7 of 7: Where breadth carries")
-        await wait_for(pilot, lambda: "operands=3 ·" in _status(app), what="the three-number curve")
-        await _step(pilot)  # from inside the curve view: the story's end, back on the main screen
-        assert app.screen is app.screen_stack[0] and "end of the story" in _message(app)
 
 
 async def test_the_finale_never_shows_the_act_befores_curve_under_its_caption_and_opens_in_bounded_time(monkeypatch):

@@ -78,7 +78,8 @@ class DemoMode(Part):
         """The shipped models race at the audience pace; the story waits for PageDown; skipped lines are named."""
         if self.demo is None:
             return
-        self.app.playground.racing = True  # the play router gives the race its lanes
+        self.app.playground.racing = True
+        self.app.play.show_race()  # the lanes in the first frame (the router hears of racing frames later)
         self.app.playground.pace = AUDIENCE
         self.caption = self.app.query_one(Caption)
         self._say()
@@ -112,11 +113,14 @@ class DemoMode(Part):
     def explain_verdict(self, message: m.ProbeFinished) -> None:
         """The first time a failure kind ends a lane in a talk, the line under the sum box says it in plain words
         after where the story is (unless the caption on screen says it already); one kind at a time, the others when
-        they show again. A copy of the lie after the right calls shows no kind; one after wrong calls shows both."""
-        kind, event = message.event.failure, message.event
+        they show again. A copy of the lie after the right calls shows no kind; one after wrong calls shows both.
+        A view's replays (the procedure act's snapshots) are not the race: their verdicts are the view's."""
+        kind, event, playground = message.event.failure, message.event, self.app.playground
         shown = not (event.copied and kind == Failure.ANSWER_DIFFERS.value)
         if self.demo is None or event.solved or not shown or kind not in IN_PLAIN_WORDS or kind in self.explained:
             return
+        if event.id not in playground.race.by_probe and event.id not in playground.probes:
+            return  # not a lane's, nor a single play's: the line would name the last probe's place under it
         self.explained.add(kind)
         if self.caption is None or f'"{kind}"' not in self.caption.plain():
             self._note(f'{self.place}"{kind}": {IN_PLAIN_WORDS[kind]}')

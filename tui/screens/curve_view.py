@@ -1,17 +1,17 @@
 """The breadth curve view (F11): held-out success against the number of training environments, as the store fills.
 
 `breadth curve` records its plan in the results store before its first run and each run as it finishes; this view
-re-reads the store every few seconds in a thread worker and draws the newest curve: success on the training
-environments and on the held-out ones (means over split x seed pairs) against N, and the ceiling (the held-out
-environments trained directly) as a dotted line labelled with its value, N named under the axis; under the chart, a
-row per N with its 95% interval, the gap and the share of pairs over half their ceiling, a line naming those terms,
-then what keeps the curve from being read (training environments not learned, a low ceiling). `[` and `]` step
+re-reads the store every few seconds in a thread worker and draws the newest curve: success on the training environments
+and on the held-out ones (means over split x seed pairs) against N, and the ceiling (the held-out environments trained
+directly) as a dotted line named on the chart, its value the axis's label of its row, N named under the axis; under the
+chart, a row per N with its 95% interval, the gap and the share of pairs over half their ceiling, a line naming those
+terms, then what keeps the curve from being read (training environments not learned, a low ceiling). `[` and `]` step
 through the store's curves; F12 saves the curve as a figure. A talk's act may ask for a curve by its pool's words
-(`operands=3`): the view clears at once to a plain "loading" line (never another act's chart under the act's
-caption), shows the newest curve over that pool, then steps as before. From a fresh home (a talk) it shows the curve
-shipped with breadth (`breadth.results/curve.sqlite`) and says so; the shipped store never changes, so each of its
-curves is read once per process (`read_ahead` reads a talk's next curves before their acts). What the store holds is
-shown as text, never as markup.
+(`operands=3`): the view clears at once to a plain "loading" line (never another act's chart under the act's caption),
+shows the newest curve over that pool, then steps as before. From a fresh home (a talk) it shows the curve shipped with
+breadth (`breadth.results/curve.sqlite`) and says so; the shipped store never changes, so each of its curves is read
+once per process (`read_ahead` reads a talk's next curves before their acts). What the store holds is shown as text,
+never as markup.
 """
 
 from __future__ import annotations
@@ -43,6 +43,7 @@ REFRESH_SECONDS = 3.0  # how often the store is re-read while the view is open
 TRAIN_COLOUR, HELD_COLOUR, CEILING_COLOUR = "green", "cyan", "magenta"  # the ceiling unlike the chart's grey grid
 X_LABEL = "N: kinds of sums trained on"
 SHARE = "pairs over ½ ceiling"  # the rows' last column: the share of pairs whose held out beats half their ceiling
+PLOT_FRAME_ROWS = 4  # the chart's rows that are not its canvas: its top and bottom edges, N's ticks, N's name
 TERMS = "N: kinds trained on · pairs: splits x seeds · gap: training % minus held out %"  # under the rows
 
 
@@ -191,6 +192,7 @@ class CurvePlot(PlotextPlot):
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
         self.found: list[CurvePoint] = []
+        self.ceiling: float | None = None  # the ceiling's held-out %, if the curve has one
 
     def show(self, found: list[CurvePoint]) -> None:
         """Draw these points (at once: the store changes every few seconds at most)."""
@@ -200,34 +202,53 @@ class CurvePlot(PlotextPlot):
         plt.clear_figure()
         line = [p for p in found if p.n != CEILING]
         xs = [math.log2(p.n) for p in line]  # N doubles along the axis, labelled as N
+        self.ceiling = None
         if xs:
+            span = (min(xs) - 0.2, max(xs) + 0.2) if len(xs) > 1 else (xs[0] - 1, xs[0] + 1)
+            ceiling = next((p for p in found if p.n == CEILING), None)
+            if ceiling is not None:  # first: the curves are drawn over its dots where they cross it
+                self.ceiling = 100 * ceiling.held[0]
+                _ceiling(plt, self.ceiling, span)
             for attr, colour in (("train", TRAIN_COLOUR), ("held", HELD_COLOUR)):
                 plt.plot(xs, [100 * getattr(p, attr)[0] for p in line], color=colour, marker="braille")
             plt.xticks(xs, [str(p.n) for p in line])
-            span = (min(xs) - 0.2, max(xs) + 0.2) if len(xs) > 1 else (xs[0] - 1, xs[0] + 1)
             plt.xlim(*span)
-            ceiling = next((p for p in found if p.n == CEILING), None)
-            if ceiling is not None:
-                _ceiling(plt, 100 * ceiling.held[0], span)
             plt.xlabel(X_LABEL)
         plt.ylim(0, 100)
-        plt.yticks([0, 50, 100], ["0%", "50%", "100%"])
         self.refresh()
+
+    def y_ticks(self) -> dict[float, str]:
+        """The y axis's labels at this height: 0%, 50% and 100%, and the ceiling's value on the row of its line in
+        place of any of them that would share it (at 80x24 its line lay on the `50%` row)."""
+        ticks = {0.0: "0%", 50.0: "50%", 100.0: "100%"}
+        if self.ceiling is None:
+            return ticks
+        rows = max(self.size.height - PLOT_FRAME_ROWS, 1)
+
+        def row(y: float) -> int:
+            return math.floor(0.5 + (rows - 1) * y / 100)  # the canvas row plotext draws `y` on, of a 0-100 axis
+
+        ticks = {y: label for y, label in ticks.items() if row(y) != row(self.ceiling)}
+        return ticks | {self.ceiling: f"{self.ceiling:.0f}%"}
 
     def render(self):
         """The chart, or one dim line if plotext cannot draw it at this size."""
         try:
+            ticks = self.y_ticks()
+            width = max(map(len, ticks.values()))
+            self.plt.yticks(list(ticks), [label.rjust(width) for label in ticks.values()])
             return super().render()
         except Exception as e:  # noqa: BLE001 -- a plot must never take the app down on stage
             return Text(f"(plot unavailable: {e})", style="dim")
 
 
 def _ceiling(plt, y: float, span: tuple[float, float]) -> None:
-    """The ceiling at `y` % across `span`: a dotted line with its name and value written at its start."""
+    """The ceiling at `y` % across `span`: a dotted line named at its start (its value is the axis's label of its
+    row: written on the line beside the axis's `50%`, at 80x24 it read as a ceiling of 50%)."""
     dots = 400  # more than any width has columns: a line of dots without gaps
     xs = [span[0] + (span[1] - span[0]) * i / dots for i in range(dots + 1)]
     plt.scatter(xs, [y] * len(xs), color=CEILING_COLOUR, marker="·")
-    plt.text(f"ceiling {y:.0f}% ", span[0], y, color=CEILING_COLOUR, background="default", alignment="left")
+    plt.text("ceiling ", span[0], y, color=CEILING_COLOUR, background="default", alignment="left")
 
 
 class CurveView(Screen):
@@ -265,7 +286,9 @@ class CurveView(Screen):
         terms = Static(Text(TERMS, style="dim"), id="curve-terms")  # what the rows' terms mean, under them
         terms.display = False
         yield terms
-        yield Static("", id="curve-warnings")
+        warned = Static("", id="curve-warnings")  # shown only with something to say (empty, it was a blank row)
+        warned.display = False
+        yield warned
         yield Footer(compact=True, show_command_palette=False)
 
     @staticmethod
@@ -320,9 +343,9 @@ class CurveView(Screen):
         self.query_one("#curve-rows", Static).update(rows_table(read.found) if read.found else "")
         self.query_one("#curve-terms").display = bool(read.found)
         said = warnings(read.found)
-        self.query_one("#curve-warnings", Static).update(
-            Text("\n".join(f"! {line}" for line in said), style="yellow") if said else ""
-        )
+        warned = self.query_one("#curve-warnings", Static)
+        warned.update(Text("\n".join(f"! {line}" for line in said), style="yellow") if said else "")
+        warned.display = bool(said)
 
     def show_curve(self, words: str) -> None:
         """Show the newest curve over the pool these words chose (a talk's act asks by words, as `breadth curve`
@@ -342,6 +365,7 @@ class CurveView(Screen):
         self.query_one("#curve-rows", Static).update("")
         self.query_one("#curve-terms").display = False
         self.query_one("#curve-warnings", Static).update("")
+        self.query_one("#curve-warnings").display = False
 
     def action_step(self, by: int) -> None:
         """`[` an older curve, `]` a newer one (the store's curves, newest first)."""

@@ -270,8 +270,10 @@ class ProcedureView(Screen):
         family = FAMILIES[line.problem.family]
         mark = "*" if family.name in self.run.trained else " "
         score = self.run.scores.get(self.step, {}).get(family.name)
+        names = [FAMILIES[shown.problem.family].name_for(self.app.codes) for shown in self.lines if self._shown(shown)]
+        width = max(map(len, names), default=0)  # the families shown, in words (codes if asked for) in a column
         text = Text.assemble(
-            (f"{mark}{family.short:<5}", "bold" if mark == "*" else ""),
+            (f"{mark}{family.name_for(self.app.codes):<{width + 1}}", "bold" if mark == "*" else ""),
             (f"{score.percent():>5} " if score else "    - ", "cyan"),
         )
         for char in line.chars:
@@ -295,7 +297,7 @@ class ProcedureView(Screen):
         lines = (*own, OTHERS) if self.all_families or not held_out else (*own, *held_out)
         legend = Text("held-out % by step" + ("" if steps else ": scored after training") + "  ", style="dim")
         for n, name in enumerate(lines):
-            label = OTHERS if name == OTHERS else FAMILIES[name].short
+            label = OTHERS if name == OTHERS else FAMILIES[name].name_for(self.app.codes)
             legend.append(f" {label} ", style=f"bold {COLORS[n % len(COLORS)]}")
             if steps:
                 plt.plot(
