@@ -13,12 +13,12 @@ from textual.widgets import DataTable, Static
 from tui_helpers import screen_lines, wait_for
 
 from breadth.core.results.curve import warnings
-from breadth.core.world.families import FAMILIES
-from breadth.core.world.story import Act, Step, default_story
+from breadth.core.world.environments.families import FAMILIES
 from breadth.tui.app import BreadthApp
 from breadth.tui.screens.curve_view import CurvePlot, CurveView, read_curve
 from breadth.tui.screens.matrix_view import MatrixView
 from breadth.tui.screens.procedure_view import ProcedureView
+from breadth.tui.story import Act, Step, default_story
 from breadth.tui.widgets.caption import Caption
 
 MODELS = {  # how a caption names a shipped model (any wording holding these words), and the model's key
