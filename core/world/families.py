@@ -122,6 +122,11 @@ class Family:
         """Its brief words, or, where a person asked for codes, its short label (`a3x1`)."""
         return self.short if codes else self.brief
 
+    def column(self, codes: bool = False) -> str:
+        """Its matrix column's words on one line, `add 3 0-9` (`header`), or, where a person asked for codes, its
+        short label (`a3x1`): a family among the others of the grid (the training form's counts)."""
+        return self.short if codes else " ".join(filter(None, self.header))
+
     @property
     def op(self) -> str:
         return self.at.op

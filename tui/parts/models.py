@@ -81,9 +81,10 @@ class Models(Part):
 
     def relabel(self) -> None:
         """Shift+F5: every model and family in codes, or in words again (the app's `codes`): the runs table, the
-        scores, the race's lanes, the sum box's hint and an open matrix."""
+        scores, the training form's counts, the race's lanes, the sum box's hint and an open matrix."""
         codes = self.app.codes
         self.app.score_panel.codes = codes
+        self.app.train_panel.codes = codes
         self.app.playground.query_one(SumBox).show_codes(codes)
         for screen in self.app.screen_stack:
             if isinstance(screen, MatrixView):
