@@ -76,8 +76,9 @@ async def test_a_demonstrations_run_still_plots_its_loss_and_shows_no_reward_lin
 
 
 async def test_the_rollouts_view_shows_the_latest_group_with_rewards_and_says_when_no_run_goes():
-    """Shift+F1 with no reward run says so in one line; during one it shows the prompt and each sampled episode with
-    its reward and verdict, refreshed as groups arrive; Stop (F3) ends the run and the view says it ended."""
+    """Shift+F1 with no reward run says so in one line; during one it shows the run and the prompt's family in words
+    (`3 singles 5 #1`; Shift+F5: `a3x1 5 #1`, and again the words) and each sampled episode with its reward and
+    verdict, refreshed as groups arrive; Stop (F3) ends the run and the view says it ended."""
     app = fake_app()
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.press("f13")
@@ -98,12 +99,20 @@ async def test_the_rollouts_view_shows_the_latest_group_with_rewards_and_says_wh
             pilot, lambda: "✓" in lines(), what="a group with a correct episode"
         )  # the scripted reward rises
         status = str(view.query_one("#rollouts-status", Static).render())
-        assert status.startswith("rollouts a3x1 5 #1 · step ") and "group reward" in status
+        assert status.startswith("rollouts 3 singles 5 #1 · step ") and "group reward" in status
         numbers = str(view.query_one("#rollouts-numbers", Static).render())  # the full words at 80 columns
         assert numbers.startswith("pass@8 before training 0%: reward has nothing to reinforce\nreward ")
         assert "with the expected calls" in numbers and "chars/episode" in numbers
         shown = lines()
-        assert shown.startswith("prompt ") and "(a3x1)" in shown
+        assert shown.startswith("prompt ") and "(3 singles)" in shown
+        await pilot.press("shift+f5")  # the run and the prompt's family by code, and again in words
+        await pilot.pause()
+        assert str(view.query_one("#rollouts-status", Static).render()).startswith("rollouts a3x1 5 #1 · step ")
+        assert "(a3x1)" in lines()
+        await pilot.press("shift+f5")
+        await pilot.pause()
+        assert str(view.query_one("#rollouts-status", Static).render()).startswith("rollouts 3 singles 5 #1 · ")
+        assert "(3 singles)" in lines()
         assert " 1 1 ✓= correct  " in shown and " 0 ✗  no call  " in shown  # right by the expected calls; wrong
         before = view.redraws
         await pilot.pause(1.2)

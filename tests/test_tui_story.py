@@ -61,7 +61,7 @@ async def test_pagedown_walks_the_default_story_act_by_act_with_captions_lies_an
         assert not app.query_one(Caption).display and "7 acts, 8 probes" in _message(app)
         await _step(pilot)
         assert _caption(app).startswith("act 1 of 7: Three models, one sum  The two-digit model learned")
-        assert all(name in _caption(app) for name in ("two-digit model", "single-digit model", "the mix"))
+        assert all(name in _caption(app) for name in ("two-digit model", "3 singles model", "the mix"))
         assert not app.playground.race.by_probe  # an act's opening plays nothing
         await _step(pilot)
         assert "race 23+45" in _head(app) and "B23+45| is a call to the calculator" in _caption(app)
@@ -97,10 +97,10 @@ async def test_pagedown_walks_the_default_story_act_by_act_with_captions_lies_an
         assert isinstance(app.screen, CurveView)
         await wait_for(pilot, lambda: app.screen.query(Caption), what="the caption on the curve")
         assert _caption(app).startswith("act 6 of 7: Where breadth stops") and app.screen.query_one(Caption).display
-        await wait_for(pilot, lambda: "operands=2 ·" in _status(app), what="the two-number curve")
+        await wait_for(pilot, lambda: "2 numbers ·" in _status(app), what="the two-number curve")
         await _step(pilot)  # from inside the curve view: the curve where breadth carries, in the same view
         assert isinstance(app.screen, CurveView) and _caption(app).startswith("act 7 of 7: Where breadth carries")
-        await wait_for(pilot, lambda: "operands=3 ·" in _status(app), what="the three-number curve")
+        await wait_for(pilot, lambda: "3 numbers ·" in _status(app), what="the three-number curve")
         await _step(pilot)  # from inside the curve view: the story's end, back on the main screen
         assert app.screen is app.screen_stack[0] and "end of the story" in _message(app)
 
@@ -128,11 +128,11 @@ async def test_the_finale_never_shows_the_act_befores_curve_under_its_caption_an
             await _step(pilot)
         await wait_for(pilot, lambda: app.screen.query(Caption), what="the caption on the curve")
         first = _caption(app).split(":")[0]  # `act 6 of 7`
-        await wait_for(pilot, lambda: "operands=2 ·" in _status(app), what="the first curve act's curve")
+        await wait_for(pilot, lambda: "2 numbers ·" in _status(app), what="the first curve act's curve")
         before, before_rows = list(app.screen.query_one(CurvePlot).found), app.screen.query_one("#curve-rows").content
         start = time.monotonic()
         await pilot.press("pagedown")
-        await wait_for(pilot, lambda: "operands=3 ·" in _status(app), timeout=10, what="the next act's curve")
+        await wait_for(pilot, lambda: "3 numbers ·" in _status(app), timeout=10, what="the next act's curve")
         took = time.monotonic() - start
         await pilot.pause()
         second = _caption(app).split(":")[0]
@@ -141,7 +141,7 @@ async def test_the_finale_never_shows_the_act_befores_curve_under_its_caption_an
         under_second = [f for f in frames if f[0].startswith(second + ":")]
         assert under_second, "no frame drawn under the second act's caption"
         for caption, status, found, rows in under_second:
-            assert "operands=2" not in status and found != before and rows is not before_rows, (caption, status)
+            assert "2 numbers" not in status and found != before and rows is not before_rows, (caption, status)
         assert [f for f in frames if f[0].startswith(first + ":")]  # the first act's frames were seen too
         assert not any(re.search(r"curve \d+ of \d+", status) for _, status, _, _ in frames)
 

@@ -398,6 +398,25 @@ def families_where(**values: str) -> list[str]:
     return [f.name for f in FAMILIES.values() if all(f.at.value(d) == v for d, v in values.items())]
 
 
+def where_words(where: str) -> str:
+    """Coordinates as `--where` takes them, in words: `operands=3 op=add` -> `3 numbers, add` (`digits=1`:
+    `single-digit`; `op`: the matrix's word); what follows a comma, and words that are not coordinates (`every
+    environment`), as they are."""
+    head, comma, rest = where.partition(", ")
+    parts = [part.partition("=") for part in head.split(" ")]
+    if not all(eq and dimension and value for dimension, eq, value in parts):
+        return where
+    words = []
+    for dimension, _, value in parts:
+        if dimension == "operands":
+            words.append(f"{value} numbers")
+        elif dimension == "digits" and value.isdigit():
+            words.append(digits_word(int(value)))
+        else:
+            words.append(value if dimension == "op" else f"{dimension} {value}")
+    return ", ".join(words) + comma + rest
+
+
 def dimension_values(dimension: str) -> list[str]:
     """The values a dimension takes over the registered families, in order."""
     seen = {f.at.value(dimension): None for f in FAMILIES.values()}

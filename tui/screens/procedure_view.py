@@ -53,6 +53,11 @@ class RunProgress:
     losses: list[float] = field(default_factory=list)
     finished: bool = False
     saved: bool = False  # its snapshots were saved with the model's checkpoint (not trained in this session)
+    coded: str = ""  # its title in codes (`a3x1 35 #2`), where a person asked for them; '' if the same
+
+    def title_for(self, codes: bool = False) -> str:
+        """Its title in words, or in codes where a person asked for them (Shift+F5)."""
+        return (self.coded or self.title) if codes else self.title
 
     @property
     def families(self) -> tuple[str, ...]:
@@ -154,6 +159,11 @@ class ProcedureView(Screen):
         kept every closed view alive (60 Ctrl+W, 60 views' plots)."""
         for plot in self.plots:
             self.app.theme_changed_signal.unsubscribe(plot)
+
+    def show_codes(self) -> None:
+        """Shift+F5: the title and the families in codes, or in words again (the app's `codes`)."""
+        self.show_lines()
+        self.draw_scores()
 
     @property
     def step(self) -> int | None:
@@ -258,7 +268,7 @@ class ProcedureView(Screen):
         scored = "" if step in self.run.scores else " · scores come when the engine has scored this snapshot"
         families = f"{sum(map(self._shown, self.lines))} of {len(self.lines)} families"  # `a` for all
         self.query_one("#procedure-status", Static).update(
-            Text.assemble((self.run.title, "bold"), f" · {where} · {families}{scored}")
+            Text.assemble((self.run.title_for(self.app.codes), "bold"), f" · {where} · {families}{scored}")
         )
         for line in self.lines:
             self._show(line)
@@ -268,8 +278,10 @@ class ProcedureView(Screen):
         family = FAMILIES[line.problem.family]
         mark = "*" if family.name in self.run.trained else " "
         score = self.run.scores.get(self.step, {}).get(family.name)
+        codes = self.app.codes  # families in words, or in codes where a person asked (Shift+F5)
+        width = max(len(FAMILIES[o.problem.family].name_for(codes)) for o in self.lines if self._shown(o) or o is line)
         text = Text.assemble(
-            (f"{mark}{family.short:<5}", "bold" if mark == "*" else ""),
+            (f"{mark}{family.name_for(codes):<{width}}", "bold" if mark == "*" else ""),
             (f"{score.percent():>5} " if score else "    - ", "cyan"),
         )
         for char in line.chars:
@@ -293,7 +305,7 @@ class ProcedureView(Screen):
         lines = (*own, OTHERS) if self.all_families or not held_out else (*own, *held_out)
         legend = Text("held-out % by step" + ("" if steps else ": scored after training") + "  ", style="dim")
         for n, name in enumerate(lines):
-            label = OTHERS if name == OTHERS else FAMILIES[name].short
+            label = OTHERS if name == OTHERS else FAMILIES[name].name_for(self.app.codes)
             legend.append(f" {label} ", style=f"bold {COLORS[n % len(COLORS)]}")
             if steps:
                 plt.plot(
