@@ -36,7 +36,8 @@ async def _set_steps(pilot, app, steps: int) -> None:
 async def test_a_reward_run_streams_mean_and_per_environment_reward_and_its_numbers():
     """On a mix of two environments the reward plot replaces the loss plot: the mean and one line per environment
     fill step by step, redrawn on the 4 Hz timer (not per step); the line under it says pass@8 before training was
-    0% and that reward has nothing to reinforce, then reward beside the expected calls, no-call share and chars."""
+    0% and that reward has nothing to reinforce, then reward beside the expected calls, no-call share and chars, and
+    the colour key in words (`two-digit`; Shift+F5: `a2x2`, and again the words)."""
     app = fake_app()
     async with app.run_test(size=(100, 32)) as pilot:
         _form(app, "reward", 40, two_digit=5, three_digit=5)
@@ -53,7 +54,13 @@ async def test_a_reward_run_streams_mean_and_per_environment_reward_and_its_numb
         line = _line(app).splitlines()  # the panel is 46 columns wide: the short words, one row each
         assert line[0] == "pass@8 0% before: nothing to learn" and line[1] == "reward 1.00 · expected 0.90"
         assert line[2].startswith("no call 0% · ") and line[2].endswith(" chars/episode")
-        assert line[3] == "━ mean ━ a2x2 ━ a3x1"
+        assert line[3] == "━ mean ━ two-digit ━ 3 singles"
+        await pilot.press("shift+f5")  # the key by code, and again in words
+        await pilot.pause()
+        assert _line(app).splitlines()[3] == "━ mean ━ a2x2 ━ a3x1"
+        await pilot.press("shift+f5")
+        await pilot.pause()
+        assert _line(app).splitlines()[3] == "━ mean ━ two-digit ━ 3 singles"
         assert "reward 1.00" in app.train_panel.status or "done" in app.train_panel.status
 
 

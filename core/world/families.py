@@ -337,6 +337,13 @@ def short_label(name: str) -> str:
     return family.short if family else name
 
 
+def name_label(name: str, codes: bool = False) -> str:
+    """A family's brief words by name (`two-digit`), or with `codes` its short label (`a2x2`); the name itself for a
+    family not registered (a generated environment's id, which has no words)."""
+    family = FAMILIES.get(name)
+    return family.name_for(codes) if family else name
+
+
 def grid_short(operands: int, digits: int, op: str) -> str:
     """The short label of the family at these coordinates: `a3x2` is three two-digit numbers added."""
     return f"{operation(op).name[0]}{operands}x{digits}"  # no sign in it: mixes join shorts with `+`

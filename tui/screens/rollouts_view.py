@@ -168,7 +168,9 @@ class RolloutsView(Screen):
         numbers = self.query_one("#rollouts-numbers", Static)
         numbers.display = self.feed.running or self.feed.group is not None
         feed = self.feed
-        numbers.update(reward_line(feed.before, feed.latest, feed.group_size, feed.families, self.size.width - 2))
+        numbers.update(
+            reward_line(feed.before, feed.latest, feed.group_size, feed.families, self.size.width - 2, codes)
+        )
         width = self.query_one("#rollouts-list").scrollable_content_region.width or self.size.width - 3
         lines = group_lines(self.feed.group, width, codes) if self.feed.group is not None else Text()
         if self.feed.error:

@@ -231,12 +231,16 @@ class TrainPanel(Vertical):
     # what the app tells the panel
 
     def watch_codes(self, codes: bool) -> None:
-        """Name each count's family in words (`add 3 0-9`), or by its code (`a3x1`) where a person asked."""
+        """Name each count's family in words (`add 3 0-9`), or by its code (`a3x1`) where a person asked; the reward
+        line's key too."""
         for name in FAMILIES:
             label = self.query_one(f"#label-{name}", Label)
             label.update(FAMILIES[name].column(codes))
             label.styles.width = label_width(MORE if name in MORE else (name,), codes)
         self._title_more()
+        if self.rewarded:  # the reward line's colour key names the run's families too
+            line = reward_line(self.before, self.latest, *self.reward_run, self._line_width(), codes)
+            self.query_one("#reward-line", Static).update(line)
 
     def watch_training(self, training: bool) -> None:
         """Disable Train and enable Stop while a job runs (and the reverse)."""
@@ -254,7 +258,7 @@ class TrainPanel(Vertical):
             self.reward_run = (settings.group, [name for name, _ in mix.counts])
             self.before, self.latest = None, None
             self.reward_plot.start(settings.steps, self.reward_run[1])
-            line.update(reward_line(None, None, *self.reward_run, self._line_width()))
+            line.update(reward_line(None, None, *self.reward_run, self._line_width(), self.codes))
         else:
             self.loss_plot.start(settings.steps)
         self.show(f"starting {mix.spec()}...")
@@ -264,7 +268,7 @@ class TrainPanel(Vertical):
         if self.rewarded:
             self.before = before
             self.query_one("#reward-line", Static).update(
-                reward_line(before, self.latest, *self.reward_run, self._line_width())
+                reward_line(before, self.latest, *self.reward_run, self._line_width(), self.codes)
             )
 
     def _line_width(self) -> int:
@@ -278,7 +282,7 @@ class TrainPanel(Vertical):
             self.reward_plot.add(step, metrics)
             self.latest = metrics
             self.query_one("#reward-line", Static).update(
-                reward_line(self.before, metrics, *self.reward_run, self._line_width())
+                reward_line(self.before, metrics, *self.reward_run, self._line_width(), self.codes)
             )
             reward = metrics.get("reward")
             said = f"reward {reward:.2f}" if isinstance(reward, (int, float)) else f"loss {loss:+.3f}"
