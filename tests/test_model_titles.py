@@ -94,5 +94,5 @@ async def test_a_model_trained_in_the_app_is_called_trained_just_now_in_the_tabl
         await wait_for(pilot, lambda: app.current == "run:1" and app.training is None, what="the run")
         await pilot.pause()
         assert app.entries["run:1"].title == "trained just now: mix 35+35 steps 20 #1"
-        header = str(app.score_panel.query_one("#current-model").render())
+        header = app.score_panel.heading
         assert "trained just now: mix 35+35 steps 20 #1" in header

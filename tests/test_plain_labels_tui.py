@@ -30,17 +30,34 @@ async def test_the_race_header_names_the_family_in_words_without_an_example_sum(
         assert "23+45" not in head.render().plain
 
 
-async def test_the_runs_table_headers_stand_apart_at_80x24():
-    """`model  seed a2x2 a3x1 own other`: each score header has a space before it and none is cut."""
+def _header_lines(table) -> list[list[str]]:
+    """The runs table's two header lines as drawn, each split into its words (headers that touched would be one)."""
+    lines = ["", ""]
+    for column in table.ordered_columns:
+        label = str(column.label).split("\n")
+        for i in range(2):
+            lines[i] += (label[i] if i < len(label) else "").ljust(column.get_render_width(table))
+    return [line.split() for line in lines]
+
+
+async def test_the_runs_table_headers_are_words_that_stand_apart_at_80x24_and_codes_after_shift_f5():
+    """The runs table's headers at 80x24 name the plate's families as the matrix names its columns (`add 2` over
+    `10-99`, `add 3` over `0-9`), each header with a space before it, none cut; Shift+F5 gives `a2x2 a3x1`, and
+    again the words."""
     app = fake_app()
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
         table = app.score_panel.query_one("#runs")
-        headers = [str(c.label) for c in table.columns.values()]
-        assert [h.strip() for h in headers] == ["model", "seed", "a2x2", "a3x1", "own", "other"]
-        assert all(h.startswith(" ") for h in headers[2:])  # `seed` follows `model`'s blank tail
-        assert len(headers[0].strip()) < table.columns[next(iter(table.columns))].width
+        words = [["add", "2", "add", "3", "own"], ["model", "seed", "10-99", "0-9", "other"]]
+        assert _header_lines(table) == words
+        assert len("model") < table.columns[next(iter(table.columns))].width
         assert table.virtual_size.width <= table.scrollable_content_region.width  # the last column is not cut
+        await pilot.press("shift+f5")
+        await pilot.pause()
+        assert _header_lines(table) == [["own"], ["model", "seed", "a2x2", "a3x1", "other"]]
+        await pilot.press("shift+f5")
+        await pilot.pause()
+        assert _header_lines(table) == words
 
 
 def test_help_says_what_a_short_label_means_and_that_the_old_ones_still_work():
@@ -217,3 +234,40 @@ async def test_on_stage_the_lanes_take_the_playgrounds_rows_and_each_verdict_its
         for view in views:
             text = view.render().plain
             assert ("\n✓" in text or "\n✗" in text) if view.roomy else ("  ✓" in text or "  ✗" in text), text
+
+
+async def test_the_training_forms_counts_name_their_families_in_words_and_shift_f5_brings_the_codes():
+    """The training form's counts at 80x24 name each family as the matrix names its column (`add 2 10-99`, under
+    "more families" `add 3 10-99`, whole, each count's box in the panel), its folded title too; Shift+F5 shows the
+    codes (`a2x2`, `s3x1 40`) and pressing it again gives the words back."""
+    from textual.widgets import Collapsible, Label
+
+    from breadth.core.world.environments.families import FAMILIES
+
+    app = fake_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        panel = app.train_panel
+        panel.query_one("#count-sub_3x1", Input).value = "40"
+        more = panel.query_one("#more", Collapsible)
+        more.collapsed = False
+        await pilot.pause()
+
+        def labels() -> dict[str, str]:
+            return {n: str(panel.query_one(f"#label-{n}", Label).render()).strip() for n in FAMILIES}
+
+        words = {n: " ".join(filter(None, f.header)) for n, f in FAMILIES.items()}
+        assert labels() == words and words["two_digit"] == "add 2 10-99" and words["add_3x2"] == "add 3 10-99"
+        right = panel.content_region.right
+        for name in FAMILIES:
+            label, box = panel.query_one(f"#label-{name}", Label), panel.query_one(f"#count-{name}", Input)
+            assert label.region.width > len(words[name]) and box.region.right <= right, name  # whole, in view
+        more.collapsed = True
+        await pilot.pause()
+        assert more.title == "more families: sub 3 0-9 40"
+        await pilot.press("shift+f5")
+        await pilot.pause()
+        assert labels() == {n: f.short for n, f in FAMILIES.items()} and more.title == "more families: s3x1 40"
+        await pilot.press("shift+f5")
+        await pilot.pause()
+        assert labels() == words and more.title == "more families: sub 3 0-9 40"
+        assert not CODE.search(" ".join(labels().values()))

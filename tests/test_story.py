@@ -107,7 +107,7 @@ def test_the_default_story_explains_its_jargon_where_it_first_appears():
     story = default_story()
     first = story.acts[0].probes[0].say
     assert "B23+45|" in first and "call to the calculator" in first and '"malformed call"' in first
-    assert "single-digit model fails" in first
+    assert "3 singles model fails" in first
     assert story.acts[1].probes[0].say.startswith("Three two-digit numbers.")
     matrix = next(act for act in story.acts if act.view == "matrix").say
     assert "A row per model, a column per kind of sum, * where it trained." in matrix
@@ -118,8 +118,24 @@ def test_the_default_storys_first_caption_introduces_three_models_by_the_names_t
     """Act 1 opens on three models, each named as the later captions name it and with what it learned (it read as
     one model trained on everything)."""
     opening = default_story().acts[0].say
-    assert opening.startswith("The two-digit model learned 70 two-digit sums, the single-digit model 70 of three")
+    assert opening.startswith("The two-digit model learned 70 two-digit sums, the 3 singles model 70 of three")
     assert "the mix 35 of each" in opening and "One model" not in opening
+
+
+def test_the_default_storys_captions_name_each_model_as_its_lane_does():
+    """One name per model: every `the ... model` of a caption is a shipped model's lane title without its count
+    (`two-digit 70` is the two-digit model, `3 singles 70` the 3 singles model; it said "single-digit model"), and
+    the mix's lane is `mix`, the captions' "the mix"."""
+    from breadth.core.storage.presets import PRESETS
+
+    lanes = [preset.mix.words().rsplit(" ", 1)[0] for preset in PRESETS.values()]
+    assert lanes == ["two-digit", "3 singles", "mix"]
+    story = default_story()
+    said = [act.say for act in story.acts] + [probe.say for act in story.acts for probe in act.probes]
+    said += [moment.say for act in story.acts for moment in act.moments]
+    named = {m.group(1) for text in said for m in re.finditer(r"\b[Tt]he ([\w-]+(?: [\w-]+)?) model\b", text)}
+    assert named == {"two-digit", "3 singles"}  # both specialists named, each as its lane
+    assert all(name in lanes for name in named) and any("the mix" in text for text in said)
 
 
 def test_no_caption_of_the_default_story_speaks_in_coordinate_codes():

@@ -68,7 +68,7 @@ def test_every_probe_of_the_story_is_solved_by_exactly_the_models_its_caption_sa
 
 
 def test_the_captions_reasons_for_failing_are_what_the_models_do(played):
-    """The first caption's call is the two-digit model's, the single-digit model's call on 23+45 is malformed; on
+    """The first caption's call is the two-digit model's, the 3 singles model's call on 23+45 is malformed; on
     3+4+5 the two-digit model makes one call at most; on subtraction the two-digit models write + calls."""
     assert _calls(played["Three models, one sum", "23+45", TWO]) == ["B23+45|"]
     assert played["Three models, one sum", "23+45", THREE].failure == "malformed call"
@@ -99,16 +99,16 @@ def test_under_the_lie_the_models_copy_the_calculator_and_carry_it_into_the_next
 
 
 def test_each_caption_that_says_a_model_fails_is_what_that_model_does(played):
-    """`The single-digit model fails` (and the like) in a probe's caption: that model did not solve the probe; the
+    """`The 3 singles model fails` (and the like) in a probe's caption: that model did not solve the probe; the
     first probe says which model failed, and the race's last probe names the first beat, checked by what the
     specialists do: each fails the other's sums, and the mix solves both kinds."""
-    names = {"two-digit model": TWO, "single-digit model": THREE}
+    names = {"two-digit model": TWO, "3 singles model": THREE}
     for act in default_story().acts:
         for probe in act.probes:
             for words, name in names.items():
                 if f"{words} fails" in probe.say:
                     assert not played[act.title, probe.text, name].solved, (probe.text, words)
-    assert "single-digit model fails" in _say("Three models, one sum", "23+45")
+    assert "3 singles model fails" in _say("Three models, one sum", "23+45")
     assert _say("Three models, one sum", "6+8+4").startswith("Narrow training does not transfer:")
     race = [probe.text for probe in default_story().acts[0].probes]
     two_digit, single = ["23+45", "45+91"], ["3+4+5", "6+8+4"]

@@ -13,7 +13,7 @@ from textual.widgets import DataTable, Static
 from tui_helpers import screen_lines, wait_for
 
 from breadth.core.results.curve import warnings
-from breadth.core.world.environments.families import FAMILIES
+from breadth.core.world.environments.families import FAMILIES, where_words
 from breadth.tui.app import BreadthApp
 from breadth.tui.screens.curve_view import CurvePlot, CurveView, read_curve
 from breadth.tui.screens.matrix_view import MatrixView
@@ -23,7 +23,7 @@ from breadth.tui.widgets.caption import Caption
 
 MODELS = {  # how a caption names a shipped model (any wording holding these words), and the model's key
     "two-digit model": "shipped:two_digit_70",
-    "single-digit model": "shipped:three_digit_70",
+    "3 singles model": "shipped:three_digit_70",
     "the mix": "shipped:mix_35_35",
 }
 NUMBER = re.compile(r"(?<![\d.])\d+(?![\d.]*\d)")  # a whole number as written (`19` of `19%`, `74` of `B74+34|`)
@@ -138,7 +138,7 @@ async def _check_curve(pilot, act: Act) -> str:
     await pilot.pause()
     assert screen.last.curve.what == act.curve and screen.query_one(CurvePlot).found == read_curve(0, act.curve).found
     text = _text(pilot.app, Region(0, 0, screen.size.width, screen.query_one(Caption).region.y))
-    assert f"{act.curve} ·" in text
+    assert f"{where_words(act.curve)} ·" in text  # the curve's pool, in words (`2 numbers`)
     if not warnings(screen.last.found):  # nothing to warn of: no blank row over the caption
         assert screen.query_one("#curve-terms").region.bottom == screen.query_one(Caption).region.y
     (ceiling,) = [row for row in _text(pilot.app, screen.query_one(CurvePlot).region).splitlines() if "ceiling" in row]

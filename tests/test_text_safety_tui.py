@@ -67,7 +67,7 @@ def _text(widget: Static) -> str:
 
 
 async def test_hostile_stored_runs_show_literally_in_the_runs_table_and_the_current_model(tmp_path, monkeypatch):
-    """A stored mix holding ESC, OSC, markup and a bidi override: its row, the current model line and the seeds
+    """A stored mix holding ESC, OSC, markup and a bidi override: its row, the score panel's title and the seeds
     line show it written out (`\\x1b`, `[/x]`), and no escape reaches the screen."""
     base_hash = weights_hash(BASE)
     _store(tmp_path, monkeypatch, _stored(MIX, 0, base_hash), _stored(MIX, 1, base_hash))
@@ -80,7 +80,7 @@ async def test_hostile_stored_runs_show_literally_in_the_runs_table_and_the_curr
         await pilot.pause()
         table = app.score_panel.query_one("#runs", DataTable)
         assert [table.get_row(k)[0].plain for k in keys] == [fit_title(shown(MIX), app.score_panel.model_width)] * 2
-        assert shown(MIX) in _text(app.score_panel.query_one("#current-model", Static))
+        assert shown(MIX) in app.score_panel.heading
         assert f"{shown(MIX)} ×2" in _text(app.score_panel.query_one("#across-seeds", Static))
         _no_escapes(app)
 
@@ -102,7 +102,7 @@ async def test_a_loaded_checkpoint_with_hostile_failure_kinds_and_file_name_show
         await wait_for(pilot, lambda: app.current == f"file:{path.resolve()}", timeout=5, what="the load")
         await pilot.pause()
         assert app.entries[app.current].title == shown(path.name[:18])
-        assert shown(path.name[:18]) in _text(app.score_panel.query_one("#current-model", Static))
+        assert shown(path.name[:18]) in app.score_panel.heading
         assert f"{shown(KIND)} 3" in _text(app.score_panel.query_one("#family-scores", Static))
         _no_escapes(app)
 

@@ -61,8 +61,9 @@ def _rows(app) -> list[str]:
 
 
 async def test_f11_draws_the_stores_curve_with_its_rows_and_ceiling_at_80x24(tmp_path, monkeypatch):
-    """F11 opens the view: the status names the pool and the runs stored, a row per N and the ceiling with the
-    held-out % the runs hold, the plot has a training and a held-out line; Escape closes it."""
+    """F11 opens the view: the status names the pool in words (`3 numbers, add`; Shift+F5: `operands=3 op=add`, and
+    again the words) and the runs stored, a row per N and the ceiling with the held-out % the runs hold, the plot has
+    a training and a held-out line; Escape closes it."""
     monkeypatch.setenv("BREADTH_STORE", str(tmp_path / "s.sqlite"))
     curve = StoredCurve(_plan(), "operands=3 op=add", weights_hash(BASE))
     with Store() as store:
@@ -72,7 +73,13 @@ async def test_f11_draws_the_stores_curve_with_its_rows_and_ceiling_at_80x24(tmp
         await pilot.press("f11")
         await wait_for(pilot, lambda: isinstance(app.screen, CurveView) and "runs" in _text(app, "#curve-status"))
         status = _text(app, "#curve-status")
-        assert "operands=3 op=add" in status and f"{total}/{total} runs" in status and "shipped" not in status
+        assert "3 numbers, add ·" in status and f"{total}/{total} runs" in status and "shipped" not in status
+        await pilot.press("shift+f5")  # the pool as it was chosen, in codes
+        await pilot.pause()
+        assert _text(app, "#curve-status").startswith("operands=3 op=add ·")
+        await pilot.press("shift+f5")
+        await pilot.pause()
+        assert _text(app, "#curve-status") == status
         rows = _rows(app)
         assert [r.split()[0] for r in rows[1:]] == ["1", "2", "4", "ceiling"]
         assert rows[3].split()[4] == "50" and rows[4].split()[4] == "90"  # held out % at N=4 and the ceiling

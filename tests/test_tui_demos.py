@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from rich.text import Text
 from textual.widgets import Input, Static
 from tui_helpers import fake_app, wait_for
@@ -23,15 +25,18 @@ def _content(app, selector: str) -> Text:
     return app.screen.query_one(selector, Static).content
 
 
+CODE = re.compile(r"\b[as][234]x[12]\b")  # a family's coordinate code: `a2x2`, `s4x1`
+
+
 def _shown(app) -> tuple[list[str], list[str], str]:
     """The list as a reader takes it: (family labels, episodes, the characters marked with loss), in reading order."""
     text = _content(app, "#demos-lines")
-    words = [line.split() for line in text.plain.splitlines() if ":" not in line]  # family tallies hold ':'
-    tokens = [w for line in words for w in line]
-    marked = "".join(
-        text.plain[s.start : s.end] for s in sorted(text.spans, key=lambda s: s.start) if s.style == LOSS_STYLE
-    )
-    return tokens[0::2], tokens[1::2], marked
+    lines = [line for line in text.plain.splitlines() if ":" not in line]  # family tallies hold ':'
+    episodes = [w for line in lines for w in line.split() if "=" in w]  # a label (`3 singles`) never holds '='
+    spans = sorted(text.spans, key=lambda s: s.start)
+    labels = [text.plain[s.start : s.end].strip() for s in spans if s.style == "bold"]
+    marked = "".join(text.plain[s.start : s.end] for s in spans if s.style == LOSS_STYLE)
+    return labels, episodes, marked
 
 
 def _counted(mix: Mix, seed: int) -> tuple[int, int, str]:
@@ -52,8 +57,9 @@ async def _open(pilot) -> None:
 
 
 async def test_ctrl_d_lists_the_forms_mix_and_seed_with_the_model_s_characters_marked():
-    """Shift+F2 shows every demonstration of the form's mix and seed, under its family's label, the loss-carrying
-    characters exactly the model's calls and answers; the summary counts them; Escape closes the view.
+    """Shift+F2 shows every demonstration of the form's mix and seed, after its family's words (`two-digit`), the
+    loss-carrying characters exactly the model's calls and answers; the summary counts them; Shift+F5 names the mix
+    and families by code (`a2x2`) and again in words; Escape closes the view.
     """
     app = fake_app()
     async with app.run_test(size=SIZE) as pilot:
@@ -62,7 +68,7 @@ async def test_ctrl_d_lists_the_forms_mix_and_seed_with_the_model_s_characters_m
         mix = Mix.of(two_digit=5, three_digit=4)
         problems = mix.demonstrations(7)
         labels, episodes, marked = _shown(app)
-        assert labels == ["a2x2"] * 5 + ["a3x1"] * 4
+        assert labels == ["two-digit"] * 5 + ["3 singles"] * 4
         assert episodes == [p.demonstration().text for p in problems]
         chars, with_loss, counted = _counted(mix, 7)
         assert marked == counted  # the model's calls and answers, never the prompt or the calculator's results
@@ -72,9 +78,20 @@ async def test_ctrl_d_lists_the_forms_mix_and_seed_with_the_model_s_characters_m
         status = _content(app, "#demos-status").plain
         assert f"seed 7: 9 demonstrations, {chars:,} characters" in status
         assert f"with loss: {with_loss:,} ({100 * with_loss / chars:.0f}%)" in status
-        assert "per family: a2x2" in status and "· a3x1" in status
+        assert status.startswith("mix 5+4, seed 7")
+        assert "per family: two-digit" in status and "· 3 singles" in status
         lines = _content(app, "#demos-lines").plain
-        assert "a3x1: 4 demonstrations" in lines  # at 80 columns the long label does not fit beside the counts
+        assert "3 singles: 4 demonstrations" in lines  # at 80 columns the long label does not fit beside the counts
+        assert not CODE.search(status + lines)
+        await pilot.press("shift+f5")
+        await pilot.pause()
+        assert _shown(app)[0] == ["a2x2"] * 5 + ["a3x1"] * 4
+        coded = _content(app, "#demos-status").plain
+        assert coded.startswith("a2x2 5+a3x1 4, seed 7") and "per family: a2x2" in coded and "· a3x1" in coded
+        assert "a3x1: 4 demonstrations" in _content(app, "#demos-lines").plain
+        await pilot.press("shift+f5")
+        await pilot.pause()
+        assert _content(app, "#demos-status").plain == status and _content(app, "#demos-lines").plain == lines
         assert (
             "with loss" in _content(app, "#demos-legend").plain and "calculator" in _content(app, "#demos-legend").plain
         )
@@ -90,7 +107,7 @@ async def test_counts_the_form_refuses_show_one_inline_line():
         _set(app, **{"count-two_digit": "500"})
         await _open(pilot)
         status = _content(app, "#demos-status").plain
-        assert status == "no demonstrations to show: a2x2: a count from 0 to 200, not 500"
+        assert status == "no demonstrations to show: add 2 10-99: a count from 0 to 200, not 500"
         assert not app.screen.lines and not _content(app, "#demos-lines").plain
         await pilot.press("escape")
         assert not isinstance(app.screen, DemosView) and app.return_code is None
@@ -105,7 +122,7 @@ async def test_a_long_mix_scrolls_and_a_wider_terminal_holds_more_columns():
             _set(app, **{"count-two_digit": "140", "count-three_digit": "140"})
             await _open(pilot)
             labels, episodes, _ = _shown(app)
-            assert len(episodes) == 280 and labels.count("a3x1") == 140
+            assert len(episodes) == 280 and labels.count("3 singles") == 140
             rows[size] = len(_content(app, "#demos-lines").plain.splitlines())
             box = app.screen.query_one("#demos-list")
             assert box.max_scroll_y > 0

@@ -96,7 +96,8 @@ async def test_shift_f3_scores_the_playing_model_and_shows_a_heat_map_by_dimensi
 
 async def test_the_cursor_cell_lists_its_environments_with_their_rates_and_failures_as_text_never_markup():
     """On a one-environment cell: its id, rate and failure kinds, shown literally; on a pooled cell: its
-    environments best first, each with its own rate, the trained ones marked."""
+    environments best first, each with its own rate, the trained ones marked, named in words (`two-digit`; Shift+F5:
+    `a2x2`, and again the words)."""
     app = environments_app()
     async with app.run_test(size=(80, 24)) as pilot:
         view = await _open_drawn(pilot)
@@ -111,7 +112,13 @@ async def test_the_cursor_cell_lists_its_environments_with_their_rates_and_failu
         await pilot.pause()
         detail = _text(view, "#env-detail")
         assert detail.startswith("2 numbers, + infix: mean 38% over 4 environments (45 of 120 sums)")
-        assert "*two_digit 100 · 2a1 50 · " in detail
+        assert "*two-digit 100 · 2a1 50 · " in detail  # in words; a generated environment has none: its id
+        await pilot.press("shift+f5")
+        await pilot.pause()
+        assert "*a2x2 100 · 2a1 50 · " in _text(view, "#env-detail")
+        await pilot.press("shift+f5")
+        await pilot.pause()
+        assert _text(view, "#env-detail") == detail
 
 
 async def test_scoring_says_how_far_it_has_got_and_reopening_shows_the_kept_scores_without_asking_again():

@@ -76,7 +76,7 @@ async def test_a_count_over_a_family_pool_is_refused_inline_and_leaves_the_count
         await pilot.click("#fill")
         await pilot.pause()
         pool = FAMILIES["add_2x1"].demo_pool
-        assert panel.status_is_error and panel.status == f"a2x1: a count from 0 to {pool}, not 70"
+        assert panel.status_is_error and panel.status == f"add 2 0-9: a count from 0 to {pool}, not 70"
         assert _counts(panel) == before
         count = panel.query_one("#fill-count", Input)
         count.value = "5"

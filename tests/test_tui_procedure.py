@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from textual.widgets import Input, Static
 from tui_helpers import fake_app, wait_for
 
@@ -31,7 +33,8 @@ async def _train(pilot, app) -> None:
 
 
 async def test_the_scrubber_replays_each_familys_probe_at_the_chosen_step_with_its_score(tmp_path):
-    """After a run, F9 shows the last snapshot: the trained family's probe solved and scored; Home goes to
+    """After a run, F9 shows the last snapshot: the trained family's probe solved and scored, the run and its families
+    in words (`mix 35+35 #1`, `*two-digit`; Shift+F5: `a2x2 35+a3x1 35 #1`, `*a2x2`, and again the words); Home goes to
     step 0, where the probe is answered without a call; each step's scores arrive from the engine's background."""
     app = fake_app()
     async with app.run_test(size=(80, 24)) as pilot:
@@ -44,7 +47,16 @@ async def test_the_scrubber_replays_each_familys_probe_at_the_chosen_step_with_i
         await wait_for(pilot, lambda: "✓" in _line(app, "two_digit"), what="the last step's verdict")
         assert "step 50 of 50" in _status(app) and "snapshot 3 of 3" in _status(app)
         line = _line(app, "two_digit")
-        assert line.startswith(f"*{FAMILIES['two_digit'].brief} ") and "100%" in line and probe.prompt in line
+        assert line.startswith("*two-digit ") and "100%" in line and probe.prompt in line
+        status = _status(app)
+        assert status.startswith("mix 35+35 #1 · ") and not re.search(r"\ba2x2\b", status + line)
+        await pilot.press("shift+f5")  # the run and its families by code
+        await pilot.pause()
+        assert _line(app, "two_digit").startswith("*a2x2 ") and _status(app).startswith("a2x2 35+a3x1 35 #1 · ")
+        assert f" {FAMILIES['three_digit'].short} " in str(app.screen.query_one("#procedure-legend", Static).render())
+        await pilot.press("shift+f5")
+        await pilot.pause()
+        assert _line(app, "two_digit") == line and _status(app) == status
         await pilot.press("home")
         await wait_for(pilot, lambda: "✗" in _line(app, "two_digit"), what="step 0's verdict")
         assert "step 0 of 50" in _status(app) and "no call" in _line(app, "two_digit")

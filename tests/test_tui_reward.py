@@ -36,7 +36,8 @@ async def _set_steps(pilot, app, steps: int) -> None:
 async def test_a_reward_run_streams_mean_and_per_environment_reward_and_its_numbers():
     """On a mix of two environments the reward plot replaces the loss plot: the mean and one line per environment
     fill step by step, redrawn on the 4 Hz timer (not per step); the line under it says pass@8 before training was
-    0% and that reward has nothing to reinforce, then reward beside the expected calls, no-call share and chars."""
+    0% and that reward has nothing to reinforce, then reward beside the expected calls, no-call share and chars, and
+    the colour key in words (`two-digit`; Shift+F5: `a2x2`, and again the words)."""
     app = fake_app()
     async with app.run_test(size=(100, 32)) as pilot:
         _form(app, "reward", 40, two_digit=5, three_digit=5)
@@ -53,7 +54,13 @@ async def test_a_reward_run_streams_mean_and_per_environment_reward_and_its_numb
         line = _line(app).splitlines()  # the panel is 46 columns wide: the short words, one row each
         assert line[0] == "pass@8 0% before: nothing to learn" and line[1] == "reward 1.00 · expected 0.90"
         assert line[2].startswith("no call 0% · ") and line[2].endswith(" chars/episode")
-        assert line[3] == "━ mean ━ a2x2 ━ a3x1"
+        assert line[3] == "━ mean ━ two-digit ━ 3 singles"
+        await pilot.press("shift+f5")  # the key by code, and again in words
+        await pilot.pause()
+        assert _line(app).splitlines()[3] == "━ mean ━ a2x2 ━ a3x1"
+        await pilot.press("shift+f5")
+        await pilot.pause()
+        assert _line(app).splitlines()[3] == "━ mean ━ two-digit ━ 3 singles"
         assert "reward 1.00" in app.train_panel.status or "done" in app.train_panel.status
 
 
@@ -76,8 +83,9 @@ async def test_a_demonstrations_run_still_plots_its_loss_and_shows_no_reward_lin
 
 
 async def test_the_rollouts_view_shows_the_latest_group_with_rewards_and_says_when_no_run_goes():
-    """Shift+F1 with no reward run says so in one line; during one it shows the prompt and each sampled episode with
-    its reward and verdict, refreshed as groups arrive; Stop (F3) ends the run and the view says it ended."""
+    """Shift+F1 with no reward run says so in one line; during one it shows the run and the prompt's family in words
+    (`3 singles 5 #1`; Shift+F5: `a3x1 5 #1`, and again the words) and each sampled episode with its reward and
+    verdict, refreshed as groups arrive; Stop (F3) ends the run and the view says it ended."""
     app = fake_app()
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.press("f13")
@@ -98,12 +106,20 @@ async def test_the_rollouts_view_shows_the_latest_group_with_rewards_and_says_wh
             pilot, lambda: "✓" in lines(), what="a group with a correct episode"
         )  # the scripted reward rises
         status = str(view.query_one("#rollouts-status", Static).render())
-        assert status.startswith("rollouts a3x1 5 #1 · step ") and "group reward" in status
+        assert status.startswith("rollouts 3 singles 5 #1 · step ") and "group reward" in status
         numbers = str(view.query_one("#rollouts-numbers", Static).render())  # the full words at 80 columns
         assert numbers.startswith("pass@8 before training 0%: reward has nothing to reinforce\nreward ")
         assert "with the expected calls" in numbers and "chars/episode" in numbers
         shown = lines()
-        assert shown.startswith("prompt ") and "(a3x1)" in shown
+        assert shown.startswith("prompt ") and "(3 singles)" in shown
+        await pilot.press("shift+f5")  # the run and the prompt's family by code, and again in words
+        await pilot.pause()
+        assert str(view.query_one("#rollouts-status", Static).render()).startswith("rollouts a3x1 5 #1 · step ")
+        assert "(a3x1)" in lines()
+        await pilot.press("shift+f5")
+        await pilot.pause()
+        assert str(view.query_one("#rollouts-status", Static).render()).startswith("rollouts 3 singles 5 #1 · ")
+        assert "(3 singles)" in lines()
         assert " 1 1 ✓= correct  " in shown and " 0 ✗  no call  " in shown  # right by the expected calls; wrong
         before = view.redraws
         await pilot.pause(1.2)

@@ -30,8 +30,10 @@ def _row(table, key: str) -> list[str]:
 async def test_own_families_have_bars_the_other_environments_a_summary_and_every_column_is_in_view(
     tmp_path, monkeypatch
 ):
-    """At 80x24 the two-digit model shows its own family's bar, then the nine other environments under their mean;
-    the runs table shows model, seed, 2d, 3d, own and other in view, and `-` for what an old run never scored."""
+    """At 80x24 the two-digit model shows its own family's bar (a column left before the border), then the nine other
+    environments under their mean, in the matrix columns' words (`add 3` over `0-9`), each line whole in the panel;
+    Shift+F5 shows them by code and again gives the words back; the runs table shows model, seed, the plate's two, own
+    and other in view with three rows under its header, and `-` for what an old run never scored."""
     monkeypatch.setenv("BREADTH_STORE", str(tmp_path / "s.sqlite"))
     with Store() as store:
         store.add(_old_run(weights_hash(BASE)))
@@ -44,13 +46,26 @@ async def test_own_families_have_bars_the_other_environments_a_summary_and_every
         shown = str(panel.query_one("#family-scores").render())
         assert "30/30 100%" in shown  # its own family, with a bar
         assert "other environments  mean 0%" in shown
+        assert shown.splitlines()[-3:] == [  # add 3 numbers of 0-9 (three_digit) 0%, add 2 of 0-9 0%, ...
+            "      add   2   3   4 sub   2   3   4",
+            "  0-9       0   0   0           0   0",
+            "10-99           0   0       0   0    ",
+        ]
+        room = panel.content_region.width
+        assert all(len(line) <= room for line in shown.splitlines())  # nothing wrapped or cut
+        assert len(shown.splitlines()[0]) < room  # the bar's interval leaves a column before the border
+        await pilot.press("shift+f5")
+        coded = str(panel.query_one("#family-scores").render())
         for family in FAMILIES.values():
             if family.name != "two_digit":
-                assert f"{family.short:<5}  0" in shown, f"{family.name} missing from the summary"
+                assert f"{family.short:<5}  0" in coded, f"{family.name} missing from the summary"
+        await pilot.press("shift+f5")
+        assert str(panel.query_one("#family-scores").render()) == shown
         assert panel.query_one("#family-scores").region.right <= panel.region.right
         table = panel.query_one("#runs")
         assert sum(c.get_render_width(table) for c in table.ordered_columns) <= table.scrollable_content_region.width
-        assert table.region.bottom <= panel.region.bottom and table.region.height >= 4  # header and three rows
+        assert table.region.bottom <= panel.region.bottom
+        assert table.region.height >= table.header_height + 3  # its header and three rows
         assert _row(table, "shipped:two_digit_70")[1:] == ["0", "100", "0", "100", "0"]
         assert _row(table, "shipped:mix_35_35")[1:] == ["0", "100", "97", "98", "1"]
         (old,) = [k for k, e in app.entries.items() if e.origin == "stored"]
@@ -58,7 +73,11 @@ async def test_own_families_have_bars_the_other_environments_a_summary_and_every
         app.models.switch_to(old)
         await pilot.pause()
         shown = str(panel.query_one("#family-scores").render())
-        assert "mean 0% of 1 scored" in shown and f"{FAMILIES['sub_3x1'].short:<5}  -" in shown
+        assert "mean 0% of 1 scored" in shown
+        assert shown.splitlines()[-2:] == [  # add 3 numbers of 0-9 alone scored
+            "  0-9       -   0   -           -   -",
+            "10-99           -   -       -   -    ",
+        ]
 
 
 async def test_a_family_outside_the_plate_is_set_under_more_families_and_trained(tmp_path, monkeypatch):
@@ -80,7 +99,7 @@ async def test_a_family_outside_the_plate_is_set_under_more_families_and_trained
         panel.query_one("#steps", Input).value = "10"
         await pilot.pause()
         assert panel.query_one("#preset", Select).value == "custom"
-        assert panel.query_one("#more", Collapsible).title == f"more families: {sub.short} 40"
+        assert panel.query_one("#more", Collapsible).title == "more families: sub 3 0-9 40"  # its matrix column
         await pilot.press("f2")
         await wait_for(
             pilot, lambda: app.training is None and app.entries[app.current].origin == "trained", what="training"
@@ -89,7 +108,8 @@ async def test_a_family_outside_the_plate_is_set_under_more_families_and_trained
         assert entry.origin == "trained" and entry.run.mix == "sub_3x1=40" and set(entry.scores) == set(FAMILIES)
         shown = str(app.score_panel.query_one("#family-scores").render())
         assert shown.startswith(sub.brief) and "other environments" in shown  # `3 singles minus`, in words
-        assert f"{FAMILIES['two_digit'].short:<5}" in shown
+        assert "      add   2   3   4 sub   2   3" in shown  # two_digit (add 2 over 10-99) now among the others
+        assert not [f for f in FAMILIES.values() if f.short in shown]  # in words, no code
 
 
 def test_a_long_title_keeps_its_run_number_in_the_runs_table():

@@ -71,11 +71,11 @@ async def test_the_finale_never_shows_the_act_befores_curve_under_its_caption_an
             await _step(pilot)
         await wait_for(pilot, lambda: app.screen.query(Caption), what="the caption on the curve")
         first = _caption(app).split(":")[0]  # `act 6 of 7`
-        await wait_for(pilot, lambda: "operands=2 ·" in _status(app), what="the first curve act's curve")
+        await wait_for(pilot, lambda: "2 numbers ·" in _status(app), what="the first curve act's curve")
         before, before_rows = list(app.screen.query_one(CurvePlot).found), app.screen.query_one("#curve-rows").content
         start = time.monotonic()
         await pilot.press("pagedown")
-        await wait_for(pilot, lambda: "operands=3 ·" in _status(app), timeout=10, what="the next act's curve")
+        await wait_for(pilot, lambda: "3 numbers ·" in _status(app), timeout=10, what="the next act's curve")
         took = time.monotonic() - start
         await pilot.pause()
         second = _caption(app).split(":")[0]
@@ -84,7 +84,7 @@ async def test_the_finale_never_shows_the_act_befores_curve_under_its_caption_an
         under_second = [f for f in frames if f[0].startswith(second + ":")]
         assert under_second, "no frame drawn under the second act's caption"
         for caption, status, found, rows in under_second:
-            assert "operands=2" not in status and found != before and rows is not before_rows, (caption, status)
+            assert "2 numbers" not in status and found != before and rows is not before_rows, (caption, status)
         assert [f for f in frames if f[0].startswith(first + ":")]  # the first act's frames were seen too
         assert not any(re.search(r"curve \d+ of \d+", status) for _, status, _, _ in frames)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 import time
 
 from fake_engine import FakeEngine
@@ -34,3 +35,23 @@ async def type_text(pilot, text: str) -> None:
 def screen_lines(app) -> list[str]:
     """The text of each row of the app's current screen, as the terminal would show it now."""
     return [strip.text for strip in app.screen._compositor.render_strips()]
+
+
+def other_cells(shown: str) -> dict[tuple[str, str], str]:
+    """The score panel's other environments read back from its words table: (`add 3`, `0-9`) -> the cell's text, a
+    family found by the column it stands under (its operation, then its count) and the row it stands in (its range)."""
+    lines = shown.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.split()[:1] in (["add"], ["sub"]))
+    columns, op = {}, ""
+    for word in re.finditer(r"\S+", lines[at]):
+        if word.group().isdigit():
+            columns[word.end()] = f"{op} {word.group()}"  # cells are right-justified under their count
+        else:
+            op = word.group()
+    cells = {}
+    for line in lines[at + 1 :]:
+        for end, what in columns.items():
+            text = line[end - 3 : end].strip()
+            if text:
+                cells[what, line.split()[0]] = text
+    return cells

@@ -81,13 +81,17 @@ class Models(Part):
 
     def relabel(self) -> None:
         """Shift+F5: every model and family in codes, or in words again (the app's `codes`): the runs table, the
-        scores, the race's lanes, the sum box's hint and an open matrix."""
+        scores, the training form's counts, the race's lanes, the sum box's hint and an open view (matrix, procedure,
+        rollouts, demonstrations, curve, environments)."""
         codes = self.app.codes
         self.app.score_panel.codes = codes
+        self.app.train_panel.codes = codes
         self.app.playground.query_one(SumBox).show_codes(codes)
         for screen in self.app.screen_stack:
             if isinstance(screen, MatrixView):
                 screen.codes = codes
+            elif hasattr(screen, "show_codes"):  # a view that reads the app's `codes` as it draws
+                screen.show_codes()
         self.name_apart()
         self.app.current = self.app.current  # redraw the runs table and the playing model's line
         self.app.play.show_race()

@@ -51,11 +51,12 @@ class Training(Part):
         app.call_after_refresh(self._note_focus)  # after the disabled Train button has passed its focus on
         s = message.settings
         trained = tuple(name for name, _ in message.mix.counts)
-        run = RunProgress(f"run:{self.job}", f"{message.mix.short()} #{self.job}", s.seed, s.steps, trained)
+        run = RunProgress(f"run:{self.job}", f"{message.mix.words()} #{self.job}", s.seed, s.steps, trained)
+        run.coded = f"{message.mix.short()} #{self.job}"  # Shift+F5
         self.progress[run.key] = run
         if recipe_of(s).name == REWARD:
             self.rollouts_job = self.job
-            self.rollouts.begin(run.title, s.steps, s.group, list(trained))
+            self.rollouts.begin(run.title, s.steps, s.group, list(trained), run.coded)
         settings = message.settings.to_dict()
         app.supervisor.send(
             p.Train(
@@ -239,5 +240,7 @@ class Training(Part):
             self.app.notify(f"{entry.title}: snapshots not shown: {one_line(e)}", severity="warning", timeout=10)
             return None
         if run is not None:
+            codes = self.app.codes  # the runs table's title as it stands, and the other way for Shift+F5
+            run.title, run.coded = (entry.named(), entry.title) if codes else (entry.title, entry.named(codes=True))
             self.app.supervisor.load(entry.key, entry.path)  # the engine replays them: it must hold the model
         return run

@@ -35,6 +35,7 @@ from breadth.core.results.curve import CEILING, CurvePoint, StoredCurve, points,
 from breadth.core.results.grid import GridError
 from breadth.core.storage.paths import SHIPPED_CURVE
 from breadth.core.storage.store import Store
+from breadth.core.world.environments.families import where_words
 from breadth.core.world.text.shown import shown
 from breadth.tui.figures import FiguresAsked, Slide
 from breadth.tui.guard import guarded, log_error, one_line
@@ -150,18 +151,19 @@ def _read(store: Store, curves: list[StoredCurve], skipped: int, index: int, sta
     return CurveRead(curve, index, len(curves), found, stored, len(jobs), shipped, skipped, state)
 
 
-def status_line(read: CurveRead, numbered: bool = True) -> str:
+def status_line(read: CurveRead, numbered: bool = True, codes: bool = False) -> str:
     """The line over the chart: which curve (its place among the store's unless not `numbered`: a talk's act asks
-    for its curve by words, and "curve 1 of 7" beside "act 7 of 7" reads as a second count), how far it has filled,
-    whose it is."""
+    for its curve by words, and "curve 1 of 7" beside "act 7 of 7" reads as a second count) and its pool in words
+    (`3 numbers`; with `codes`, as chosen: `operands=3`), how far it has filled, whose it is."""
     if read.curve is None:
         unread = f" ({read.skipped} stored curves this breadth cannot read)" if read.skipped else ""
         return f"no breadth curve in the results store yet: `breadth curve` fills this{unread}"
     plan = read.curve.plan
     where = f"curve {read.index + 1} of {read.count}: " if read.count > 1 and numbered else ""
     whose = " · shipped with breadth" if read.shipped else ""
+    pool = read.curve.what if codes else where_words(read.curve.what)
     return (
-        f"{where}{shown(read.curve.what)} · {len(plan.pool)} environments, {plan.held} held out · "
+        f"{where}{shown(pool)} · {len(plan.pool)} environments, {plan.held} held out · "
         f"{read.stored}/{read.total} runs{whose}"
     )
 
@@ -324,6 +326,11 @@ class CurveView(Screen):
                 log_error(e, "reading the results store for the breadth curve")
             self.post_message(self.Read(error=one_line(e), asked=asked))
 
+    def show_codes(self) -> None:
+        """Shift+F5: the pool in codes as chosen (`operands=3`), or in words again (the app's `codes`)."""
+        if self.last is not None and self.last.curve is not None:
+            self.query_one("#curve-status", Static).update(Text(status_line(self.last, self.numbered, self.app.codes)))
+
     @on(Read)
     @guarded
     def show_read(self, message: Read) -> None:
@@ -335,7 +342,7 @@ class CurveView(Screen):
             return
         read = message.read
         self.index, self.words = read.index, ""  # found by its words, the curve is then stepped from by index
-        status.update(Text(status_line(read, self.numbered)))
+        status.update(Text(status_line(read, self.numbered, self.app.codes)))
         if read == self.last:
             return  # nothing new: no redraw
         self.last = read

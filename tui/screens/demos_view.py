@@ -87,16 +87,18 @@ def tallies(lines: list[DemoLine]) -> dict[str, Tally]:
     return out
 
 
-def summary(mix: Mix, seed: int, lines: list[DemoLine]) -> Text:
-    """Demonstrations and characters; then those with loss and their share, and each family's share if several."""
+def summary(mix: Mix, seed: int, lines: list[DemoLine], codes: bool = False) -> Text:
+    """Demonstrations and characters; then those with loss and their share, and each family's share if several; the
+    mix and its families in words, or in codes with `codes`."""
     per_family = tallies(lines)
     total = sum(lines, Tally())
     out = Text.assemble(
-        (mix.short(), "bold"), f", seed {seed}: {total.demonstrations} demonstrations, {total.chars:,} characters\n"
+        (mix.name_for(codes), "bold"),
+        f", seed {seed}: {total.demonstrations} demonstrations, {total.chars:,} characters\n",
     )
     out.append(f"with loss: {total.with_loss:,} ({100 * total.share:.0f}%)", style="bold")
     if len(per_family) > 1:
-        shares = (f"{FAMILIES[name].short} {100 * t.share:.0f}%" for name, t in per_family.items())
+        shares = (f"{FAMILIES[name].name_for(codes)} {100 * t.share:.0f}%" for name, t in per_family.items())
         out.append(" · per family: " + " · ".join(shares), style="dim")
     return out
 
@@ -113,40 +115,42 @@ def legend() -> Text:
     )
 
 
-def family_header(name: str, tally: Tally, width: int) -> Text:
-    """A family's tally above its demonstrations; its long label only if the line still fits `width`."""
+def family_header(name: str, tally: Tally, width: int, codes: bool = False) -> Text:
+    """A family's tally above its demonstrations; its long label only if the line still fits `width` (with `codes`,
+    after its code)."""
     family = FAMILIES[name]
     counts = (
         f"{tally.demonstrations} demonstrations, {tally.chars:,} characters, "
         f"{tally.with_loss:,} with loss ({100 * tally.share:.0f}%)"
     )
-    name = f"{family.short} {family.label}"
+    name = f"{family.short} {family.label}" if codes else family.label
     if len(f"{name}: {counts}") > width:
-        name = family.short
+        name = family.name_for(codes)
     return Text.assemble((name, "bold underline"), f": {counts}")
 
 
-def laid_out(lines: list[DemoLine], width: int) -> Text:
-    """The lines under their families' short labels, row by row in as many columns as `width` holds.
+def laid_out(lines: list[DemoLine], width: int, codes: bool = False) -> Text:
+    """The lines after their families' brief words (`two-digit`; with `codes`, short labels), row by row in as many
+    columns as `width` holds.
 
     With several families, each family's lines start on a new row under its tally (`family_header`),
     in as many columns as its own longest demonstration allows.
     """
     if not lines:
         return Text()
-    label = max(len(FAMILIES[line.family].short) for line in lines)
+    label = max(len(FAMILIES[line.family].name_for(codes)) for line in lines)
     groups = [(name, list(group)) for name, group in groupby(lines, key=lambda line: line.family)]
     rows: list[Text] = []
     for name, group in groups:
         if len(groups) > 1:
-            rows.append(family_header(name, sum(group, Tally()), width))
+            rows.append(family_header(name, sum(group, Tally()), width, codes))
         cell = label + 1 + max(line.text.cell_len for line in group)
         columns = max(1, (width + COLUMN_GAP) // (cell + COLUMN_GAP))
         for start in range(0, len(group), columns):
             row = Text()
             for i, line in enumerate(group[start : start + columns]):
                 row.append(" " * (i * (cell + COLUMN_GAP) - row.cell_len))  # to column i's start
-                row.append(f"{FAMILIES[line.family].short:<{label}} ", style="bold").append_text(line.text)
+                row.append(f"{FAMILIES[line.family].name_for(codes):<{label}} ", style="bold").append_text(line.text)
             rows.append(row)
     return Text("\n", no_wrap=True, overflow="ellipsis").join(rows)
 
@@ -169,6 +173,7 @@ class DemosView(Screen):
         super().__init__()
         self.request = request
         self.lines: list[DemoLine] = []
+        self.built = None  # the DemosView.Built the worker sent, drawn again when Shift+F5 asks for codes
 
     def compose(self) -> ComposeResult:
         yield Static("demonstrations: reading the training form…", id="demos-status")
@@ -206,9 +211,15 @@ class DemosView(Screen):
         if message.error or message.mix is None or message.lines is None:
             self.show_refusal(message.error or "nothing built")
             return
-        self.lines = message.lines
-        self.query_one("#demos-status", Static).update(summary(message.mix, message.seed, self.lines))
-        self.lay_out()
+        self.lines, self.built = message.lines, message
+        self.show_codes()
+
+    def show_codes(self) -> None:
+        """The mix and its families in words, or in codes where a person asked (the app's `codes`, Shift+F5)."""
+        if self.built is not None:
+            summary_text = summary(self.built.mix, self.built.seed, self.lines, self.app.codes)
+            self.query_one("#demos-status", Static).update(summary_text)
+            self.lay_out()
 
     @guarded
     def on_resize(self) -> None:
@@ -218,4 +229,5 @@ class DemosView(Screen):
         """Flow the lines into as many columns as the list's width holds."""
         box = self.query_one("#demos-list", VerticalScroll)
         width = box.scrollable_content_region.width or self.size.width
-        self.query_one("#demos-lines", Static).update(laid_out(self.lines, width - 1))  # a column for the scrollbar
+        lines = laid_out(self.lines, width - 1, self.app.codes)  # a column for the scrollbar
+        self.query_one("#demos-lines", Static).update(lines)

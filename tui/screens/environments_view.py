@@ -138,9 +138,10 @@ def scale_key() -> Text:
     return out.append(f"· *trained on · {form_key()}")
 
 
-def cell_detail(h: Heat, row: int, column: int, trained: frozenset[str], width: int) -> Text:
+def cell_detail(h: Heat, row: int, column: int, trained: frozenset[str], width: int, codes: bool = False) -> Text:
     """The lines under the table: the cell's one environment (id, rate, what it is, its failures), or the pooled
-    environments, best first, each with its rate, in `width` columns (the rest counted)."""
+    environments, best first, each with its rate, in `width` columns (the rest counted), each named in its brief
+    words (`two-digit`; a generated one has none and keeps its id) or, with `codes`, by short label."""
     names = h.members.get((row, column), [])
     if not names:
         return Text(f"{where(h, row, column)}: no environment sits here", style="dim")
@@ -159,7 +160,8 @@ def cell_detail(h: Heat, row: int, column: int, trained: frozenset[str], width: 
     ranked = sorted(names, key=lambda n: -h.scores[n].rate)
     lines: list[Text] = [Text()]
     for i, name in enumerate(ranked):
-        entry = Text(("*" if name in trained else "") + name + " ").append_text(percent(h.scores[name].rate))
+        named = family(name).name_for(codes)
+        entry = Text(("*" if name in trained else "") + named + " ").append_text(percent(h.scores[name].rate))
         room = width - (len(f"  +{len(ranked) - i} more") if len(lines) == ENTRY_LINES else 0)
         if lines[-1].cell_len and lines[-1].cell_len + 3 + entry.cell_len > room:
             if len(lines) == ENTRY_LINES:
@@ -287,11 +289,16 @@ class EnvironmentsView(Screen):
     def highlighted(self, event: DataTable.CellHighlighted) -> None:
         self.show_cell(event.coordinate.row, event.coordinate.column)
 
+    def show_codes(self) -> None:
+        """Shift+F5: the environments under the table by code, or in words again (the app's `codes`)."""
+        where = self.query_one(DataTable).cursor_coordinate
+        self.show_cell(where.row, where.column)
+
     def show_cell(self, row: int, column: int) -> None:
         """The lines under the table for the cell at (row, column) of the table (its last column: the mean)."""
         if self.scoring is None:
             return
         h: Heat = self.scoring.summary
         column = MEAN if column >= len(h.columns) else column
-        detail = cell_detail(h, row, column, self.scoring.trained, max(20, self.size.width - 2))
+        detail = cell_detail(h, row, column, self.scoring.trained, max(20, self.size.width - 2), self.app.codes)
         self.query_one("#env-detail", Static).update(detail)

@@ -41,7 +41,8 @@ colour); the picked character is reversed.
 
 **Scores**: sums the model never saw while it learned, answered with its likeliest character each time.
 The families it learned from come with a bar and a 95% interval (where the true rate most likely
-lies); every other family is under *other environments*, with their mean. The runs table (percent)
+lies); every other family is under *other environments*, with their mean, named as the matrix names its
+columns (`add` over how many numbers, a row for each range). The runs table (percent)
 lists the shipped models, the runs of the results store (dim rows kept no model: scores only) and
 this session's, with `own` (the mean over the families a run learned from) and `other` (the mean
 over the rest; `-` if one was never scored). When the current mix and settings were run on several

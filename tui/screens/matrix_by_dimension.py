@@ -14,7 +14,7 @@ from rich.text import Text
 
 from breadth.core.results.matrix import MatrixRow, band, band_ranges, columns
 from breadth.core.results.matrix_dimensions import OWN, DimensionColumn, per_seed, pooled
-from breadth.core.world.environments.families import short_label
+from breadth.core.world.environments.families import name_label, short_label
 from breadth.core.world.text.shown import shown
 
 DETAIL_LINES = 2  # lines listing a cell's environments under the table (the rest counted)
@@ -64,10 +64,10 @@ def scale_key(styles: dict[str, str]) -> Text:
     return out.append("· own trained, rest held out · - none · F12", style="")
 
 
-def detail(row: MatrixRow, column: DimensionColumn, width: int) -> Text:
+def detail(row: MatrixRow, column: DimensionColumn, width: int, codes: bool = False) -> Text:
     """The lines under the table for one pooled cell: which environments it pools and their mean over seeds, per
-    seed, then the environments best first with their own means (in `width` columns, the rest counted), then the
-    failure kinds over them all."""
+    seed, then the environments best first with their own means (in `width` columns, the rest counted; a family in
+    words, by code with `codes`), then the failure kinds over them all."""
     names = column.members(row)
     where = column.describe()
     if not names:
@@ -84,7 +84,7 @@ def detail(row: MatrixRow, column: DimensionColumn, width: int) -> Text:
     ranked = sorted(names, key=lambda n: -row.cells[n].mean)
     lines = [Text()]
     for i, name in enumerate(ranked):
-        entry = f"{shown(short_label(name))} {100 * row.cells[name].mean:.0f}"
+        entry = f"{shown(name_label(name, codes))} {100 * row.cells[name].mean:.0f}"
         more = f"  +{len(ranked) - i} more"
         room = width - (len(more) if len(lines) == DETAIL_LINES else 0)
         if lines[-1].cell_len and lines[-1].cell_len + 3 + len(entry) > room:

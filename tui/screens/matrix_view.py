@@ -317,7 +317,7 @@ class MatrixView(Screen):
         if 0 <= row < len(self.lines) and 0 <= column < len(self.columns):
             line, name = self.lines[row], self.columns[column]
             if isinstance(name, DimensionColumn):
-                text = by_dimension.detail(line, name, max(20, self.size.width - 2))
+                text = by_dimension.detail(line, name, max(20, self.size.width - 2), self.codes)
                 text = Text.assemble((f"{shown(self.names[row])}  ", "bold"), text)
             else:
                 text = cell_detail(line, name, self.codes)

@@ -55,6 +55,11 @@ class RunProgress:
     losses: list[float] = field(default_factory=list)
     finished: bool = False
     saved: bool = False  # its snapshots were saved with the model's checkpoint (not trained in this session)
+    coded: str = ""  # its title in codes (`a3x1 35 #2`), where a person asked for them; '' if the same
+
+    def title_for(self, codes: bool = False) -> str:
+        """Its title in words, or in codes where a person asked for them (Shift+F5)."""
+        return (self.coded or self.title) if codes else self.title
 
     @property
     def families(self) -> tuple[str, ...]:
@@ -156,6 +161,11 @@ class ProcedureView(Screen):
         would keep every closed view alive."""
         for plot in self.plots:
             self.app.theme_changed_signal.unsubscribe(plot)
+
+    def show_codes(self) -> None:
+        """Shift+F5: the title and the families in codes, or in words again (the app's `codes`)."""
+        self.show_lines()
+        self.draw_scores()
 
     @property
     def step(self) -> int | None:
@@ -260,7 +270,7 @@ class ProcedureView(Screen):
         scored = "" if step in self.run.scores else " · scores come when the engine has scored this snapshot"
         families = f"{sum(map(self._shown, self.lines))} of {len(self.lines)} families"  # `a` for all
         self.query_one("#procedure-status", Static).update(
-            Text.assemble((self.run.title, "bold"), f" · {where} · {families}{scored}")
+            Text.assemble((self.run.title_for(self.app.codes), "bold"), f" · {where} · {families}{scored}")
         )
         for line in self.lines:
             self._show(line)
@@ -270,10 +280,10 @@ class ProcedureView(Screen):
         family = FAMILIES[line.problem.family]
         mark = "*" if family.name in self.run.trained else " "
         score = self.run.scores.get(self.step, {}).get(family.name)
-        names = [FAMILIES[shown.problem.family].name_for(self.app.codes) for shown in self.lines if self._shown(shown)]
-        width = max(map(len, names), default=0)  # the families shown, in words (codes if asked for) in a column
+        codes = self.app.codes  # families in words, or in codes where a person asked (Shift+F5)
+        width = max(len(FAMILIES[o.problem.family].name_for(codes)) for o in self.lines if self._shown(o) or o is line)
         text = Text.assemble(
-            (f"{mark}{family.name_for(self.app.codes):<{width + 1}}", "bold" if mark == "*" else ""),
+            (f"{mark}{family.name_for(codes):<{width + 1}}", "bold" if mark == "*" else ""),
             (f"{score.percent():>5} " if score else "    - ", "cyan"),
         )
         for char in line.chars:

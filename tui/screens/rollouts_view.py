@@ -35,7 +35,8 @@ NO_RUN = "no reward run is going: choose 'learn from: reward' in the train form 
 class Feed:
     """What the view shows, kept by the training controller: the reward run and the latest group it sampled."""
 
-    title: str = ""  # the run, as the procedure view names it: `a3x1 35 #2`
+    title: str = ""  # the run, as the procedure view names it: `3 singles 35 #2`
+    coded: str = ""  # and in codes, where a person asked for them (Shift+F5): `a3x1 35 #2`
     running: bool = False  # the run is sampling now
     group_size: int = 0  # G
     step: int = 0  # the step that sampled `group`
@@ -55,9 +56,10 @@ class Feed:
             self.error = one_line(e)
         self.version += 1
 
-    def begin(self, title: str, steps: int, group_size: int, families: list[str]) -> None:
+    def begin(self, title: str, steps: int, group_size: int, families: list[str], coded: str = "") -> None:
         """A reward run began: nothing sampled or measured yet."""
         self.title, self.steps, self.group_size, self.running = title, steps, group_size, True
+        self.coded = coded
         self.group, self.step, self.error, self.before, self.latest = None, 0, "", None, None
         self.families = families
         self.version += 1
@@ -75,11 +77,12 @@ class Feed:
             self.version += 1
 
 
-def status(feed: Feed) -> Text:
-    """The one line over the group: which run, which step, whether it still runs, the group's reward."""
+def status(feed: Feed, codes: bool = False) -> Text:
+    """The one line over the group: which run (in words, or in codes with `codes`), which step, whether it still
+    runs, the group's reward."""
     if not feed.running and feed.group is None:
         return Text(NO_RUN, style="bold")
-    out = Text.assemble(("rollouts ", "bold"), shown(feed.title))
+    out = Text.assemble(("rollouts ", "bold"), shown((feed.coded or feed.title) if codes else feed.title))
     if feed.group is None:
         return out.append(": sampling the first group...", "dim")
     rewards = [e.reward for e in feed.group.episodes]
@@ -98,11 +101,12 @@ def legend() -> Text:
     )
 
 
-def group_lines(group: SampledGroup, width: int = 200) -> Text:
-    """The prompt and its family, then each episode: reward, a mark, its verdict and the transcript in colour, on one
-    line if it fits in `width` columns, else the transcript on the next line, indented (long ones wrap there)."""
+def group_lines(group: SampledGroup, width: int = 200, codes: bool = False) -> Text:
+    """The prompt and its family (in words, or by code with `codes`), then each episode: reward, a mark, its verdict
+    and the transcript in colour, on one line if it fits in `width` columns, else the transcript on the next line,
+    indented (long ones wrap there)."""
     family = FAMILIES.get(group.family)
-    name = family.short if family is not None else shown(group.family)
+    name = family.name_for(codes) if family is not None else shown(group.family)
     out = Text.assemble(("prompt ", "bold"), (shown(group.prompt), "bold"), (f"  ({name})", "dim"))
     said = [shown(e.failure) if e.failure else "correct" for e in group.episodes]
     room = max(map(len, said))
@@ -147,6 +151,11 @@ class RolloutsView(Screen):
         self.drawn = -1  # the lines are laid out for the width
         self.redraw()
 
+    def show_codes(self) -> None:
+        """Shift+F5: the run and its family in codes, or in words again (the app's `codes`)."""
+        self.drawn = -1
+        self.redraw()
+
     @guarded
     def redraw(self) -> None:
         """Show the feed if it changed since the last redraw."""
@@ -154,13 +163,16 @@ class RolloutsView(Screen):
             return
         self.drawn = self.feed.version
         self.redraws += 1
-        self.query_one("#rollouts-status", Static).update(status(self.feed))
+        codes = self.app.codes  # the run and its family in words, or in codes where a person asked (Shift+F5)
+        self.query_one("#rollouts-status", Static).update(status(self.feed, codes))
         numbers = self.query_one("#rollouts-numbers", Static)
         numbers.display = self.feed.running or self.feed.group is not None
         feed = self.feed
-        numbers.update(reward_line(feed.before, feed.latest, feed.group_size, feed.families, self.size.width - 2))
+        numbers.update(
+            reward_line(feed.before, feed.latest, feed.group_size, feed.families, self.size.width - 2, codes)
+        )
         width = self.query_one("#rollouts-list").scrollable_content_region.width or self.size.width - 3
-        lines = group_lines(self.feed.group, width) if self.feed.group is not None else Text()
+        lines = group_lines(self.feed.group, width, codes) if self.feed.group is not None else Text()
         if self.feed.error:
             lines = Text.assemble((f"a group could not be shown: {self.feed.error}\n", "bold red"), lines)
         self.query_one("#rollouts-legend", Static).display = self.feed.group is not None

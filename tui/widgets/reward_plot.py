@@ -15,7 +15,7 @@ import math
 from rich.text import Text
 from textual_plotext import PlotextPlot
 
-from breadth.core.world.environments.families import short_label
+from breadth.core.world.environments.families import name_label
 from breadth.core.world.episodes.rewards import FAMILY_REWARD, NEAR_ZERO
 from breadth.tui.widgets.loss_plot import MAX_POINTS, REDRAW_HZ
 
@@ -107,10 +107,13 @@ def _number(value: object) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value <= 1
 
 
-def reward_line(before: dict | None, latest: dict | None, group: int, families: list[str], width: int = 80) -> Text:
+def reward_line(
+    before: dict | None, latest: dict | None, group: int, families: list[str], width: int = 80, codes: bool = False
+) -> Text:
     """What to read beside the curve: pass@G before training (said plainly when near zero), the step's reward with
-    the share correct with the expected calls, answers without a call, characters per episode, the colour key.
-    Under NARROW columns (the train panel at 80x24) the same numbers in shorter words, one row each."""
+    the share correct with the expected calls, answers without a call, characters per episode, the colour key (its
+    families in words, `two-digit`, as many to a row as `width` holds; by code with `codes`). Under NARROW columns
+    (the train panel at 80x24) the same numbers in shorter words, one row each."""
     narrow = width < NARROW
     rows: list[Text] = []
     if before is not None and _number(before.get("pass")):
@@ -142,10 +145,16 @@ def reward_line(before: dict | None, latest: dict | None, group: int, families: 
             more.append(f"{chars:.0f} chars/episode")
         rows += [Text(" · ".join(said)), Text(" · ".join(more))] if narrow else [Text(" · ".join(said + more))]
     if len(families) > 1:
-        key = Text("━ mean", RICH_COLOUR[MEAN_COLOUR])
+        keys = [Text("━ mean", RICH_COLOUR[MEAN_COLOUR])]
         for colour, name in zip(FAMILY_COLOURS, families[:MAX_FAMILY_LINES], strict=False):
-            key.append(f" ━ {short_label(name)}", RICH_COLOUR[colour])
+            keys.append(Text(f"━ {name_label(name, codes)}", RICH_COLOUR[colour]))
         if len(families) > MAX_FAMILY_LINES:
-            key.append(f" (+{len(families) - MAX_FAMILY_LINES} in the mean)", "dim")
+            keys.append(Text(f"(+{len(families) - MAX_FAMILY_LINES} in the mean)", "dim"))
+        key = Text()
+        for entry in keys:  # a new row where the next entry would not fit: words are longer than codes
+            if key.plain and key.cell_len + 1 + entry.cell_len > width:
+                rows.append(key)
+                key = Text()
+            key.append(" " if key.plain else "").append_text(entry)
         rows.append(key)
     return Text("\n").join(row for row in rows if row.plain)

@@ -1,9 +1,10 @@
 """The score panel: held-out success per family for the loaded model, and the table of every run.
 
-A model is scored on every family of the grid. The families it was trained on (its mix) get a bar
-with a 95% interval, because 30 held-out sums are noisy; the other environments, those outside its
-mix, are summarised in a compact grid under their mean, so the story reads at a glance: trained 100%,
-elsewhere near 0%. The runs table keeps to columns that fit 80x24: the plate's two families, then
+A model is scored on every family of the grid; the panel's title names the model. The families it was trained on
+(its mix) get a bar with a 95% interval, because 30 held-out sums are noisy; the other environments, those outside its
+mix, are summarised in a small table under their mean, named as the matrix names its columns (`add 3` over `0-9`), so
+the story reads at a glance: trained 100%, elsewhere near 0%. Families are named in words, by their codes where a
+person asked (Shift+F5). The runs table keeps to columns that fit 80x24: the plate's two families, then
 `own` (mean over the run's mix) and `other` (mean over every family outside it); selecting a row
 switches to that model. When the current model's mix has been run on several seeds with the same
 settings (here or in a sweep, read from the results store), a line gives means and 95% intervals
@@ -20,6 +21,7 @@ from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.containers import Vertical
+from textual.content import Content
 from textual.message import Message
 from textual.reactive import var
 from textual.widgets import DataTable, Static
@@ -44,12 +46,23 @@ MODEL_WIDTH = 11  # characters of a model's title in the runs table at 80 column
 MAX_MODEL_WIDTH = 30  # and at most this many on a wide screen
 GRID_COLUMNS = 4  # other environments per line in the summary (4 x 9 cells fit the panel at 80x24)
 SEED_WIDTH = 4  # seeds are small numbers; the header `seed` follows `model`, never a long title
-# the runs table after model and seed: (key, header, width); cells are right-justified, no padding between
-SCORE_COLUMNS = (  # a plate column is one wider than its short label (`a2x2`), which would touch its neighbour
-    *((n, FAMILIES[n].short, len(FAMILIES[n].short) + 1) for n in PLATE),
-    ("own", "own", 4),
-    ("other", "other", 6),
+# the runs table after model and seed: (key, width); cells are right-justified, no padding between
+SCORE_COLUMNS = (  # a plate column is one wider than its widest header line (`10-99`), which would touch its neighbour
+    *((n, 1 + max(len(FAMILIES[n].short), *map(len, FAMILIES[n].header))) for n in PLATE),
+    ("own", 4),
+    ("other", 5),  # its header under `own`'s line: `other` fills the column
 )
+
+
+def column_label(key: str, width: int, codes: bool = False) -> str:
+    """A runs-table column's two header lines, right-justified to `width`: a plate family as the matrix names its
+    column (`add 2` over `10-99`: `Family.header`), or, with `codes`, its short label (`a2x2`); `own` over the
+    bottom line's `other`, so that the two touch on neither line; `seed` at the bottom."""
+    if key in FAMILIES:
+        lines = ("", FAMILIES[key].short) if codes else FAMILIES[key].header
+    else:
+        lines = (key, "") if key == "own" else ("", key)
+    return "\n".join(f"{line:>{width}}" for line in lines)
 
 
 def own_families(run: RunMeta) -> list[str]:
@@ -95,24 +108,33 @@ def _colour(rate: float) -> str:
     return "green" if rate >= 0.85 else "yellow" if rate >= 0.3 else "red"
 
 
-def score_bar(score: HeldOutScore) -> Text:
-    """`█████████░ 27/30  90% 74-97` coloured by how much is solved, then its 95% interval."""
+BAR_TEXT = len(" 30/30 100% 89-100")  # what follows a bar: solved of total, the rate, its widest interval
+
+
+def score_bar(score: HeldOutScore, bar: int = BAR) -> Text:
+    """`█████████░ 27/30  90% 74-97` coloured by how much is solved, then its 95% interval; the bar `bar` cells."""
     rate = score.rate
-    full = round(rate * BAR)
+    full = round(rate * bar)
     colour = _colour(rate)
     lo, hi = wilson(score.solved, score.total)
     return Text.assemble(
         ("█" * full, colour),
-        ("░" * (BAR - full), "grey37"),
+        ("░" * (bar - full), "grey37"),
         f" {score.solved:>2}/{score.total:<2} {100 * rate:3.0f}% ",
         (f"{100 * lo:.0f}-{100 * hi:.0f}", "dim"),
     )
 
 
-def other_environments(scores: dict[str, HeldOutScore], own: list[str]) -> Text:
-    """The families outside `own` under their mean: `other environments  mean 1%`, then `2x1+  10 4x1+   0 ...`.
+def other_environments(scores: dict[str, HeldOutScore], own: list[str], codes: bool = False) -> Text:
+    """The families outside `own` under their mean, `other environments  mean 1%`, as a small table in the words
+    the matrix names its columns with (`Family.header`: what is done to how many numbers, over their range):
 
-    A family never scored shows `-`; the mean is over those scored, and says so when some are missing.
+        add   2   3   4 sub   2   3   4
+      0-9   7       0           0   0      (0-9: add 2 numbers 7%, add 4 0%, sub 3 0%, sub 4 0%)
+    10-99       0   0       0   0
+
+    With `codes`, by short label, four to a line: `a2x1   7 a4x1   0 ...`. A family never scored shows `-`; the mean
+    is over those scored, and says so when some are missing.
     """
     names = [n for n in FAMILIES if n not in own]
     scored = [n for n in names if n in scores and scores[n].total]
@@ -123,19 +145,52 @@ def other_environments(scores: dict[str, HeldOutScore], own: list[str]) -> Text:
         heading.append(f"{100 * mean:.0f}%", _colour(mean))
         if len(scored) < len(names):
             heading.append(f" of {len(scored)} scored", "dim")
-    lines = [heading]
+    return Text("\n").join([heading, *(_codes_grid if codes else _words_table)(scores, names)])
+
+
+def _score(scores: dict[str, HeldOutScore], name: str) -> Text:
+    """A family's score in three characters, in its colour, or a dim `-` if not scored."""
+    s = scores.get(name)
+    if s and s.total:
+        return Text(f"{100 * s.rate:>3.0f}", _colour(s.rate))
+    return Text(f"{'-':>3}", "dim")
+
+
+def _codes_grid(scores: dict[str, HeldOutScore], names: list[str]) -> list[Text]:
+    """`a2x1   7 a4x1   0 a3x2   0 a4x2   0`: four to a line."""
+    lines = []
     for i in range(0, len(names), GRID_COLUMNS):
         line = Text()
-        for name in names[i : i + GRID_COLUMNS]:
-            s = scores.get(name)
-            line.append(f"{FAMILIES[name].short:<5}", "dim")
-            if s and s.total:
-                line.append(f"{100 * s.rate:>3.0f}", _colour(s.rate))
-            else:
-                line.append(f"{'-':>3}", "dim")
-            line.append(" ")
+        for j, name in enumerate(names[i : i + GRID_COLUMNS]):
+            line.append(" " if j else "").append(f"{FAMILIES[name].short:<5}", "dim").append_text(_score(scores, name))
         lines.append(line)
-    return Text("\n").join(lines)
+    return lines
+
+
+def _words_table(scores: dict[str, HeldOutScore], names: list[str]) -> list[Text]:
+    """The families by their matrix columns' words: a column for each operation and count (`add` over 2, 3, 4), a
+    row for each range of numbers (`0-9`); a cell is blank where no family outside the mix sits."""
+    at = {FAMILIES[n].header: n for n in names}  # (`add 3`, `0-9`) -> family
+    done = {what: what.split(" ", 1) for what, _ in at}  # `add 3` -> [`add`, `3`]
+    ops = list(dict.fromkeys(verb for verb, _ in done.values()))
+    columns = [[w for w in sorted(done, key=lambda w: done[w][1]) if done[w][0] == op] for op in ops]
+    rows = list(dict.fromkeys(numbers for _, numbers in at))
+    front = max(map(len, rows), default=0)
+    head = Text(" " * front, "dim")
+    for op, whats in zip(ops, columns, strict=True):
+        head.append(f" {op}", "dim")
+        for what in whats:
+            head.append(f"{done[what][1]:>4}", "dim")
+    lines = [head]
+    for numbers in rows:
+        line = Text(f"{numbers:>{front}}", "dim")
+        for op, whats in zip(ops, columns, strict=True):
+            line.append(" " * (1 + len(op)))
+            for what in whats:
+                name = at.get((what, numbers))
+                line.append(" ").append_text(_score(scores, name) if name else Text("   "))
+        lines.append(line)
+    return lines
 
 
 def pooled_lines(scores: dict[str, HeldOutScore], own: list[str]) -> list[Text]:
@@ -267,11 +322,16 @@ class ScorePanel(Vertical):
         self.codes = False  # families named by codes, not words (the app's Shift+F5 sets it, then redraws)
         self.model_width = MODEL_WIDTH  # the runs table's title column: wider when the panel is
         self._runs: tuple[list[ModelEntry], str | None] = ([], None)
+        self._shown: tuple[ModelEntry | None, str] | None = None  # the model whose scores show, and its note
+        self.heading = self.BORDER_TITLE  # the title as shown, in the border: the model whose scores these are
 
     def on_resize(self) -> None:
-        """Give the runs table's titles the width the score columns leave (never under MODEL_WIDTH)."""
-        scores = SEED_WIDTH + sum(width for _, _, width in SCORE_COLUMNS)
-        width = max(MODEL_WIDTH, min(MAX_MODEL_WIDTH, self.content_region.width - scores - 2))  # 2: the scrollbar
+        """Give the scores the panel's width, and the runs table's titles the width the score columns leave (never
+        under MODEL_WIDTH)."""
+        if self._shown is not None:
+            self.show_model(*self._shown)
+        scores = SEED_WIDTH + sum(width for _, width in SCORE_COLUMNS)
+        width = max(MODEL_WIDTH, min(MAX_MODEL_WIDTH, self.content_region.width - scores - 1))  # 1: the scrollbar
         if width != self.model_width:
             self.model_width = width
             self.set_runs(*self._runs)
@@ -282,43 +342,47 @@ class ScorePanel(Vertical):
         self.border_subtitle = self.TRAINING_NOTE if training else ""
 
     def compose(self) -> ComposeResult:
-        yield Static("", id="current-model")
         yield Static("", id="family-scores")
-        table = DataTable(id="runs", cursor_type="row", zebra_stripes=True, cell_padding=0)
-        table.add_column("model", key="model", width=MODEL_WIDTH)  # longer titles are cut: scores stay in view
-        for key, header, width in (("seed", "seed", SEED_WIDTH), *SCORE_COLUMNS):
-            table.add_column(f"{header:>{width}}", key=key, width=width)
+        table = DataTable(id="runs", cursor_type="row", zebra_stripes=True, cell_padding=0, header_height=2)
+        table.add_column("\nmodel", key="model", width=MODEL_WIDTH)  # longer titles are cut: scores stay in view
+        for key, width in (("seed", SEED_WIDTH), *SCORE_COLUMNS):
+            table.add_column(column_label(key, width), key=key, width=width)
         yield table
         yield Static("", id="across-seeds")
 
     def show_model(self, entry: ModelEntry | None, note: str = "") -> None:
         """Show the scores of `entry` (the model now loaded)."""
+        self._shown = (entry, note)
         if entry is None:
-            self.query_one("#current-model", Static).update(Text("no model loaded", style="dim"))
+            self.heading = f"{self.BORDER_TITLE}: no model loaded"
+            self.border_title = Content(self.heading)
             self.query_one("#family-scores", Static).update("")
             return
         seed = f", seed {entry.seed}" if entry.seed != "-" else ""
-        self.query_one("#current-model", Static).update(
-            Text.assemble(
-                ("▶ ", "bold"), (shown(entry.title), "bold"), seed, (f"  {shown(note)}" if note else "", "dim")
-            )
-        )
+        note = f"  {note}" if note else ""
+        self.heading = shown(f"{self.BORDER_TITLE}: {entry.title}{seed}{note}")
+        self.border_title = Content(self.heading)  # text, never markup: a title may hold `[b]`
         own = own_families(entry.run)
         if not registered_only(entry.scores, own):  # generated environments: pooled, by dimension
             self.query_one("#family-scores", Static).update(Text("\n").join(pooled_lines(entry.scores, own)))
             return
         lines = []
-        codes = self.codes
+        codes, room = self.codes, self.room()
         width = max((len(FAMILIES[n].name_for(codes)) for n in own), default=0) + 1
+        bar = max(1, min(BAR, room - 1 - width - BAR_TEXT))  # a column left before the border
         for name in own:  # the families it was trained on, each with its bar
             s = entry.scores.get(name)
             label = Text(f"{FAMILIES[name].name_for(codes):<{width}}", style="bold")
-            lines.append(label + (score_bar(s) if s else Text("not evaluated", style="dim")))
+            lines.append(label + (score_bar(s, bar) if s else Text("not evaluated", style="dim")))
             if s and s.failures:  # why the rest failed: the procedure, not the arithmetic
                 kinds = ", ".join(f"{shown(kind)} {n}" for kind, n in s.failures.items())  # a checkpoint's words
                 lines.append(Text(f"    {kinds}", style="dim", no_wrap=True, overflow="ellipsis"))
-        lines.append(other_environments(entry.scores, own))
+        lines.append(other_environments(entry.scores, own, codes))
         self.query_one("#family-scores", Static).update(Text("\n").join(lines))
+
+    def room(self) -> int:
+        """The columns the scores have: the panel's inside once laid out (80x24's before)."""
+        return self.content_region.width or 2 * BAR + BAR_TEXT
 
     def set_runs(self, entries: list[ModelEntry], current: str | None) -> None:
         """Rebuild the runs table: one row per model, the cursor on the current one (scrolled into view)."""
@@ -326,6 +390,8 @@ class ScorePanel(Vertical):
         table = self.query_one("#runs", DataTable)  # titles longer than the column show in full above the table
         table.clear()
         table.columns[ColumnKey("model")].width = self.model_width
+        for key, width in (("seed", SEED_WIDTH), *SCORE_COLUMNS):  # words, or codes where a person asked for them
+            table.columns[ColumnKey(key)].label = Text(column_label(key, width, self.codes))
         for e in entries:
             style = "dim" if e.scores_only else ""  # a stored run with no model to play
             title = Text(fit_title(shown(e.title), self.model_width), style=style)
@@ -353,7 +419,7 @@ def run_cells(entry: ModelEntry, style: str = "") -> list[Text]:
         own = [n for n in own if n in entry.scores]
     groups = {"own": own, "other": others_of(entry.scores, own)}
     cells = [Text(f"{entry.seed:>{SEED_WIDTH}}", style=style)]
-    for key, _, width in SCORE_COLUMNS:
+    for key, width in SCORE_COLUMNS:
         rate = mean_rate(entry.scores, groups.get(key, [key]))
         cells.append(Text(f"{'-' if rate is None else f'{100 * rate:.0f}':>{width}}", style=style))
     return cells

@@ -1,7 +1,8 @@
 """The training panel: pick a mix and settings, press Train, watch the loss (or the reward), step and time left.
 
 Every family of the grid can be trained: the plate's two have their counts in view, the others sit
-under *more families* (four to a row), whose title lists the counts set there while it is folded.
+under *more families* (two to a row), whose title lists the counts set there while it is folded. Families are
+named as the matrix names its columns (`add 3 0-9`), or by their codes (`a3x1`) where a person asked (Shift+F5).
 That section also fills every count by coordinates: "all with 2 operands" and a count set the families
 the selector `@operands:2` names to that count and every other family to 0.
 """
@@ -32,7 +33,7 @@ from breadth.tui.widgets.reward_plot import RewardPlot, reward_line
 
 CUSTOM = "custom"
 MORE = tuple(n for n in FAMILIES if n not in PLATE)  # families under "more families"
-MORE_COLUMNS = 4  # count inputs per row under "more families"
+MORE_COLUMNS = 2  # count inputs per row under "more families" (`add 3 10-99` and its count, twice, fit 80x24)
 FILL_COUNT = 35  # the count the fill-by-coordinates row starts with
 
 
@@ -54,6 +55,7 @@ class TrainPanel(Vertical):
         """The user asked to stop the running job."""
 
     training = var(False, init=False)  # a job runs: the form's Train is off and Stop is on
+    codes = var(False, init=False)  # families named by codes, not words (the app's Shift+F5 sets it)
     rewarded = False  # the last job started learns from reward: its reward plot is shown in the loss plot's place
     reward_run: tuple[int, list[str]] = (0, [])  # that job's group size and the environments of its mix
     before: dict | None = None  # what it measured before its first step (pass@G, ...)
@@ -82,7 +84,7 @@ class TrainPanel(Vertical):
                 yield Button("fill", id="fill", compact=True)
             for i in range(0, len(MORE), MORE_COLUMNS):
                 with Horizontal(classes="row"):
-                    yield from _counts(MORE[i : i + MORE_COLUMNS], default, "num more-count")
+                    yield from _counts(MORE[i : i + MORE_COLUMNS], default, "num more-count", MORE)
         with Horizontal(classes="row"):
             yield from _setting_inputs("main")
         with Collapsible(title="advanced", id="advanced"):
@@ -133,7 +135,7 @@ class TrainPanel(Vertical):
         n = int(text)
         bad = next((FAMILIES[name] for name in select(selector) if n > FAMILIES[name].demo_pool), None)
         if bad is not None:  # name the family as the form does, with its own limit
-            self.show_error(f"{bad.short}: a count from 0 to {bad.demo_pool}, not {n}")
+            self.show_error(f"{bad.column(self.codes)}: a count from 0 to {bad.demo_pool}, not {n}")
             return
         try:
             mix = Mix.parse(f"@{selector}={n}")
@@ -143,7 +145,7 @@ class TrainPanel(Vertical):
         counts = dict(mix.counts)
         for name in FAMILIES:
             self.query_one(f"#count-{name}", Input).value = str(counts.get(name, 0))
-        self.show(f"filled {mix.short()}")
+        self.show(f"filled {mix.name_for(self.codes)}")
 
     @on(BoundedInput.Overflow)
     @guarded
@@ -173,7 +175,7 @@ class TrainPanel(Vertical):
     def _title_more(self) -> None:
         """Folded, "more families" names the counts set under it, so none trains unseen."""
         counts = ((n, self.query_one(f"#count-{n}", Input).value.strip()) for n in MORE)
-        set_here = " ".join(f"{FAMILIES[n].short} {v}" for n, v in counts if v not in ("", "0"))
+        set_here = ", ".join(f"{FAMILIES[n].column(self.codes)} {v}" for n, v in counts if v not in ("", "0"))
         self.query_one("#more", Collapsible).title = f"more families: {set_here}" if set_here else "more families"
 
     def _mix(self) -> Mix:
@@ -181,7 +183,7 @@ class TrainPanel(Vertical):
         for family in FAMILIES.values():
             text = self.query_one(f"#count-{family.name}", Input).value.strip() or "0"
             if not (text.isascii() and text.isdigit()):
-                raise MixError(f"{family.short} count must be a whole number from 0 to {family.demo_pool}")
+                raise MixError(f"{family.column(self.codes)} count must be a whole number from 0 to {family.demo_pool}")
             counts[family.name] = int(text)
         try:
             return Mix.of(**counts)
@@ -189,7 +191,9 @@ class TrainPanel(Vertical):
             bad = next((f for f in FAMILIES.values() if not 0 <= counts[f.name] <= f.demo_pool), None)
             if bad is None:
                 raise
-            raise MixError(f"{bad.short}: a count from 0 to {bad.demo_pool}, not {counts[bad.name]}") from e
+            raise MixError(
+                f"{bad.column(self.codes)}: a count from 0 to {bad.demo_pool}, not {counts[bad.name]}"
+            ) from e
 
     def chosen_recipe(self) -> Recipe:
         """The recipe the form trains by: the one chosen, or the plate's when there is no other."""
@@ -228,6 +232,18 @@ class TrainPanel(Vertical):
 
     # what the app tells the panel
 
+    def watch_codes(self, codes: bool) -> None:
+        """Name each count's family in words (`add 3 0-9`), or by its code (`a3x1`) where a person asked; the reward
+        line's key too."""
+        for name in FAMILIES:
+            label = self.query_one(f"#label-{name}", Label)
+            label.update(FAMILIES[name].column(codes))
+            label.styles.width = label_width(MORE if name in MORE else (name,), codes)
+        self._title_more()
+        if self.rewarded:  # the reward line's colour key names the run's families too
+            line = reward_line(self.before, self.latest, *self.reward_run, self._line_width(), codes)
+            self.query_one("#reward-line", Static).update(line)
+
     def watch_training(self, training: bool) -> None:
         """Disable Train and enable Stop while a job runs (and the reverse)."""
         self.query_one("#train", Button).disabled = training
@@ -244,7 +260,7 @@ class TrainPanel(Vertical):
             self.reward_run = (settings.group, [name for name, _ in mix.counts])
             self.before, self.latest = None, None
             self.reward_plot.start(settings.steps, self.reward_run[1])
-            line.update(reward_line(None, None, *self.reward_run, self._line_width()))
+            line.update(reward_line(None, None, *self.reward_run, self._line_width(), self.codes))
         else:
             self.loss_plot.start(settings.steps)
         self.show(f"starting {mix.spec()}...")
@@ -254,7 +270,7 @@ class TrainPanel(Vertical):
         if self.rewarded:
             self.before = before
             self.query_one("#reward-line", Static).update(
-                reward_line(before, self.latest, *self.reward_run, self._line_width())
+                reward_line(before, self.latest, *self.reward_run, self._line_width(), self.codes)
             )
 
     def _line_width(self) -> int:
@@ -268,7 +284,7 @@ class TrainPanel(Vertical):
             self.reward_plot.add(step, metrics)
             self.latest = metrics
             self.query_one("#reward-line", Static).update(
-                reward_line(self.before, metrics, *self.reward_run, self._line_width())
+                reward_line(self.before, metrics, *self.reward_run, self._line_width(), self.codes)
             )
             reward = metrics.get("reward")
             said = f"reward {reward:.2f}" if isinstance(reward, (int, float)) else f"loss {loss:+.3f}"
@@ -335,10 +351,18 @@ def _setting_inputs(where: str):
             yield BoundedInput(str(s.default), type=kind, max_length=width, compact=True, id=s.label, classes="num")
 
 
-def _counts(names, default: dict[str, int], classes: str):
-    """A label and a count input for each family in `names`."""
+def label_width(names, codes: bool = False) -> int:
+    """The width of the count labels of `names`: the longest name and a space, so that the counts stand in columns."""
+    return max(len(FAMILIES[n].column(codes)) for n in names) + 1
+
+
+def _counts(names, default: dict[str, int], classes: str, among=()):
+    """A label and a count input for each family in `names`, the family in words (`add 3 0-9`; Shift+F5: codes);
+    with `among`, labels as wide as the widest of those, so that rows of counts stand in columns."""
     for name in names:
-        yield Label(f"{FAMILIES[name].short} ", classes="lbl count-lbl")
+        label = Label(FAMILIES[name].column(), id=f"label-{name}", classes="lbl count-lbl")
+        label.styles.width = label_width(among or (name,))
+        yield label
         yield BoundedInput(
             str(default.get(name, 0)), type="integer", max_length=3, compact=True, id=f"count-{name}", classes=classes
         )

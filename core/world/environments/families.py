@@ -120,6 +120,11 @@ class Family:
         """Its brief words, or, where a person asked for codes, its short label (`a3x1`)."""
         return self.short if codes else self.brief
 
+    def column(self, codes: bool = False) -> str:
+        """Its matrix column's words on one line, `add 3 0-9` (`header`), or, where a person asked for codes, its
+        short label (`a3x1`): a family among the others of the grid (the training form's counts)."""
+        return self.short if codes else " ".join(filter(None, self.header))
+
     @property
     def op(self) -> str:
         return self.at.op
@@ -300,6 +305,13 @@ def short_label(name: str) -> str:
     return family.short if family else name
 
 
+def name_label(name: str, codes: bool = False) -> str:
+    """A family's brief words by name (`two-digit`), or with `codes` its short label (`a2x2`); the name itself for a
+    family not registered (a generated environment's id, which has no words)."""
+    family = FAMILIES.get(name)
+    return family.name_for(codes) if family else name
+
+
 def grid_short(operands: int, digits: int, op: str) -> str:
     """The short label of the family at these coordinates: `a3x2` is three two-digit numbers added."""
     return f"{operation(op).name[0]}{operands}x{digits}"  # no sign in it: mixes join shorts with `+`
@@ -359,6 +371,25 @@ def families_where(**values: str) -> list[str]:
     if unknown:
         raise ValueError(f"unknown dimension {unknown[0]!r}; dimensions: {', '.join(DIMENSIONS)}")
     return [f.name for f in FAMILIES.values() if all(f.at.value(d) == v for d, v in values.items())]
+
+
+def where_words(where: str) -> str:
+    """Coordinates as `--where` takes them, in words: `operands=3 op=add` -> `3 numbers, add` (`digits=1`:
+    `single-digit`; `op`: the matrix's word); what follows a comma, and words that are not coordinates (`every
+    environment`), as they are."""
+    head, comma, rest = where.partition(", ")
+    parts = [part.partition("=") for part in head.split(" ")]
+    if not all(eq and dimension and value for dimension, eq, value in parts):
+        return where
+    words = []
+    for dimension, _, value in parts:
+        if dimension == "operands":
+            words.append(f"{value} numbers")
+        elif dimension == "digits" and value.isdigit():
+            words.append(digits_word(int(value)))
+        else:
+            words.append(value if dimension == "op" else f"{dimension} {value}")
+    return ", ".join(words) + comma + rest
 
 
 def dimension_values(dimension: str) -> list[str]:
