@@ -1,10 +1,17 @@
-"""Shared fixtures for the engine's tests: the shipped base checkpoint and one torch thread."""
+"""Shared fixtures for the engine's tests: the shipped base checkpoint, one torch thread, a plain install."""
 
 from __future__ import annotations
 
+import fcntl
+import shutil
+import subprocess
+import sys
+import sysconfig
 from pathlib import Path
 
 import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture(autouse=True)
@@ -42,3 +49,43 @@ def base_model(base_path, one_thread):
 
     model, _ = checkpoint.load(base_path)
     return model
+
+
+@pytest.fixture(scope="session")
+def installed(tmp_path_factory, worker_id) -> Path:
+    """A fresh venv holding breadth installed from a built wheel; its dependencies come from this interpreter's.
+
+    Built once per test run: xdist's workers share the run's temporary folder, and the first to get its lock
+    builds while the other waits (each file of installed-package tests built its own, 10-25 s a build).
+    """
+    shared = tmp_path_factory.getbasetemp() if worker_id == "master" else tmp_path_factory.getbasetemp().parent
+    venv, built = shared / "installed-venv", shared / "installed-venv.built"
+    with open(shared / "installed-venv.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # let go when the file closes
+        if not built.exists():
+            shutil.rmtree(venv, ignore_errors=True)  # a build that failed half-way in the other worker
+            _install_from_a_wheel(venv, tmp_path_factory.mktemp("source") / "breadth")
+            built.touch()
+    return venv
+
+
+def _install_from_a_wheel(venv: Path, source: Path) -> None:
+    """Build a wheel of a copy of the source tree (pip builds in-tree and leaves build/ behind) into a new `venv`."""
+    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(".git", ".venv", "build", "*.egg-info", "__pycache__"))
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
+    pip = subprocess.run(
+        [str(venv / "bin" / "pip"), "install", "-q", "--no-deps", str(source)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert pip.returncode == 0, pip.stderr
+    purelib = subprocess.run(
+        [str(venv / "bin" / "python"), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    # the dependencies (torch, textual...) from the running interpreter, after the venv's own packages: a path
+    # added by a .pth file is searched after site-packages, and its own .pth files (the editable hook) are not run
+    Path(purelib, "deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")

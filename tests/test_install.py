@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
-import sys
-import sysconfig
 import textwrap
 from pathlib import Path
 
@@ -14,32 +11,6 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 SLOW = pytest.mark.slow  # builds a wheel and installs it into a new virtual environment (about 10 s)
-
-
-@pytest.fixture(scope="module")
-def installed(tmp_path_factory) -> Path:
-    """A fresh venv holding breadth installed from a built wheel; its dependencies come from this interpreter's."""
-    venv = tmp_path_factory.mktemp("venv")
-    source = tmp_path_factory.mktemp("source") / "breadth"  # a copy: pip builds in-tree and leaves build/ behind
-    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(".git", ".venv", "build", "*.egg-info", "__pycache__"))
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
-    pip = subprocess.run(
-        [str(venv / "bin" / "pip"), "install", "-q", "--no-deps", str(source)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert pip.returncode == 0, pip.stderr
-    purelib = subprocess.run(
-        [str(venv / "bin" / "python"), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.strip()
-    # the dependencies (torch, textual...) from the running interpreter, after the venv's own packages: a path
-    # added by a .pth file is searched after site-packages, and its own .pth files (the editable hook) are not run
-    Path(purelib, "deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
-    return venv
 
 
 def _run(venv: Path, *args: str, cwd: Path, env: dict | None = None) -> subprocess.CompletedProcess:

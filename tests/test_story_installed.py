@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from test_install import SLOW, _run, installed  # noqa: F401 -- `installed` is the fixture the test takes
+from test_install import SLOW, _run
 
 
 @SLOW
-def test_the_installed_package_tells_the_default_story(installed, tmp_path):  # noqa: F811
+def test_the_installed_package_tells_the_default_story(installed, tmp_path):
     """The default story is read from inside the installed package (package data), with all its acts."""
     out = _run(
         installed,

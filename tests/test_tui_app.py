@@ -239,7 +239,8 @@ async def test_load_refuses_a_bad_file_inline_and_adds_a_good_one(tmp_path):
 
 
 async def test_typing_while_a_modal_is_open_then_playing_still_works():
-    """After closing help, typing a sum and Enter plays it (focus returns to the sum box)."""
+    """After closing help, typing a sum and Enter plays it (focus returns to the sum box): `4+5` is the one probe,
+    played to its verdict, and the verdict is on screen."""
     app = fake_app()
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.press("f1")
@@ -248,6 +249,10 @@ async def test_typing_while_a_modal_is_open_then_playing_still_works():
         await type_text(pilot, "4+5")
         await pilot.press("enter")
         await wait_for(pilot, lambda: app.playground.probes and not app.playground.busy(), what="the probe")
+        (view,) = app.playground.probes.values()
+        assert view.state.problem.prompt == "4+5=" and "correct" in view.state.verdict.plain
+        await pilot.pause()
+        assert any(view.state.verdict.plain in line for line in screen_lines(app)), screen_lines(app)
 
 
 async def test_the_mouse_works_too():

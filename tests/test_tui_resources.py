@@ -26,6 +26,7 @@ from breadth.tui.widgets.sum_box import MAX_SUM
 SIZE = (80, 24)
 VIEWS = {"f9": ProcedureView, "f14": DemosView, "f10": MatrixView}
 PASTE = ("12+34+" * 20_000)[:100_000]  # 100 kB on one line
+ROUNDS = 4  # rounds of opening and closing the views after the first (a leak shows by 2x its bound in 4)
 
 
 def _a_run_to_watch(app) -> None:
@@ -33,16 +34,17 @@ def _a_run_to_watch(app) -> None:
     app.jobs.progress["run:1"] = RunProgress("run:1", "2d 4 #1", 0, 30, ("two_digit",))
 
 
-async def _live(pilot, kind: type) -> int:
-    """How many `kind` objects are alive once the app has settled: no view's worker running and the same count
-    for a second (a closed screen's last timers and tasks let go of it within a second or two)."""
+async def _live(pilot, *kinds: type) -> tuple[int, ...]:
+    """How many objects of each of `kinds` are alive once the app has settled: no view's worker running and the
+    same counts for a second (a closed screen's last timers and tasks let go of it within a second or two)."""
     app, counts = pilot.app, []
     busy = lambda: any(w.group != "engine" and w.is_running for w in app.workers)  # noqa: E731
     while len(counts) < 5 or len(set(counts[-5:])) > 1 or busy():
         await pilot.pause(0.25)
         gc.collect()
-        counts.append(sum(1 for o in gc.get_objects() if issubclass(type(o), kind)))  # type(): no __class__ lookups
-        assert len(counts) < 80, f"the count of {kind.__name__} never settled: {counts}"
+        types = [type(o) for o in gc.get_objects()]  # type(): no __class__ lookups
+        counts.append(tuple(sum(1 for t in types if issubclass(t, kind)) for kind in kinds))
+        assert len(counts) < 80, f"the counts of {[kind.__name__ for kind in kinds]} never settled: {counts}"
     return counts[-1]
 
 
@@ -69,18 +71,19 @@ def _keys(app, *keys: str) -> None:
         app.post_message(events.Key(key, None))
 
 
-async def test_view_keys_pressed_sixty_times_open_one_view_at_a_time_and_escape_returns_to_the_main_screen(
+async def test_view_keys_pressed_round_after_round_open_one_view_at_a_time_and_escape_returns_to_the_main_screen(
     monkeypatch,
 ):
-    """F9, Shift+F2, F10 alternated 60 times (as fast as a terminal sends them): each key shows its view in
+    """F9, Shift+F2, F10 alternated three rounds (as fast as a terminal sends them): each key shows its view in
     place of the last, the stack never holds more than the main screen and one view, and one Escape gets back
-    to the sum box. (They stacked 182 screens, 218 -> 459 MB.)"""
+    to the sum box. (60 rounds stacked 182 screens, 218 -> 459 MB; a stacking key adds a screen per key, so round
+    one shows it and rounds two and three, each opened over a view, show a view key replacing an open view.)"""
     app = fake_app()
     async with app.run_test(size=SIZE) as pilot:
         _a_run_to_watch(app)
         main = app.screen
         deepest = _deepest_stack(app, monkeypatch)
-        for _ in range(60):
+        for _ in range(3):
             _keys(app, *VIEWS)
             await wait_for(pilot, lambda: isinstance(app.screen, MatrixView), timeout=10, what="the round's last view")
             assert len(app.screen_stack) == 2
@@ -96,12 +99,13 @@ async def test_view_keys_pressed_sixty_times_open_one_view_at_a_time_and_escape_
 
 async def test_help_and_prompts_replace_each_other_over_a_view_and_a_key_brings_back_its_open_screen(monkeypatch):
     """F1, Ctrl+S and Ctrl+O over a view replace one another (at most main, view, one modal); a view's key inside
-    a modal over that view brings the view back; F1 on the help closes it; Escapes unwind to the main screen."""
+    a modal over that view brings the view back; F1 on the help closes it; Escapes unwind to the main screen.
+    Three rounds: a stacking key shows in the first, and the second and third start over a view and a modal."""
     app = fake_app()
     async with app.run_test(size=SIZE) as pilot:
         main, pace = app.screen, app.playground.pace
         deepest = _deepest_stack(app, monkeypatch)
-        for _ in range(10):
+        for _ in range(3):
             _keys(app, "f10", "f1", "ctrl+s", "ctrl+o", "f14", "ctrl+s", "f8")
             await wait_for(pilot, lambda pace=pace: app.playground.pace != pace, timeout=10, what="the keys")
             pace = app.playground.pace
@@ -121,21 +125,23 @@ async def test_help_and_prompts_replace_each_other_over_a_view_and_a_key_brings_
 
 
 async def test_closed_views_let_go_of_their_widgets():
-    """Opening and closing the views ten more times leaves about as many footer keys and plots alive as one round
-    (Textual's Footer kept every key it drew; textual-plotext kept every plot subscribed to the theme)."""
+    """Opening and closing the views four more times leaves about as many footer keys and plots alive as one
+    round (Textual's Footer kept every key it drew; textual-plotext kept every plot subscribed to the theme)."""
     from textual.widgets._footer import FooterKey
 
     app = fake_app()
     async with app.run_test(size=SIZE) as pilot:
         _a_run_to_watch(app)
         _keys(app, *VIEWS, "escape")
-        keys, plots = await _live(pilot, FooterKey), await _live(pilot, PlotextPlot)
-        for _ in range(10):
+        keys, plots = await _live(pilot, FooterKey, PlotextPlot)
+        for _ in range(ROUNDS):
             _keys(app, *VIEWS, "escape")
             await pilot.pause()
         assert len(app.screen_stack) == 1
-        # a closed view or two may linger (their last tasks), never one per round: the leaks added 80+ keys, 20 plots
-        assert await _live(pilot, FooterKey) <= keys + 20 and await _live(pilot, PlotextPlot) <= plots + 4
+        # a closed view or two may linger (their last tasks), never one per round: each leak alone (the other
+        # fixed) left 72 more keys (65 -> 137) or 8 more plots (4 -> 12) after these four rounds
+        after_keys, after_plots = await _live(pilot, FooterKey, PlotextPlot)
+        assert after_keys <= keys + 20 and after_plots <= plots + 4, (keys, after_keys, plots, after_plots)
 
 
 async def test_a_100_kB_paste_is_cut_to_the_sum_box_limit_and_said_inline():

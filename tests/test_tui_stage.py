@@ -85,16 +85,17 @@ async def test_focus_returns_to_the_sum_box_when_training_ends():
         assert app.focused is app.query_one("#sum", Input)
 
 
-async def test_focus_the_user_moved_during_training_stays_where_it_was_put():
+async def test_focus_the_user_moved_during_training_stays_where_it_was_put(monkeypatch):
     """A user who moved to the runs table while a model trained keeps it there when training ends."""
     app = fake_app()
     async with app.run_test(size=(80, 24)) as pilot:
         _small(app)
-        app.train_panel.query_one("#steps", Input).value = "400"
+        app.train_panel.query_one("#steps", Input).value = "400"  # 20 s at the fake's pace: time to move focus
         await pilot.click("#train")
         await wait_for(pilot, lambda: app.jobs.job == 1, what="training to start")
         table = app.score_panel.query_one("#runs")
         table.focus()
+        monkeypatch.setattr("fake_engine.STEP_SECONDS", 0.0)  # focus moved: the steps left run at once
         await wait_for(pilot, lambda: app.training is None, what="training to end")
         await pilot.pause()
         assert app.focused is table

@@ -170,13 +170,13 @@ def evaluate(args) -> int:
 
 
 def play(args) -> int:
-    """Play one sum and print who wrote what."""
+    """Play one sum and print who wrote what; a bad sum is refused before torch loads (seconds under load)."""
+    problem = parse_sum(args.sum)
     from breadth.core.learning import checkpoint
     from breadth.core.learning.policy import greedy
     from breadth.core.learning.train import use_one_thread
     from breadth.core.world.episodes.scoring import play as run_play
 
-    problem = parse_sum(args.sum)
     use_one_thread()
     model, _ = checkpoint.load(args.checkpoint)
     (scored,) = run_play(greedy(model), [problem], max_length=model.config.block_size)
