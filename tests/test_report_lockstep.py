@@ -156,7 +156,7 @@ def test_the_score_panel_means_over_seeds_keep_lockstep_runs_apart_and_say_so():
     """The app's line of means over seeds: seeds 0-1 alone (6, 9 of 30) and in a lockstep group (24, 27 of 30) are
     two lines, each over its own two runs; the current model's line is the one of its cell."""
     from breadth.tui.catalog import ModelEntry
-    from breadth.tui.widgets.score_panel import across_seeds
+    from breadth.tui.widgets.score_lines import across_seeds
 
     runs = [_run(0, 6), _run(1, 9), _run(0, 24, _group(0, 1)), _run(1, 27, _group(0, 1))]
     entries = [ModelEntry(r.key, "t", "/p", r.run, "stored", scores_only=True) for r in runs]

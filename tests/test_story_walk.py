@@ -15,7 +15,8 @@ from tui_helpers import screen_lines, wait_for
 from breadth.core.results.curve import warnings
 from breadth.core.world.environments.families import FAMILIES, where_words
 from breadth.tui.app import BreadthApp
-from breadth.tui.screens.curve_view import CurvePlot, CurveView, read_curve
+from breadth.tui.screens.curve_store import read_curve
+from breadth.tui.screens.curve_view import CurvePlot, CurveView
 from breadth.tui.screens.matrix_view import MatrixView
 from breadth.tui.screens.procedure_view import ProcedureView
 from breadth.tui.story import Act, Step, default_story

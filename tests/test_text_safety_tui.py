@@ -29,7 +29,8 @@ from breadth.tui.figures import FiguresSaved, save_figures, saved_line
 from breadth.tui.screens.matrix_view import LABEL_WIDTH, MatrixView
 from breadth.tui.screens.path_prompt import CHECKING, PathPrompt
 from breadth.tui.widgets.race import short
-from breadth.tui.widgets.score_panel import ScorePanel, fit_title
+from breadth.tui.widgets.score_lines import fit_title
+from breadth.tui.widgets.score_panel import ScorePanel
 
 MIX = "[/x]\x1b]0;pwned\x07\x1b[2J[b]mix $\\foo$\u202eevil"  # closes a tag never opened, sets the title, clears
 KIND = "[/z]\x1b[5mkind\u2066"  # a failure kind that blinks and isolates

@@ -293,7 +293,7 @@ def test_runs_of_one_mix_on_several_seeds_get_a_mean_and_spread():
     """Seeds of one mix and settings give a mean and 95% interval line; other settings or one seed give none."""
     from breadth.core.world.runs.records import RunMeta
     from breadth.tui.catalog import ModelEntry
-    from breadth.tui.widgets.score_panel import across_seeds
+    from breadth.tui.widgets.score_lines import across_seeds
 
     def entry(seed, two, three, lr=0.002):
         meta = {

@@ -20,7 +20,7 @@ from breadth.core.world.environments.registry import where
 from breadth.core.world.episodes.scores import HeldOutScore
 from breadth.core.world.runs.records import RunMeta
 from breadth.core.world.runs.settings import FinetuneSettings
-from breadth.tui.screens import curve_view
+from breadth.tui.screens import curve_store, curve_view
 from breadth.tui.screens.curve_view import CurvePlot, CurveView
 
 POOL = tuple(f.name for f in where(form="infix", op="add", operands="3"))  # eight layouts of three numbers
@@ -212,10 +212,10 @@ async def test_the_shipped_stores_curves_are_read_once_per_process(tmp_path, mon
         _fill(store, StoredCurve(_plan(), "pool a", base), {1: 0, 2: 0, 4: 0, CEILING: 0.5})
         store.db.execute("UPDATE curves SET created = 1")
         _fill(store, StoredCurve(_plan(held=3), "pool b", base), {1: 0, 2: 0, 4: 0, CEILING: 0.5})
-    monkeypatch.setattr(curve_view, "SHIPPED_CURVE", shipped)
+    monkeypatch.setattr(curve_store, "SHIPPED_CURVE", shipped)
     reads = []
-    real = curve_view._read
-    monkeypatch.setattr(curve_view, "_read", lambda *a, **k: reads.append(1) or real(*a, **k))
+    real = curve_store.read_at
+    monkeypatch.setattr(curve_store, "read_at", lambda *a, **k: reads.append(1) or real(*a, **k))
     for _ in range(2):  # two views, one after the other, as two acts' or two talks' in one process
         app = fake_app()
         async with app.run_test(size=(80, 24)) as pilot:
@@ -238,8 +238,8 @@ async def test_a_store_as_it_was_is_not_read_again_until_it_changes(tmp_path, mo
     with Store() as store:
         _fill(store, curve, rates, limit=3)
     reads = []
-    real = curve_view._read
-    monkeypatch.setattr(curve_view, "_read", lambda *a, **k: reads.append(1) or real(*a, **k))
+    real = curve_store.read_at
+    monkeypatch.setattr(curve_store, "read_at", lambda *a, **k: reads.append(1) or real(*a, **k))
     app = fake_app()
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.press("f11")
@@ -262,7 +262,7 @@ async def test_a_fresh_home_shows_the_shipped_curve_and_says_so(tmp_path, monkey
     shipped = tmp_path / "shipped.sqlite"
     with Store(shipped) as store:
         _fill(store, StoredCurve(_plan(), "shipped pool", weights_hash(BASE)), {1: 0, 2: 0, 4: 0, CEILING: 0.5})
-    monkeypatch.setattr(curve_view, "SHIPPED_CURVE", shipped)
+    monkeypatch.setattr(curve_store, "SHIPPED_CURVE", shipped)
     app = fake_app()
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.press("f11")

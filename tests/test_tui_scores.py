@@ -114,7 +114,7 @@ async def test_a_family_outside_the_plate_is_set_under_more_families_and_trained
 
 def test_a_long_title_keeps_its_run_number_in_the_runs_table():
     """Two runs of one mix stay told apart when their titles are cut to the runs table's width, after a whole word."""
-    from breadth.tui.widgets.score_panel import MODEL_WIDTH, fit_title
+    from breadth.tui.widgets.score_lines import MODEL_WIDTH, fit_title
 
     assert fit_title("2d 70") == "2d 70"
     cut = fit_title("2d 35+3d 35 #12")
@@ -127,7 +127,7 @@ async def test_a_wide_screen_gives_the_runs_table_titles_more_room_and_a_narrow_
 ):
     """At 120x40 a stored run's long title (its settings named) shows whole, every score column still in view;
     resized to 80x24 it is cut again to the model column's width, after a whole word."""
-    from breadth.tui.widgets.score_panel import MODEL_WIDTH, fit_title
+    from breadth.tui.widgets.score_lines import MODEL_WIDTH, fit_title
 
     monkeypatch.setenv("BREADTH_STORE", str(tmp_path / "s.sqlite"))
     base_hash = weights_hash(BASE)

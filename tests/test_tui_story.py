@@ -14,7 +14,7 @@ from breadth.core.engine import protocol as p
 from breadth.tui import messages as m
 from breadth.tui.app import BreadthApp
 from breadth.tui.parts import demo
-from breadth.tui.screens import curve_view
+from breadth.tui.screens import curve_store
 from breadth.tui.screens.curve_view import CurvePlot, CurveView
 from breadth.tui.screens.procedure_view import ProcedureView
 from breadth.tui.story import Act, Probe, Story, default_story, read_story
@@ -52,7 +52,7 @@ async def test_the_finale_never_shows_the_act_befores_curve_under_its_caption_an
     """PageDown from the first curve act to the next (acts 6 and 7, the shipped store read afresh): at no frame does
     the second act's caption sit over the first act's curve, its rows or its status (the view clears at once), the
     second act's curve shows within 10 s, and neither act numbers its curve among the store's ("curve 1 of 7")."""
-    monkeypatch.setattr(curve_view, "_SHIPPED", {}, raising=False)  # this process has read no shipped curve yet
+    monkeypatch.setattr(curve_store, "_SHIPPED", {}, raising=False)  # this process has read no shipped curve yet
     app = BreadthApp(engine_factory=FakeEngine, demo=default_story())
     frames: list[tuple[str, str, list, object]] = []  # (caption, status, curve points, rows) as each frame is drawn
     async with app.run_test(size=(80, 24)) as pilot:

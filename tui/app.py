@@ -243,12 +243,19 @@ class BreadthApp(App):
         if same is None and callback is None and len(stack) > keep:  # a view in a view's place: the main screen
             for _ in range(len(stack) - keep - 1):  # stays suspended (it would redraw, its footer recompose)
                 self.pop_screen()
-            self.switch_screen(make())
+            self.switch_screen(self._made(make))
             return
         for _ in range(len(stack) - keep):
             self.pop_screen()
         if same is None:
-            self.push_screen(make(), callback)
+            self.push_screen(self._made(make), callback)
+
+    def _made(self, make: Callable[[], Screen]) -> Screen:
+        """`make()`, told to name families and runs by codes if a person asked for them (a view never reads the app)."""
+        screen = make()
+        if hasattr(screen, "show_codes"):
+            screen.codes = self.codes
+        return screen
 
     async def on_event(self, event: events.Event) -> None:
         """Drop a typed character a full text box would refuse before Textual routes it (bindings, the box's queue).

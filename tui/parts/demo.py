@@ -26,7 +26,8 @@ from breadth.core.world.episodes.verdict import Failure
 from breadth.tui import messages as m
 from breadth.tui.guard import guarded
 from breadth.tui.parts import Part, hears
-from breadth.tui.screens.curve_view import CurveView, read_ahead
+from breadth.tui.screens.curve_store import read_ahead
+from breadth.tui.screens.curve_view import CurveView
 from breadth.tui.screens.matrix_view import MatrixView
 from breadth.tui.screens.procedure_view import ProcedureView
 from breadth.tui.story import IN_PLAIN_WORDS, Step, Story

@@ -18,7 +18,7 @@ from breadth.tui import messages as m
 from breadth.tui.guard import guarded
 from breadth.tui.parts import Part, hears
 from breadth.tui.screens.environments_view import EnvironmentsView
-from breadth.tui.widgets.score_panel import own_families
+from breadth.tui.widgets.score_lines import own_families
 
 HELD_OUT = p.ScoreEnvironments.__dataclass_fields__["held_out"].default  # test sums per environment (30)
 

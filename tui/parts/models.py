@@ -90,8 +90,8 @@ class Models(Part):
         for screen in self.app.screen_stack:
             if isinstance(screen, MatrixView):
                 screen.codes = codes
-            elif hasattr(screen, "show_codes"):  # a view that reads the app's `codes` as it draws
-                screen.show_codes()
+            elif hasattr(screen, "show_codes"):  # a view that names families and runs
+                screen.show_codes(codes)
         self.name_apart()
         self.app.current = self.app.current  # redraw the runs table and the playing model's line
         self.app.play.show_race()

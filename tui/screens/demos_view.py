@@ -158,6 +158,8 @@ def laid_out(lines: list[DemoLine], width: int, codes: bool = False) -> Text:
 class DemosView(Screen):
     """The training form's mix's demonstrations, with the characters that carry loss marked apart."""
 
+    codes = False  # families and runs named by codes, not words: set by the app (as it opens the view, Shift+F5)
+
     BINDINGS = [Binding("escape", "app.pop_screen", "Close")]
 
     @dataclass
@@ -212,12 +214,13 @@ class DemosView(Screen):
             self.show_refusal(message.error or "nothing built")
             return
         self.lines, self.built = message.lines, message
-        self.show_codes()
+        self.show_codes(self.codes)
 
-    def show_codes(self) -> None:
-        """The mix and its families in words, or in codes where a person asked (the app's `codes`, Shift+F5)."""
+    def show_codes(self, codes: bool) -> None:
+        """The mix and its families in words, or in codes where a person asked (Shift+F5, as the app says)."""
+        self.codes = codes
         if self.built is not None:
-            summary_text = summary(self.built.mix, self.built.seed, self.lines, self.app.codes)
+            summary_text = summary(self.built.mix, self.built.seed, self.lines, self.codes)
             self.query_one("#demos-status", Static).update(summary_text)
             self.lay_out()
 
@@ -229,5 +232,5 @@ class DemosView(Screen):
         """Flow the lines into as many columns as the list's width holds."""
         box = self.query_one("#demos-list", VerticalScroll)
         width = box.scrollable_content_region.width or self.size.width
-        lines = laid_out(self.lines, width - 1, self.app.codes)  # a column for the scrollbar
+        lines = laid_out(self.lines, width - 1, self.codes)  # a column for the scrollbar
         self.query_one("#demos-lines", Static).update(lines)

@@ -177,6 +177,8 @@ def cell_detail(h: Heat, row: int, column: int, trained: frozenset[str], width: 
 class EnvironmentsView(Screen):
     """The playing model's score on every environment, by dimension (scored in the background, kept per model)."""
 
+    codes = False  # families and runs named by codes, not words: set by the app (as it opens the view, Shift+F5)
+
     BINDINGS = [Binding("escape", "app.pop_screen", "Close")]
 
     @dataclass
@@ -289,8 +291,10 @@ class EnvironmentsView(Screen):
     def highlighted(self, event: DataTable.CellHighlighted) -> None:
         self.show_cell(event.coordinate.row, event.coordinate.column)
 
-    def show_codes(self) -> None:
-        """Shift+F5: the environments under the table by code, or in words again (the app's `codes`)."""
+    def show_codes(self, codes: bool) -> None:
+        """Shift+F5: the environments under the table by code, or in words again (as the app says: the view
+        never reads the app for it)."""
+        self.codes = codes
         where = self.query_one(DataTable).cursor_coordinate
         self.show_cell(where.row, where.column)
 
@@ -300,5 +304,5 @@ class EnvironmentsView(Screen):
             return
         h: Heat = self.scoring.summary
         column = MEAN if column >= len(h.columns) else column
-        detail = cell_detail(h, row, column, self.scoring.trained, max(20, self.size.width - 2), self.app.codes)
+        detail = cell_detail(h, row, column, self.scoring.trained, max(20, self.size.width - 2), self.codes)
         self.query_one("#env-detail", Static).update(detail)

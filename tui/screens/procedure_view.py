@@ -110,6 +110,8 @@ class Line:
 class ProcedureView(Screen):
     """Replay a fixed probe per family at each kept step of a run; per-family scores and their curve by step."""
 
+    codes = False  # families and runs named by codes, not words: set by the app (as it opens the view, Shift+F5)
+
     BINDINGS = [
         Binding("escape", "app.pop_screen", "Close"),
         Binding("left", "step(-1)", "Earlier"),
@@ -162,8 +164,10 @@ class ProcedureView(Screen):
         for plot in self.plots:
             self.app.theme_changed_signal.unsubscribe(plot)
 
-    def show_codes(self) -> None:
-        """Shift+F5: the title and the families in codes, or in words again (the app's `codes`)."""
+    def show_codes(self, codes: bool) -> None:
+        """Shift+F5: the title and the families in codes, or in words again (as the app says: the view
+        never reads the app for it)."""
+        self.codes = codes
         self.show_lines()
         self.draw_scores()
 
@@ -270,7 +274,7 @@ class ProcedureView(Screen):
         scored = "" if step in self.run.scores else " · scores come when the engine has scored this snapshot"
         families = f"{sum(map(self._shown, self.lines))} of {len(self.lines)} families"  # `a` for all
         self.query_one("#procedure-status", Static).update(
-            Text.assemble((self.run.title_for(self.app.codes), "bold"), f" · {where} · {families}{scored}")
+            Text.assemble((self.run.title_for(self.codes), "bold"), f" · {where} · {families}{scored}")
         )
         for line in self.lines:
             self._show(line)
@@ -280,7 +284,7 @@ class ProcedureView(Screen):
         family = FAMILIES[line.problem.family]
         mark = "*" if family.name in self.run.trained else " "
         score = self.run.scores.get(self.step, {}).get(family.name)
-        codes = self.app.codes  # families in words, or in codes where a person asked (Shift+F5)
+        codes = self.codes  # families in words, or in codes where a person asked (Shift+F5)
         width = max(len(FAMILIES[o.problem.family].name_for(codes)) for o in self.lines if self._shown(o) or o is line)
         text = Text.assemble(
             (f"{mark}{family.name_for(codes):<{width + 1}}", "bold" if mark == "*" else ""),
@@ -307,7 +311,7 @@ class ProcedureView(Screen):
         lines = (*own, OTHERS) if self.all_families or not held_out else (*own, *held_out)
         legend = Text("held-out % by step" + ("" if steps else ": scored after training") + "  ", style="dim")
         for n, name in enumerate(lines):
-            label = OTHERS if name == OTHERS else FAMILIES[name].name_for(self.app.codes)
+            label = OTHERS if name == OTHERS else FAMILIES[name].name_for(self.codes)
             legend.append(f" {label} ", style=f"bold {COLORS[n % len(COLORS)]}")
             if steps:
                 plt.plot(

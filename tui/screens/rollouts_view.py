@@ -125,6 +125,8 @@ def group_lines(group: SampledGroup, width: int = 200, codes: bool = False) -> T
 class RolloutsView(Screen):
     """The latest sampled group of the running (or last) reward run, redrawn at most every REFRESH seconds."""
 
+    codes = False  # families and runs named by codes, not words: set by the app (as it opens the view, Shift+F5)
+
     BINDINGS = [Binding("escape", "app.pop_screen", "Close")]
 
     def __init__(self, feed: Feed) -> None:
@@ -151,8 +153,10 @@ class RolloutsView(Screen):
         self.drawn = -1  # the lines are laid out for the width
         self.redraw()
 
-    def show_codes(self) -> None:
-        """Shift+F5: the run and its family in codes, or in words again (the app's `codes`)."""
+    def show_codes(self, codes: bool) -> None:
+        """Shift+F5: the run and its family in codes, or in words again (as the app says: the view
+        never reads the app for it)."""
+        self.codes = codes
         self.drawn = -1
         self.redraw()
 
@@ -163,7 +167,7 @@ class RolloutsView(Screen):
             return
         self.drawn = self.feed.version
         self.redraws += 1
-        codes = self.app.codes  # the run and its family in words, or in codes where a person asked (Shift+F5)
+        codes = self.codes  # the run and its family in words, or in codes where a person asked (Shift+F5)
         self.query_one("#rollouts-status", Static).update(status(self.feed, codes))
         numbers = self.query_one("#rollouts-numbers", Static)
         numbers.display = self.feed.running or self.feed.group is not None
