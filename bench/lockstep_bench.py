@@ -37,7 +37,7 @@ from dataclasses import dataclass
 import torch
 
 from breadth.core.learning import checkpoint
-from breadth.core.learning.lockstep import Job, finetune_cheap, finetune_lockstep, train_lockstep
+from breadth.core.learning.lockstep import LockstepJob, finetune_cheap, finetune_lockstep, train_lockstep
 from breadth.core.learning.stacked import flops_per_step
 from breadth.core.learning.train import demonstration_tensors, finetune, use_one_thread
 from breadth.core.storage.paths import BASE
@@ -224,7 +224,7 @@ def _alone(base, mix: PairedMix, seed: int) -> dict[str, float]:
 
 def _together(runs: list[tuple[PairedMix, int]]) -> list[dict[str, float]]:
     """Runs trained as one lockstep group and scored together (`train_lockstep`, as a lockstep sweep runs them)."""
-    jobs = [Job(mix.mix, FinetuneSettings(seed=seed), mix.families) for mix, seed in runs]
+    jobs = [LockstepJob(mix.mix, FinetuneSettings(seed=seed), mix.families) for mix, seed in runs]
     out = []
     for (mix, _), result in zip(runs, train_lockstep(jobs, held_out=PAIRED_HELD_OUT), strict=True):
         if isinstance(result, Diverged):

@@ -1,6 +1,6 @@
 """What learning from reward costs on one core: one step of 16 prompts x 8 episodes, and a 200-step run.
 
-Runs the real trainer (`core.learning.rl.from_reward`, one torch thread) from shipped models on
+Runs the real trainer (`core.learning.reward.from_reward`, one torch thread) from shipped models on
 three-digit training sums, timing each step's sampling (every episode of the step decoded together with
 the calculator, judged, turned into tensors) apart from the rest (the teacher-forced pass over the
 episodes that carry an advantage, the backward pass and the AdamW step). Two cases, because the second

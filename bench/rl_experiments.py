@@ -114,7 +114,7 @@ def run_tasks(lr: float, group: int, seeds) -> list[dict]:
 
 def curve_plan(seeds, demos: int = CURVE_DEMOS):
     """The shipped curve's splits and N on two-number sums, with a small warm start per training environment."""
-    from breadth.core.results.curve import CurvePlan
+    from breadth.core.results.breadth_curve import CurvePlan
     from breadth.core.world.environments.registry import where
     from breadth.core.world.runs.settings import FinetuneSettings
 
@@ -129,7 +129,7 @@ def curve_prefix(demos: int) -> str:
 
 def curve_tasks(lr: float, group: int, seeds, demos: int = CURVE_DEMOS) -> list[dict]:
     """Per seed, split and N (0: the ceiling): the warm start, then reward on the same environments' sums."""
-    from breadth.core.results.curve import CEILING
+    from breadth.core.results.breadth_curve import CEILING
     from breadth.core.world.environments.mix import Mix
     from breadth.core.world.environments.registry import family
 

@@ -73,7 +73,7 @@ def test_the_reward_trainer_reports_one_of_its_groups_with_every_step(one_thread
     """from_reward attaches the step's first sampled group to each step's report: G episodes of one training prompt,
     each with its reward and verdict, written by the prompt, the model and the calculator."""
     from breadth.core.learning import checkpoint
-    from breadth.core.learning.rl import from_reward
+    from breadth.core.learning.reward import from_reward
     from breadth.core.world.environments.mix import Mix
     from breadth.core.world.runs.settings import RewardSettings
 

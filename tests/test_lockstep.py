@@ -12,7 +12,13 @@ import torch
 
 from breadth.core.learning import checkpoint, lockstep, stacked
 from breadth.core.learning.evaluate import evaluate
-from breadth.core.learning.lockstep import Job, evaluate_lockstep, finetune_cheap, finetune_lockstep, train_lockstep
+from breadth.core.learning.lockstep import (
+    LockstepJob,
+    evaluate_lockstep,
+    finetune_cheap,
+    finetune_lockstep,
+    train_lockstep,
+)
 from breadth.core.learning.model import GPT, GPTConfig
 from breadth.core.learning.train import demonstration_tensors, finetune
 from breadth.core.results.groups import TRAINS_WITH
@@ -144,7 +150,7 @@ def test_stopping_one_run_leaves_the_others_going(base_path, one_thread):
 
 def test_unstacked_run_saves_and_plays_identically(base_path, one_thread, tmp_path):
     """A lockstep run's model is an ordinary GPT: checkpoint.save writes it, and the file plays the same episodes."""
-    jobs = [Job(PRESETS["two_digit_70"].mix, FinetuneSettings(steps=6, seed=s)) for s in (0, 1)]
+    jobs = [LockstepJob(PRESETS["two_digit_70"].mix, FinetuneSettings(steps=6, seed=s)) for s in (0, 1)]
     results = train_lockstep(jobs, held_out=5, base=base_path)
     for (model, record), job in zip(results, jobs, strict=True):
         assert record.completed and len(record.losses) == 6 and record.seed == job.settings.seed

@@ -14,7 +14,7 @@ import pytest
 
 from breadth.core.cli.main import USAGE_ERROR, main
 from breadth.core.learning import experiment
-from breadth.core.results.curve import CurvePlan, StoredCurve
+from breadth.core.results.breadth_curve import CurvePlan, StoredCurve
 from breadth.core.results.grid import Grid, GridError
 from breadth.core.results.groups import lockstep_groups
 from breadth.core.storage.header import weights_hash

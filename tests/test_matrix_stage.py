@@ -18,7 +18,7 @@ from breadth.core.world.environments.families import FAMILIES
 from breadth.core.world.episodes.scores import HeldOutScore
 from breadth.core.world.runs.records import RunMeta
 from breadth.core.world.runs.settings import FinetuneSettings
-from breadth.tui.figures import figures_dir
+from breadth.tui.figure_files import figures_dir
 from breadth.tui.screens.matrix_view import BAND_STYLES, MatrixView, cell_text
 
 PLATE = ("two_digit=70", "three_digit=70", "two_digit=35,three_digit=35")  # the presets' mixes, in their order

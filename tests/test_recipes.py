@@ -82,15 +82,17 @@ def test_an_unknown_recipe_is_one_line_everywhere_it_can_be_named(toy):
 def test_a_recipe_names_its_trainer_once_and_the_learning_layer_imports_what_it_names(toy):
     """Each mix recipe's trainer (and reward's measure before training) is the function its entry point names, the
     toy's too, registered in one place; a recipe with none or a base recipe has no measure."""
-    from breadth.core.learning import rl
+    from breadth.core.learning import reward
 
     assert trainers.trainer("finetune") is trainers.from_demonstrations
-    assert trainers.trainer("reward") is rl.from_reward and trainers.measure_before("reward") is rl.before_training
+    assert (
+        trainers.trainer("reward") is reward.from_reward and trainers.measure_before("reward") is reward.before_training
+    )
     assert trainers.trainer("toy") is _toy_trainer and trainers.measure_before("toy") is None
     assert [(r.name, r.trainer) for r in RECIPES.values()][:3] == [
         ("finetune", "breadth.core.learning.recipes:from_demonstrations"),
         ("pretrain", ""),
-        ("reward", "breadth.core.learning.rl:from_reward"),
+        ("reward", "breadth.core.learning.reward:from_reward"),
     ]
     with pytest.raises(RecipeError, match="^the pretrain recipe does not train on a mix$"):
         trainers.trainer("pretrain")
@@ -101,10 +103,10 @@ def test_a_mistyped_recipe_or_entry_point_is_refused_in_one_line_naming_the_near
     (difflib); a mix recipe without a trainer, or an entry point not written module:attr, is refused when made."""
     with pytest.raises(RecipeError, match=r"^no recipe 'finetun'; did you mean 'finetune'\?; recipes: finetune, "):
         recipe("finetun")
-    with pytest.raises(RecipeError, match=r"^no function 'from_rewad' in breadth.core.learning.rl; did you mean "):
-        trainers.load("breadth.core.learning.rl:from_rewad")
-    with pytest.raises(RecipeError, match=r"^no module 'breadth.core.learning.rll' .*; did you mean 'rl'\?$"):
-        trainers.load("breadth.core.learning.rll:from_reward")
+    with pytest.raises(RecipeError, match=r"^no function 'from_rewad' in breadth.core.learning.reward; did you mean "):
+        trainers.load("breadth.core.learning.reward:from_rewad")
+    with pytest.raises(RecipeError, match=r"^no module 'breadth.core.learning.rewards' .*; did you mean 'reward'\?$"):
+        trainers.load("breadth.core.learning.rewards:from_reward")
     with pytest.raises(RecipeError, match="^the toy recipe trains on a mix: name its trainer, module:attr$"):
         Recipe("toy", "a toy", ToySettings)
     with pytest.raises(RecipeError, match="^an entry point is written module:attr, not 'rl.from_reward'$"):

@@ -12,7 +12,7 @@ import torch
 from breadth.core.cli.main import main
 from breadth.core.engine import protocol as p
 from breadth.core.engine.session import Session
-from breadth.core.learning import checkpoint, rl
+from breadth.core.learning import checkpoint, reward
 from breadth.core.learning.policy import GreedyPolicy
 from breadth.core.storage.header import read_header
 from breadth.core.storage.presets import checkpoint_path
@@ -94,9 +94,9 @@ def test_no_loss_reaches_the_prompt_the_calculator_or_padding():
     """The gradient reaches exactly the positions that predict a character the model wrote, read from the typed
     segments; the prompt's and the calculator's characters and the padding get none."""
     group = [played(THREE, RIGHT), played(THREE, WRONG), played(THREE, "B3+4|B7+5|99|")]
-    batch = rl.batch_of([group])
+    batch = reward.batch_of([group])
     model = Logits()
-    loss, _ = rl.policy_loss(model, batch)
+    loss, _ = reward.policy_loss(model, batch)
     loss.backward()
     ((ids, logits),) = model.seen
     assert ids.shape[0] == 3  # every episode carries an advantage here
@@ -112,9 +112,9 @@ def test_a_step_whose_rewards_are_all_equal_logs_zero_and_moves_nothing_but_mome
     """All-wrong or all-right groups: the loss is exactly 0 (not NaN, not -0), even with padding's logit at -inf,
     and the one episode put through the pass gets a zero gradient."""
     for actions in (WRONG, RIGHT):
-        batch = rl.batch_of([[played(THREE, actions)] * 4, [played(THREE, actions)] * 4])
+        batch = reward.batch_of([[played(THREE, actions)] * 4, [played(THREE, actions)] * 4])
         model = Logits(fill=float("-inf"))
-        loss, found = rl.policy_loss(model, batch)
+        loss, found = reward.policy_loss(model, batch)
         loss.backward()
         assert loss.item() == 0.0 and str(loss.item()) == "0.0"
         ((ids, logits),) = model.seen
@@ -127,8 +127,8 @@ def test_the_pass_skipping_episodes_without_advantage_gives_the_full_batchs_loss
     normalisation (by every episode's model characters)."""
     torch.manual_seed(0)
     model, _ = checkpoint.load(checkpoint_path("base"))
-    batch = rl.batch_of([[played(THREE, RIGHT), played(THREE, WRONG)], [played(THREE, WRONG)] * 2])
-    loss, _ = rl.policy_loss(model, batch)
+    batch = reward.batch_of([[played(THREE, RIGHT), played(THREE, WRONG)], [played(THREE, WRONG)] * 2])
+    loss, _ = reward.policy_loss(model, batch)
     logits, _ = model(batch.inputs)  # the full batch, by hand
     logits[..., 0] = float("-inf")
     logp = torch.log_softmax(logits, -1).gather(-1, batch.targets.clamp(min=0)[..., None])[..., 0]
@@ -158,7 +158,7 @@ def test_sampling_for_reward_repeats_by_seed(one_thread):
     problems = FAMILIES["two_digit"].demonstrations(0, 4)
 
     def texts(seed):
-        groups = rl.sample(model, problems, 4, 1.0, torch.Generator().manual_seed(seed))
+        groups = reward.sample(model, problems, 4, 1.0, torch.Generator().manual_seed(seed))
         return [j.episode.transcript.text for g in groups for j in g]
 
     assert texts(1) == texts(1) != texts(2)
@@ -169,7 +169,7 @@ def _run(seed: int = 0, start: str = "mix_35_35", mix: str = "two_digit=20", **s
     model, _ = checkpoint.load(checkpoint_path(start))
     heard: list[StepStats] = []
     chosen = RewardSettings(**({"steps": 3, "prompts": 3, "group": 4, "seed": seed, "lr": 1e-3} | settings))
-    losses = rl.from_reward(model, Mix.parse(mix), chosen, lambda s: heard.append(s) or True)
+    losses = reward.from_reward(model, Mix.parse(mix), chosen, lambda s: heard.append(s) or True)
     return losses, [dict(s.metrics) for s in heard], {k: v.clone() for k, v in model.state_dict().items()}
 
 
@@ -313,7 +313,7 @@ def test_breadth_rl_refuses_bad_input_in_one_line(capsys, tmp_path):
 def test_breadth_rl_that_diverges_says_the_step_and_keeps_the_previous_model(capsys, tmp_path, monkeypatch):
     """A loss that stops being finite ends the run in one line naming the step and the value; no file is written
     and the starting checkpoint is untouched."""
-    real = rl.policy_loss
+    real = reward.policy_loss
     calls = []
 
     def diverging(model, batch):
@@ -321,7 +321,7 @@ def test_breadth_rl_that_diverges_says_the_step_and_keeps_the_previous_model(cap
         calls.append(1)
         return (loss * float("nan") if len(calls) == 2 else loss), found
 
-    monkeypatch.setattr(rl, "policy_loss", diverging)
+    monkeypatch.setattr(reward, "policy_loss", diverging)
     start = tmp_path / "start.safetensors"
     start.write_bytes(checkpoint_path("two_digit_70").read_bytes())
     out = tmp_path / "rl.safetensors"

@@ -25,7 +25,7 @@ from breadth.core.world.runs.records import RunMeta
 from breadth.core.world.runs.settings import FinetuneSettings
 from breadth.core.world.text.shown import clip, shown
 from breadth.core.world.text.transcript import Role, Segment
-from breadth.tui.figures import FiguresSaved, save_figures, saved_line
+from breadth.tui.figure_files import FiguresSaved, save_figures, saved_line
 from breadth.tui.screens.matrix_view import LABEL_WIDTH, MatrixView
 from breadth.tui.screens.path_prompt import CHECKING, PathPrompt
 from breadth.tui.widgets.race import short

@@ -15,7 +15,7 @@ import breadth.tui.parts.figures
 from breadth.core.results.figures import SLIDE, SLIDE_DPI
 from breadth.core.storage.header import read_metadata
 from breadth.core.storage.paths import shipped_checkpoint
-from breadth.tui.figures import BLANK_BRAILLE, FiguresSaved, figures_dir, rasterisable, save_figures, saved_line
+from breadth.tui.figure_files import BLANK_BRAILLE, FiguresSaved, figures_dir, rasterisable, save_figures, saved_line
 
 STAMPED = re.compile(r"(screen|scores)-\d{8}-\d{6}\.(svg|png)")
 

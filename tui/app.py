@@ -31,7 +31,7 @@ from breadth.tui.parts.demo import DemoMode
 from breadth.tui.parts.engine_watch import EngineWatch
 from breadth.tui.parts.environments import Board
 from breadth.tui.parts.figures import Figures
-from breadth.tui.parts.models import DEFAULT_MODEL, Models
+from breadth.tui.parts.models import DEFAULT_MODEL, Catalogue
 from breadth.tui.parts.play import PlayRouter
 from breadth.tui.parts.training import Training
 from breadth.tui.screens.curve_view import CurveView
@@ -69,7 +69,7 @@ class BreadthApp(App):
         super().__init__()
         factory = engine_factory or (lambda: EngineProcess(engine_log()))
         self.auto_start = start_engine
-        self.models = Models(self)  # the runs table's models and the current one
+        self.models = Catalogue(self)  # the models catalogue: the runs table's models and the current one
         self.engine_watch = EngineWatch(self)  # the engine's status, what it holds, its restarts
         self.jobs = Training(self)  # the training job and every run's snapshots
         self.play = PlayRouter(self)  # single play, races and the procedure view's replays

@@ -1,4 +1,4 @@
-"""`breadth curve`: the breadth curve by Cobbe's protocol on generated environments (core.results.curve).
+"""`breadth curve`: the breadth curve by Cobbe's protocol on generated environments (core.results.breadth_curve).
 
 Runs what the store lacks (locally or on Dask, like a sweep: an interrupted curve resumes; with `--lockstep K`,
 up to K seeds of a point trained together on one worker, `core.results.groups`), then prints one row per N
@@ -14,7 +14,7 @@ from rich.table import Table
 
 from breadth.core.cli.envs import chosen_environments
 from breadth.core.cli.parser import recipe_settings
-from breadth.core.results.curve import CEILING, CurvePlan, StoredCurve, by_neighbour, points, warnings
+from breadth.core.results.breadth_curve import CEILING, CurvePlan, StoredCurve, by_neighbour, points, warnings
 from breadth.core.results.grid import GridError, parse_seeds, refuse_repeats
 from breadth.core.storage.files import user_path, write_json
 from breadth.core.storage.header import read_header, weights_hash

@@ -82,7 +82,7 @@ def rl(args) -> int:
     """Learn from reward on a mix, evaluate, save, record."""
     from breadth.core.learning import checkpoint, snapshots
     from breadth.core.learning.experiment import train_run
-    from breadth.core.learning.rl import before_training
+    from breadth.core.learning.reward import before_training
 
     mix = Mix.parse(args.mix)
     settings = settings_of(args)

@@ -22,7 +22,7 @@ import torch
 
 from breadth.core.learning import checkpoint, snapshots
 from breadth.core.learning.evaluate import evaluate, evaluate_environments
-from breadth.core.learning.lockstep import Job, train_lockstep
+from breadth.core.learning.lockstep import LockstepJob, train_lockstep
 from breadth.core.learning.model import GPT
 from breadth.core.learning.models import Models, OnBefore, OnSnapshot
 from breadth.core.learning.policy import GreedyPolicy
@@ -191,7 +191,7 @@ def run_group(spec: dict) -> dict:
     if any(run.get("recipe", FINETUNE) != FINETUNE for run in runs):
         raise ValueError("runs in lockstep are fine-tunes on demonstrations")
     jobs = [
-        Job(Mix.parse(run["mix"]), recipe(FINETUNE).settings.from_dict(run["settings"]), run.get("families"))
+        LockstepJob(Mix.parse(run["mix"]), recipe(FINETUNE).settings.from_dict(run["settings"]), run.get("families"))
         for run in runs
     ]
     with _checked_base(spec) as base:

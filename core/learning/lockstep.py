@@ -49,7 +49,7 @@ DROPOUT_STREAM = 0x5DEECE66  # a run's dropout generator is seeded with its seed
 
 
 @dataclass(frozen=True)
-class Job:
+class LockstepJob:
     """One run of a lockstep group: the plate's recipe (`FinetuneSettings`) on a mix."""
 
     mix: Mix
@@ -262,7 +262,7 @@ def evaluate_lockstep(
 
 
 def train_lockstep(
-    jobs: list[Job],
+    jobs: list[LockstepJob],
     on_step: OnRunStep | None = None,
     base: str | os.PathLike = BASE,
     held_out: int | None = HELD_OUT,

@@ -6,7 +6,7 @@ Gymnasium's `EnvSpec(entry_point=...)` names an environment's class), its traine
 entry point when a run first needs it, so the world stays free of torch and a recipe is registered in one place.
 `experiment.train_run` wraps any trainer the same way (load the base, measure, keep snapshots, evaluate, record),
 so a new way of learning is a trainer built on `train.run` with its own batches and loss, as learning from reward
-(`core.learning.rl`) is, named by its recipe.
+(`core.learning.reward`) is, named by its recipe.
 """
 
 from __future__ import annotations

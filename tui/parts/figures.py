@@ -1,4 +1,4 @@
-"""Figures for slides (F12): the screen taken here, the files written by a worker (`tui.figures`), one line said.
+"""Figures for slides (F12): the screen taken here, the files written by a worker (`tui.figure_files`), one line said.
 
 On the main screen the slide is the current model's; a view with a picture of its own (the matrix) asks with
 FiguresAsked, and the line saying where the files went is shown on that view, not behind it.
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 
-from breadth.tui.figures import (
+from breadth.tui.figure_files import (
     FiguresAsked,
     FiguresFailed,
     FiguresSaved,

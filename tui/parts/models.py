@@ -60,7 +60,7 @@ def engine_gone() -> str:
     return f"the engine keeps failing: restart breadth-tui (engine log: {engine_log()})"
 
 
-class Models(Part):
+class Catalogue(Part):
     """The runs table's models by key, the current one, and the Saves the engine is writing."""
 
     def __init__(self, app) -> None:

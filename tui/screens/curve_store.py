@@ -9,7 +9,7 @@ import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from breadth.core.results.curve import CurvePoint, StoredCurve, points
+from breadth.core.results.breadth_curve import CurvePoint, StoredCurve, points
 from breadth.core.results.grid import GridError
 from breadth.core.storage.paths import SHIPPED_CURVE
 from breadth.core.storage.store import Store

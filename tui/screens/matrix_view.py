@@ -37,7 +37,7 @@ from breadth.core.world.environments.registry import family
 from breadth.core.world.runs.records import settings_note
 from breadth.core.world.text.shown import clip, episode_text, shown
 from breadth.core.world.text.transcript import Transcript
-from breadth.tui.figures import FiguresAsked, Slide
+from breadth.tui.figure_files import FiguresAsked, Slide
 from breadth.tui.guard import guarded, log_error, one_line
 from breadth.tui.screens import matrix_by_dimension as by_dimension
 

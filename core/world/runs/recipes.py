@@ -108,7 +108,7 @@ register(  # learning from reward with the calculator in the loop; pass@G on the
         REWARD,
         "reward",
         RewardSettings,
-        trainer="breadth.core.learning.rl:from_reward",
-        before="breadth.core.learning.rl:before_training",
+        trainer="breadth.core.learning.reward:from_reward",
+        before="breadth.core.learning.reward:before_training",
     )
 )
