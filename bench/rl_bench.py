@@ -24,7 +24,7 @@ import time
 from rich.console import Console
 from rich.table import Table
 
-from breadth.core.learning import checkpoint, rl
+from breadth.core.learning import checkpoint, reward
 from breadth.core.learning.train import use_one_thread
 from breadth.core.storage.presets import checkpoint_path
 from breadth.core.world.environments.mix import Mix
@@ -57,8 +57,8 @@ def measure(start: str, mix: str, steps: int) -> dict:
     model, _ = checkpoint.load(checkpoint_path(start))
     settings = RewardSettings(steps=steps, prompts=16, group=8, seed=0)
     clock = Clock()
-    sample, batch_of = rl.sample, rl.batch_of
-    rl.sample, rl.batch_of = clock.around(sample), clock.around(batch_of)
+    sample, batch_of = reward.sample, reward.batch_of
+    reward.sample, reward.batch_of = clock.around(sample), clock.around(batch_of)
     rows: list[dict] = []
     mark = {"wall": time.perf_counter(), "cpu": time.process_time()}
 
@@ -80,10 +80,10 @@ def measure(start: str, mix: str, steps: int) -> dict:
 
     try:
         start_wall, start_cpu = time.perf_counter(), time.process_time()
-        rl.from_reward(model, Mix.parse(mix), settings, on_step)
+        reward.from_reward(model, Mix.parse(mix), settings, on_step)
         total_wall, total_cpu = time.perf_counter() - start_wall, time.process_time() - start_cpu
     finally:
-        rl.sample, rl.batch_of = sample, batch_of
+        reward.sample, reward.batch_of = sample, batch_of
     return {"steps": rows, "total_wall": total_wall, "total_cpu": total_cpu}
 
 
