@@ -32,7 +32,7 @@ async def _train(pilot, app) -> None:
     await wait_for(pilot, lambda: app.current == "run:1" and app.training is None, what="the run")
 
 
-async def test_the_scrubber_replays_each_familys_probe_at_the_chosen_step_with_its_score(tmp_path):
+async def test_the_procedure_view_replays_each_familys_probe_at_the_chosen_step_with_its_score(tmp_path):
     """After a run, F9 shows the last snapshot: the trained family's probe solved and scored, the run and its families
     in words (`mix 35+35 #1`, `*two-digit`; Shift+F5: `a2x2 35+a3x1 35 #1`, `*a2x2`, and again the words); Home goes to
     step 0, where the probe is answered without a call; each step's scores arrive from the engine's background."""
@@ -94,7 +94,7 @@ async def test_the_loss_chart_names_its_axes_fine_tuning_step_across_and_loss_up
         assert "fine-tuning step" in drawn and "loss (log scale)" in drawn, drawn
 
 
-async def test_the_scrubbers_families_are_named_in_words_or_in_codes_where_asked_for():
+async def test_the_procedure_views_families_are_named_in_words_or_in_codes_where_asked_for():
     """Each line and the score chart's legend name a family in words (`two-digit`, as on stage: codes there were
     issue 30's), in one column; with codes asked for (Shift+F5), by their codes (`a2x2`)."""
     app = fake_app()
@@ -119,7 +119,7 @@ async def test_the_scrubbers_families_are_named_in_words_or_in_codes_where_asked
 
 
 def test_snapshot_procedure_view(snap_compare):
-    """The scrubber at 80x24 after a scripted 50-step run, at step 25: the run's own families' probes and one
+    """The procedure view at 80x24 after a scripted 50-step run, at step 25: the run's own families' probes and one
     held-out family's, scores, both curves."""
 
     async def run_before(pilot) -> None:
@@ -142,7 +142,7 @@ def test_snapshot_procedure_view(snap_compare):
     assert snap_compare(fake_app(), terminal_size=(80, 24), run_before=run_before)
 
 
-async def test_the_scrubber_replays_snapshots_while_the_run_is_still_training():
+async def test_the_procedure_view_replays_snapshots_while_the_run_is_still_training():
     """Opened during training, the view replays the snapshots kept so far (the engine plays them between steps)
     and takes in new ones as they are kept; scores come once training has ended."""
     app = fake_app()

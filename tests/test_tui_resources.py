@@ -236,7 +236,7 @@ class HeldPlays(FakeEngine):
             super().send(command)
 
 
-async def test_a_scrubber_closed_while_its_probes_play_drops_them_without_an_error(monkeypatch):
+async def test_a_procedure_view_closed_while_its_probes_play_drops_them_without_an_error(monkeypatch):
     """F9 replays a probe per family; Escape before they answer: their characters and verdicts, arriving for
     a view no longer open, are dropped (no error line), and the playground shows none of them."""
     monkeypatch.setattr("fake_engine.STEP_SECONDS", 0.0)

@@ -112,7 +112,7 @@ def rl(args) -> int:
             console.print(step_line(cols, stats))
         return True
 
-    kept: dict = {}  # step -> snapshot, for the scrubber (as `breadth train` keeps them)
+    kept: dict = {}  # step -> snapshot, for the procedure view (as `breadth train` keeps them)
     try:
         model, record = train_run(
             mix,

@@ -3,7 +3,7 @@
 A fine-tune keeps copies of its weights as it goes (the app's procedure view, F9, replays them). Saved with the
 checkpoint `X.safetensors`, they live in a sidecar `X.snapshots.safetensors`: a safetensors file whose
 JSON metadata names the checkpoint it belongs to (its weights' hash), the seed and the number of held-out
-sums the scores count, and each step with its scores already computed, so the scrubber shows them at once.
+sums the scores count, and each step with its scores already computed, so the procedure view shows them at once.
 The checkpoint itself is untouched, so everything that reads checkpoints reads it as before.
 
 Every snapshot is its weights rounded to float16 (half the bytes), and its scores are computed on exactly

@@ -131,7 +131,7 @@ class PlayRouter(Part):
         view = self.listeners.get(message.event.id)
         if view is None:
             self.app.playground.char(message.event)
-        elif view in self.app.screen_stack:  # a closed scrubber's probes end unseen
+        elif view in self.app.screen_stack:  # a closed procedure view's probes end unseen
             view.char(message.event)
 
     @hears(m.ProbeFinished)

@@ -219,7 +219,7 @@ class Training(Part):
             self.app.screen.refresh_run()
 
     def watch_procedure(self) -> None:
-        """Open the snapshot scrubber on the current model's run trained here, else the run training now, else the
+        """Open the procedure view on the current model's run trained here, else the run training now, else the
         current model's snapshots saved with its checkpoint (as the shipped models' are), else the latest run."""
         training = self.progress.get(f"run:{self.app.training}") if self.app.training is not None else None
         current = self.progress.get(self.app.current or "") or training or self._saved_run()

@@ -1,4 +1,4 @@
-"""The scrubber (F9) on models saved with their snapshots: open at once, already scored, showing few families."""
+"""The procedure view (F9) on models saved with their snapshots: open at once, already scored, showing few families."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ SHIPPED_STEPS = [0, 80, 160, 240, 320, 400]
 
 
 def _shown(app) -> list[str]:
-    """The families whose lines the scrubber shows, in order."""
+    """The families whose lines the procedure view shows, in order."""
     return [line.problem.family for line in app.screen.lines if app.screen._shown(line)]
 
 
@@ -28,7 +28,7 @@ def _line(app, family: str) -> str:
     return str(app.screen.query_one(f"#procedure-line-{i}", Static).render())
 
 
-async def test_right_after_start_the_shipped_mix_models_scrubber_opens_already_scored():
+async def test_right_after_start_the_shipped_mix_models_procedure_view_opens_already_scored():
     """F9 as the app starts opens the shipped mix model's saved snapshots at once, every step's scores there
     before anything is replayed; its last step's probes then play through the engine."""
     app = fake_app()
@@ -48,7 +48,7 @@ async def test_right_after_start_the_shipped_mix_models_scrubber_opens_already_s
         assert "step 0 of 400" in str(app.screen.query_one("#procedure-status", Static).render())
 
 
-async def test_the_scrubber_shows_the_models_own_families_and_one_held_out_and_a_shows_all():
+async def test_the_procedure_view_shows_the_models_own_families_and_one_held_out_and_a_shows_all():
     """By default the mix model's two families and the first it never trained on; `a` shows and replays all ten,
     `a` again goes back to three."""
     app = fake_app()
@@ -68,7 +68,7 @@ async def test_the_scrubber_shows_the_models_own_families_and_one_held_out_and_a
 
 
 async def test_a_single_family_models_held_out_family_is_the_other_plate_family():
-    """On the shipped two-digit model the scrubber shows two-digit sums and, held out, three single digits."""
+    """On the shipped two-digit model the procedure view shows two-digit sums and, held out, three single digits."""
     app = fake_app()
     async with app.run_test(size=(80, 24)) as pilot:
         app.models.switch_to("shipped:two_digit_70")
@@ -95,7 +95,7 @@ async def test_a_bad_snapshot_file_is_one_line_and_no_view(tmp_path):
 
 async def test_saving_a_copy_of_a_model_copies_its_snapshots_too(tmp_path):
     """Ctrl+S on the shipped mix model writes the checkpoint and, beside it, its snapshots: the copy opens in the
-    scrubber with the same steps and scores."""
+    procedure view with the same steps and scores."""
     target = tmp_path / "mine.safetensors"
     app = fake_app()
     async with app.run_test(size=(80, 24)) as pilot:
