@@ -39,11 +39,16 @@ def picture_names(shots, sizes=SIZES) -> list[str]:
 
 
 async def until_ready(app, pilot) -> None:
-    """Wait (up to 2 minutes) for the engine, then set the instant pace so plays finish at once."""
+    """Wait (up to 2 minutes) for the engine, then set the instant pace so plays finish at once, and a steady
+    cursor in the text boxes (a blink's phase would make a retake differ from the last one)."""
+    from textual.widgets import Input
+
     deadline = time.monotonic() + 120
     while not app.supervisor.ready and time.monotonic() < deadline:
         await pilot.pause(0.2)
     app.playground.pace = 0
+    for box in app.screen.query(Input):
+        box.cursor_blink = False
 
 
 async def settle(app, pilot, seconds: float = 0.5) -> None:
