@@ -4,6 +4,8 @@ The app runs in Textual's test harness with its real engine and the shipped mode
 folder, in demo mode with the default story; PageDown is pressed as a presenter would, and at each act's telling
 step the screen is saved as SVG (Textual's export) and PNG (rsvg-convert, from Debian's librsvg2-bin: a faithful
 monospace render), at 80x24 and 120x40. Races run at the instant pace, so the pictures show finished lanes.
+The machinery here (a fresh folder, waiting for the engine and for plays, saving a PNG) is shared with
+`bench.view_shots`, which takes the app's other pictures.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 SHOTS = {  # PageDowns pressed -> the picture's name: one telling step of each act
@@ -30,6 +33,43 @@ SIZES = ((80, 24), (120, 40))
 SETTLE = {12: 6.0, 13: 4.0, 14: 4.0, 16: 2.0, 17: 2.0, 18: 2.0}  # seconds for a view to fill in (replays, runs)
 
 
+def picture_names(shots, sizes=SIZES) -> list[str]:
+    """The files a maker writes: each shot's name at each size, `NAME-WxH.png`."""
+    return [f"{name}-{width}x{height}.png" for name in shots for width, height in sizes]
+
+
+async def until_ready(app, pilot) -> None:
+    """Wait (up to 2 minutes) for the engine, then set the instant pace so plays finish at once, and a steady
+    cursor in the text boxes (a blink's phase would make a retake differ from the last one)."""
+    from textual.widgets import Input
+
+    deadline = time.monotonic() + 120
+    while not app.supervisor.ready and time.monotonic() < deadline:
+        await pilot.pause(0.2)
+    app.playground.pace = 0
+    for box in app.screen.query(Input):
+        box.cursor_blink = False
+
+
+async def settle(app, pilot, seconds: float = 0.5) -> None:
+    """Wait (up to 5 minutes) for the playground's plays to end, then `seconds` more for views to fill in."""
+    await pilot.pause(0.3)
+    deadline = time.monotonic() + 300
+    while app.playground.busy() and time.monotonic() < deadline:
+        await pilot.pause(0.1)
+    await pilot.pause(seconds)
+
+
+def save(app, out: Path, name: str, size: tuple[int, int]) -> Path:
+    """The screen as `out/NAME-WxH.png` (Textual's SVG export through rsvg-convert; the SVG is removed)."""
+    svg = out / f"{name}-{size[0]}x{size[1]}.svg"
+    svg.write_text(app.export_screenshot())
+    png = svg.with_suffix(".png")
+    subprocess.run(["rsvg-convert", str(svg), "-o", str(png)], check=True)
+    svg.unlink()
+    return png
+
+
 async def shoot(size: tuple[int, int], out: Path) -> list[Path]:
     """Step through the default story at `size`, saving each act's telling step; the PNGs written."""
     from breadth.tui.app import BreadthApp
@@ -38,23 +78,12 @@ async def shoot(size: tuple[int, int], out: Path) -> list[Path]:
     app = BreadthApp(demo=default_story())
     written = []
     async with app.run_test(size=size) as pilot:
-        deadline = time.monotonic() + 120
-        while not app.supervisor.ready and time.monotonic() < deadline:
-            await pilot.pause(0.2)
-        app.playground.pace = 0
+        await until_ready(app, pilot)
         for presses in range(1, max(SHOTS) + 1):
             await pilot.press("pagedown")
-            await pilot.pause(0.3)
-            while app.playground.busy() and time.monotonic() < deadline + 300:
-                await pilot.pause(0.1)
-            await pilot.pause(SETTLE.get(presses, 0.5))
+            await settle(app, pilot, SETTLE.get(presses, 0.5))
             if presses in SHOTS:
-                svg = out / f"{SHOTS[presses]}-{size[0]}x{size[1]}.svg"
-                svg.write_text(app.export_screenshot())
-                png = svg.with_suffix(".png")
-                subprocess.run(["rsvg-convert", str(svg), "-o", str(png)], check=True)
-                svg.unlink()
-                written.append(png)
+                written.append(save(app, out, SHOTS[presses], size))
     return written
 
 
@@ -65,14 +94,25 @@ def output_folder(args: list[str]) -> Path:
     return out
 
 
-def main() -> int:
-    out = output_folder(sys.argv[1:])
+def take(
+    shooter: Callable[[tuple[int, int], Path], Awaitable[list[Path]]],
+    args: list[str],
+    after: Callable[[Path], list[Path]] = lambda out: [],
+) -> int:
+    """Run `shooter` at each size, then `after`, on a fresh temporary breadth folder, printing each file written."""
+    out = output_folder(args)
     with tempfile.TemporaryDirectory() as home:
         os.environ["BREADTH_HOME"] = home  # a talk's fresh start: no stored runs, no runs of last week
         for size in SIZES:
-            for png in asyncio.run(shoot(size, out)):
+            for png in asyncio.run(shooter(size, out)):
                 print(png)
+        for path in after(out):
+            print(path)
     return 0
+
+
+def main() -> int:
+    return take(shoot, sys.argv[1:])
 
 
 if __name__ == "__main__":
