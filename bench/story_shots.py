@@ -1,9 +1,9 @@
-"""Pictures of the default story's acts for docs/: `python -m bench.story_shots [OUT_DIR]` (needs rsvg-convert).
+"""Pictures of the default story's acts for docs/: `python -m bench.story_shots [OUT_DIR]`.
 
 The app runs in Textual's test harness with its real engine and the shipped models, on a temporary breadth
 folder, in demo mode with the default story; PageDown is pressed as a presenter would, and at each act's telling
-step the screen is saved as SVG (Textual's export) and PNG (rsvg-convert, from Debian's librsvg2-bin: a faithful
-monospace render), at 80x24 and 120x40. Races run at the instant pace, so the pictures show finished lanes.
+step the screen is saved as PNG, rendered as the app's own screenshots are (Textual's SVG through cairo), at 80x24
+and 120x40. Races run at the instant pace, so the pictures show finished lanes.
 The machinery here (a fresh folder, waiting for the engine and for plays, saving a PNG) is shared with
 `bench.view_shots`, which takes the app's other pictures.
 """
@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import asyncio
 import os
-import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+
+from breadth.core.storage.files import write_atomic
 
 SHOTS = {  # PageDowns pressed -> the picture's name: one telling step of each act
     2: "story-1-race",
@@ -61,12 +62,12 @@ async def settle(app, pilot, seconds: float = 0.5) -> None:
 
 
 def save(app, out: Path, name: str, size: tuple[int, int]) -> Path:
-    """The screen as `out/NAME-WxH.png` (Textual's SVG export through rsvg-convert; the SVG is removed)."""
-    svg = out / f"{name}-{size[0]}x{size[1]}.svg"
-    svg.write_text(app.export_screenshot())
-    png = svg.with_suffix(".png")
-    subprocess.run(["rsvg-convert", str(svg), "-o", str(png)], check=True)
-    svg.unlink()
+    """The screen as `out/NAME-WxH.png`, rendered as the app's own Ctrl+F screenshots are (`screen_png`: cairo,
+    the terminal's columns kept; rsvg-convert dropped the spaces that right-align a table's numbers)."""
+    from breadth.tui.figure_files import screen_png
+
+    png = out / f"{name}-{size[0]}x{size[1]}.png"
+    write_atomic(png, screen_png(app.export_screenshot(), scale=1))
     return png
 
 

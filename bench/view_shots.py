@@ -1,4 +1,4 @@
-"""The app's pictures in docs/ other than the story's: `python -m bench.view_shots [OUT_DIR]` (needs rsvg-convert).
+"""The app's pictures in docs/ other than the story's: `python -m bench.view_shots [OUT_DIR]`.
 
 As `bench.story_shots` does (and with its machinery): the app runs in Textual's test harness with its real engine
 and the shipped models on a temporary breadth folder, at the instant pace, and keys are pressed as a person would;
@@ -52,7 +52,7 @@ async def slide(out: Path) -> list[Path]:
     """F12 in the app as it opens (the shipped mix model loaded, no engine needed): its scores slide, moved to
     `out/figure-mix.png`."""
     from breadth.tui.app import BreadthApp
-    from breadth.tui.figures import figures_dir
+    from breadth.tui.figure_files import figures_dir
 
     app = BreadthApp(start_engine=False)
     async with app.run_test(size=SIZES[-1]) as pilot:

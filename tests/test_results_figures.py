@@ -29,7 +29,8 @@ def font_sizes(svg: str) -> list[float]:
 
 def test_model_figure_is_a_projector_slide_with_large_type(tmp_path):
     """The shipped mix model's slide is a 1920x1080 PNG and an SVG, every text in it 16 pt or larger,
-    naming the model, every family by its label, and its loss curve."""
+    naming the model and every family in the app's words (`mix 35+35`, `3 singles`: the long labels squeezed the bars
+    and ran the subtitle into the loss's title), and its loss curve."""
     run = read_metadata(shipped_checkpoint("mix_35_35"))
     written = model_figure(run, tmp_path / "mix")
     assert written == [tmp_path / "mix.png", tmp_path / "mix.svg"]
@@ -37,8 +38,8 @@ def test_model_figure_is_a_projector_slide_with_large_type(tmp_path):
     svg = written[1].read_text()
     sizes = font_sizes(svg)
     assert sizes and min(sizes) >= 16
-    plain = ("two-digit sums 23+45", "three single digits 3+4+5", "three two-digit numbers subtracted 99-32-21")
-    for text in ("a2x2 35+a3x1 35, seed 0", *plain, "fine-tuning loss"):
+    plain = ("two-digit", "3 singles", "3 two-digit minus")
+    for text in ("mix 35+35, seed 0", *plain, "fine-tuning loss"):
         assert text in svg
     assert "other environments: mean 1%" in svg  # the mean outside its mix, as the score panel gives it
 

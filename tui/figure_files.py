@@ -85,11 +85,11 @@ def rasterisable(svg: str) -> str:
     return _BRAILLE_RUN.sub(braille, _TERMINAL_FONT.sub(_TERMINAL_STYLE, svg))
 
 
-def screen_png(svg: str) -> bytes:
-    """The screenshot as PNG, SCREEN_SCALE pixels an SVG pixel; ImportError or OSError if cairo cannot be loaded."""
+def screen_png(svg: str, scale: float = SCREEN_SCALE) -> bytes:
+    """The screenshot as PNG, `scale` pixels an SVG pixel; ImportError or OSError if cairo cannot be loaded."""
     import cairosvg  # loads the cairo library: OSError if the system lacks it
 
-    return cairosvg.svg2png(bytestring=rasterisable(svg).encode(), scale=SCREEN_SCALE)
+    return cairosvg.svg2png(bytestring=rasterisable(svg).encode(), scale=scale)
 
 
 def free_stem(folder: Path, stamp: str) -> str:

@@ -278,9 +278,10 @@ def _own(run: RunMeta) -> list[str]:
 
 
 def model_title(run: RunMeta, name: str = "") -> str:
-    """`2d 35+3d 35, seed 0`: `name`, else the mix and the settings that differ from the defaults; then the seed."""
+    """`mix 35+35, seed 0`: `name`, else the mix in words and the settings that differ from the defaults; then the
+    seed."""
     seed = "" if run.seed is None else f", seed {run.seed}"
-    return (name or f"{run.mix_label} {run.settings_note}".strip()) + seed
+    return (name or f"{run.mix_name()} {run.settings_note}".strip()) + seed
 
 
 def model_figure(run: RunMeta, out: Path, name: str = "") -> list[Path]:
@@ -323,7 +324,7 @@ def _scores_axes(ax, run: RunMeta) -> None:
         ax.text(100 * hi + 2, y, f"{rate:.0f}%", va="center")
     if own and others:
         ax.axhline(len(own) - 0.5, color="black", linewidth=1.5, linestyle="--")
-    ax.set_yticks(range(len(names)), [figure_text(FAMILIES[n].label if n in FAMILIES else n) for n in names])
+    ax.set_yticks(range(len(names)), [figure_text(FAMILIES[n].brief if n in FAMILIES else n) for n in names])
     ax.set_ylim(len(names) - 0.5, -0.5)  # the first family on top
     ax.set_xlim(0, 118)
     ax.set_xticks([0, 25, 50, 75, 100])
