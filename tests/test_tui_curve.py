@@ -117,7 +117,8 @@ async def test_the_chart_names_its_axis_and_ceiling_and_the_rows_name_their_term
         assert header.rstrip().endswith("pairs over ½ ceiling") and "transfer" not in header
         terms = _text(app, "#curve-terms")
         assert app.screen.query_one("#curve-terms").display and "N: kinds trained on" in terms
-        assert "pairs: splits x seeds" in terms and "gap: training % minus held out %" in terms
+        assert "pairs: splits x seeds" in terms and "gap: training minus held out" in terms
+        assert len(terms.strip()) <= app.screen.query_one("#curve-terms").content_region.width  # whole, not cut
         assert app.screen.query_one("#curve-terms").region.bottom <= 23  # on screen, above the footer
 
 
