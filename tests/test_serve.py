@@ -552,9 +552,18 @@ async def test_no_app_starts_while_the_server_stops():
         first = await _connect(session, server.url)
         await _first_text(first)
         before = _children()
+        ending, release, end_all = asyncio.Event(), asyncio.Event(), server.end_all
+
+        async def held_end_all() -> None:  # the stop stays in the middle of ending the apps until the test lets go
+            apps_ending = asyncio.create_task(end_all())
+            ending.set()
+            await release.wait()
+            await apps_ending
+
+        server.end_all = held_end_all
         stopping = asyncio.create_task(server.close())
         try:
-            await asyncio.sleep(0.05)  # the server is ending the first app (it takes its time to quit)
+            await asyncio.wait_for(ending.wait(), 10)
             assert not stopping.done()
             with pytest.raises(aiohttp.WSServerHandshakeError) as refused:
                 await _connect(session, server.url)
@@ -562,6 +571,7 @@ async def test_no_app_starts_while_the_server_stops():
             await asyncio.sleep(0.5)
             assert _children() <= before
         finally:
+            release.set()
             await stopping
     assert server.apps == set() and not any(alive(pid) for pid in before)
 
