@@ -68,7 +68,7 @@ def test_a_sweep_killed_halfway_finishes_on_rerun_with_each_run_once_and_equal_s
         "--share",
         "two_digit/three_digit=8:4",
         "--seeds",
-        "0-3",
+        "0-1",
         "--workers",
         "1",
         "--steps",
@@ -84,7 +84,7 @@ def test_a_sweep_killed_halfway_finishes_on_rerun_with_each_run_once_and_equal_s
     )
     deadline = time.monotonic() + 120
     stored = 0
-    while stored < 3 and time.monotonic() < deadline and proc.poll() is None:
+    while stored < 2 and time.monotonic() < deadline and proc.poll() is None:
         time.sleep(0.2)
         if killed.exists():
             try:
@@ -94,16 +94,17 @@ def test_a_sweep_killed_halfway_finishes_on_rerun_with_each_run_once_and_equal_s
     assert proc.poll() is None, "the sweep ended before it could be killed"
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
-    assert 3 <= stored < 12
+    assert 2 <= stored < 6
     assert main([*args, "--store", str(killed)]) == 0
     assert main([*args, "--store", str(whole)]) == 0
-    assert sqlite3.connect(killed).execute("SELECT count(*), count(DISTINCT key) FROM runs").fetchone() == (12, 12)
+    assert sqlite3.connect(killed).execute("SELECT count(*), count(DISTINCT key) FROM runs").fetchone() == (6, 6)
     assert _scores(killed) == _scores(whole)
 
 
 def test_a_dask_cluster_gives_the_same_scores_as_the_local_pool(tmp_path):
     """The same runs on a Dask LocalCluster (127.0.0.1) and on local processes give identical scores."""
-    distributed = pytest.importorskip("distributed")
+    import distributed  # the test extra installs it; a missing one fails here rather than skipping
+
     local, remote = tmp_path / "local.sqlite", tmp_path / "dask.sqlite"
     args = ["sweep", "--mix", "two_digit=4,three_digit=4", "--seeds", "0-1", *QUICK]
     assert main([*args, "--workers", "2", "--store", str(local)]) == 0

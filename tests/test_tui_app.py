@@ -331,3 +331,20 @@ async def test_an_engine_that_keeps_dying_is_restarted_three_times_then_left_dea
             pilot, lambda: app.engine_status == "engine keeps failing: restart breadth-tui", what="giving up"
         )
         assert app.supervisor.engine is last and not last.alive()
+
+
+async def test_the_step_line_follows_a_burst_of_steps_to_the_latest_without_a_redraw_per_step():
+    """200 steps arriving at once redraw the step line a few times, not 200 (a redraw per step cost the app a
+    quarter of a core beside the engine), and within a moment it shows the latest step, never an older one."""
+    app = fake_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        panel, shown = app.train_panel, []
+        show = panel.show
+        panel.show = lambda text: (shown.append(text), show(text))[1]
+        for step in range(1, 201):
+            panel.step(step, 400, 1.0, step * 0.01)
+        assert 1 <= len(shown) <= 3, shown
+        await wait_for(pilot, lambda: panel.status.startswith("200/400 "), timeout=5, what="the latest step's line")
+        assert len(shown) <= 4
+        panel.step(400, 400, 0.5, 4.0)  # the last step shows at once
+        assert panel.status.startswith("400/400 ")

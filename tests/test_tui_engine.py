@@ -67,14 +67,16 @@ async def test_stop_cancels_and_keeps_the_previous_model(runs):
     async with app.run_test(size=(100, 32)) as pilot:
         before = app.current
         _set(app, "steps", "50000")
+        app.playground.pace = 0
+        await type_text(pilot, "3+4+5")  # typed before, entered during the run (a key press waits for an idle app)
         await pilot.press("f2")
         plot = app.train_panel.query_one(LossPlot)
         await wait_for(pilot, lambda: len(plot.live) >= 5, what="training to start")
         # sums still play while the engine trains
-        app.playground.pace = 0
-        await type_text(pilot, "3+4+5")
         await pilot.press("enter")
         await wait_for(pilot, lambda: app.playground.probes and not app.playground.busy(), what="a probe mid-run")
+        played = [view.state for view in app.playground.probes.values()]
+        assert [state.problem.operands for state in played] == [(3, 4, 5)] and played[0].verdict is not None
         assert app.training is not None
         await pilot.press("f3")
         await wait_for(pilot, lambda: app.training is None, timeout=10, what="the stop")
@@ -87,6 +89,8 @@ async def test_stop_cancels_and_keeps_the_previous_model(runs):
         await type_text(pilot, "23+45")
         await pilot.press("enter")
         await wait_for(pilot, lambda: len(app.playground.probes) == 2 and not app.playground.busy(), what="the probe")
+        last = app.playground.probes[max(app.playground.probes)].state
+        assert last.problem.operands == (23, 45) and last.verdict is not None
 
 
 async def test_a_killed_engine_is_restarted_and_the_app_recovers(runs):

@@ -46,7 +46,8 @@ def test_snapshot_training(snap_compare):
         app.train_panel.started(mix, settings)
         for step in range(1, 201):
             app.train_panel.step(step, 400, 2.5 * math.exp(-step / 40) + 0.01, step * 0.012)
-        app.train_panel.query_one(LossPlot).draw()
+        app.train_panel.query_one(LossPlot).draw()  # each is drawn on its timer; now, for the picture
+        app.train_panel.show_step_line()
         await pilot.pause()
 
     assert snap_compare(fake_app(), terminal_size=SIZE, run_before=run_before)

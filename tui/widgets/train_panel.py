@@ -9,6 +9,8 @@ the selector `@operands:2` names to that count and every other family to 0.
 
 from __future__ import annotations
 
+import time
+
 from textual import on
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
@@ -36,6 +38,8 @@ MORE = tuple(n for n in FAMILIES if n not in PLATE)  # families under "more fami
 MORE_COLUMNS = 2  # count inputs per row under "more families" (`add 3 10-99` and its count, twice, fit 80x24)
 FILL_COUNT = 35  # the count the fill-by-coordinates row starts with
 
+STEP_LINE_HZ = 10  # the step line's redraws a second at most
+
 
 class TrainPanel(Vertical):
     """Mix presets, per-family counts, steps, seed, advanced settings, Train/Stop, loss plot, status."""
@@ -58,10 +62,15 @@ class TrainPanel(Vertical):
     codes = var(False, init=False)  # families named by codes, not words (the app's Shift+F5 sets it)
     rewarded = False  # the last job started learns from reward: its reward plot is shown in the loss plot's place
     reward_run: tuple[int, list[str]] = (0, [])  # that job's group size and the environments of its mix
+    shown_at = 0.0  # when a step's line was last shown: it is shown at most STEP_LINE_HZ times a second
+    step_line = ""  # the latest step's line, until it is shown
     before: dict | None = None  # what it measured before its first step (pass@G, ...)
     latest: dict | None = None  # its last step's metrics
     status = ""  # the status line as plain text
     status_is_error = False
+
+    def on_mount(self) -> None:
+        self.set_interval(1 / STEP_LINE_HZ, self.show_step_line)
 
     def compose(self) -> ComposeResult:
         options = [(preset.label, preset.name) for preset in PRESETS.values()] + [("custom counts", CUSTOM)]
@@ -291,7 +300,16 @@ class TrainPanel(Vertical):
             self.show(f"{step}/{steps} {said} {elapsed:.0f}s, {left:.0f}s left")
             return
         self.loss_plot.add(loss)
-        self.show(f"{step}/{steps} loss {loss:.3f} {elapsed:.0f}s, {left:.0f}s left")
+        self.step_line = f"{step}/{steps} loss {loss:.3f} {elapsed:.0f}s, {left:.0f}s left"
+        if step == steps or time.monotonic() - self.shown_at >= 1 / STEP_LINE_HZ:
+            self.show_step_line()
+
+    def show_step_line(self) -> None:
+        """Show the latest step's line now if it is not shown yet (a timer does this STEP_LINE_HZ times a second:
+        a redraw per step cost the app a quarter of a core at ~100 steps a second, beside the engine's own)."""
+        if self.step_line:
+            self.shown_at = time.monotonic()
+            self.show(self.step_line)
 
     def show_reference(self, losses: list[float], label: str) -> None:
         """Draw `losses` (the current model's own training curve) in grey behind the live curve."""
@@ -299,11 +317,13 @@ class TrainPanel(Vertical):
 
     def show(self, text: str) -> None:
         """Show a neutral status line (in the panel's bottom border, where it costs no row)."""
+        self.step_line = ""  # a step's line still to show is older than this one
         self.status, self.status_is_error = text, False
         self.border_subtitle = Content(shown(text))  # text, never markup: it may quote a path or an engine's words
 
     def show_error(self, text: str) -> None:
         """Show a one-line error inline, in red."""
+        self.step_line = ""
         self.status, self.status_is_error = text, True
         self.border_subtitle = Content.from_markup("[b $error]$text[/]", text=shown(text))  # $text is never parsed
 
