@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gc
 import time
+import weakref
 
 from fake_engine import FakeEngine
 from textual import events
@@ -34,17 +35,29 @@ def _a_run_to_watch(app) -> None:
     app.jobs.progress["run:1"] = RunProgress("run:1", "2d 4 #1", 0, 30, ("two_digit",))
 
 
-async def _live(pilot, *kinds: type) -> tuple[int, ...]:
-    """How many objects of each of `kinds` are alive once the app has settled: no view's worker running and the
+def _tracked(monkeypatch, *kinds: type) -> dict[type, weakref.WeakSet]:
+    """From now on, each object of `kinds` made (subclasses too) is in its kind's weak set while it is alive."""
+    alive = {kind: weakref.WeakSet() for kind in kinds}
+    for kind in kinds:
+
+        def tracking(self, *args, init=kind.__init__, kept=alive[kind], **kwargs):
+            init(self, *args, **kwargs)
+            kept.add(self)
+
+        monkeypatch.setattr(kind, "__init__", tracking)
+    return alive
+
+
+async def _live(pilot, alive: dict[type, weakref.WeakSet]) -> tuple[int, ...]:
+    """How many objects of each tracked kind are alive once the app has settled: no view's worker running and the
     same counts for a second (a closed screen's last timers and tasks let go of it within a second or two)."""
     app, counts = pilot.app, []
     busy = lambda: any(w.group != "engine" and w.is_running for w in app.workers)  # noqa: E731
     while len(counts) < 5 or len(set(counts[-5:])) > 1 or busy():
         await pilot.pause(0.25)
         gc.collect()
-        types = [type(o) for o in gc.get_objects()]  # type(): no __class__ lookups
-        counts.append(tuple(sum(1 for t in types if issubclass(t, kind)) for kind in kinds))
-        assert len(counts) < 80, f"the counts of {[kind.__name__ for kind in kinds]} never settled: {counts}"
+        counts.append(tuple(len(kept) for kept in alive.values()))
+        assert len(counts) < 80, f"the counts of {[kind.__name__ for kind in alive]} never settled: {counts}"
     return counts[-1]
 
 
@@ -124,23 +137,24 @@ async def test_help_and_prompts_replace_each_other_over_a_view_and_a_key_brings_
         assert app.screen is main and app.focused.id == "sum"
 
 
-async def test_closed_views_let_go_of_their_widgets():
+async def test_closed_views_let_go_of_their_widgets(monkeypatch):
     """Opening and closing the views four more times leaves about as many footer keys and plots alive as one
     round (Textual's Footer kept every key it drew; textual-plotext kept every plot subscribed to the theme)."""
     from textual.widgets._footer import FooterKey
 
+    alive = _tracked(monkeypatch, FooterKey, PlotextPlot)
     app = fake_app()
     async with app.run_test(size=SIZE) as pilot:
         _a_run_to_watch(app)
         _keys(app, *VIEWS, "escape")
-        keys, plots = await _live(pilot, FooterKey, PlotextPlot)
+        keys, plots = await _live(pilot, alive)
         for _ in range(ROUNDS):
             _keys(app, *VIEWS, "escape")
             await pilot.pause()
         assert len(app.screen_stack) == 1
         # a closed view or two may linger (their last tasks), never one per round: each leak alone (the other
         # fixed) left 72 more keys (65 -> 137) or 8 more plots (4 -> 12) after these four rounds
-        after_keys, after_plots = await _live(pilot, FooterKey, PlotextPlot)
+        after_keys, after_plots = await _live(pilot, alive)
         assert after_keys <= keys + 20 and after_plots <= plots + 4, (keys, after_keys, plots, after_plots)
 
 
