@@ -56,6 +56,8 @@ async def test_stored_runs_join_the_table_and_their_seeds_summarise(tmp_path, mo
         await type_text(pilot, "3+4+5")
         await pilot.press("enter")
         await wait_for(pilot, lambda: app.playground.probes and not app.playground.busy(), what="the probe")
+        (view,) = app.playground.probes.values()
+        assert view.state.problem.operands == (3, 4, 5) and view.state.verdict is not None
 
 
 async def test_a_store_that_cannot_be_read_is_one_warning_and_the_app_runs_on(tmp_path, monkeypatch):
