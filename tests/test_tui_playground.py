@@ -128,6 +128,7 @@ async def test_a_probe_naming_a_family_plays_its_sums_and_refuses_an_operand_out
     app = fake_app()
     async with app.run_test(size=(80, 24)) as pilot:
         box, message = app.query_one("#sum", Input), app.query_one("#sum-message")
+        app.playground.pace = 0
         await type_text(pilot, "a3x2: 12+34+5")
         await pilot.press("enter")
         await pilot.pause()

@@ -13,7 +13,7 @@ from pathlib import Path
 from textual.widgets import Input
 
 sys.path.insert(0, str(Path(__file__).parent))
-from tui_helpers import fake_app  # noqa: E402
+from tui_helpers import fake_app, type_text  # noqa: E402
 
 from breadth.tui.widgets.loss_plot import LossPlot  # noqa: E402
 
@@ -61,8 +61,7 @@ def test_snapshot_probe_shown(snap_compare):
         _steady(app)
         app.playground.pace = 0
         for text in ("23+45", "3+4+5", "123+4"):
-            for ch in text:
-                await pilot.press(ch)
+            await type_text(pilot, text)
             await pilot.press("enter")
         while app.playground.busy() or len(app.playground.probes) < 3:
             await pilot.pause(0.05)
