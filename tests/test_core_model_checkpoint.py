@@ -51,6 +51,18 @@ def test_kv_cache_prefill_then_steps_matches_full_forward(tiny):
     torch.testing.assert_close(torch.cat(parts, dim=1), full, rtol=1e-5, atol=1e-5)
 
 
+def test_kv_cache_chunks_after_a_prefix_match_full_forward(tiny):
+    """Several positions fed at once after cached ones (each query sees the cache and the chunk's earlier
+    positions, never its later ones) match the full forward pass, as do the single positions after them."""
+    idx = torch.randint(VOCAB_SIZE, (2, 12))
+    with torch.no_grad():
+        full, _ = tiny(idx)
+        cache = KVCache(tiny.config, 2)
+        parts = [tiny(idx[:, :4], cache=cache)[0], tiny(idx[:, 4:9], cache=cache)[0]]
+        parts += [tiny(idx[:, t : t + 1], cache=cache)[0] for t in range(9, 12)]
+    torch.testing.assert_close(torch.cat(parts, dim=1), full, rtol=1e-5, atol=1e-5)
+
+
 def test_logits_are_causal(tiny):
     """Changing a later token never changes the logits at earlier positions."""
     idx = torch.randint(VOCAB_SIZE, (1, 10))

@@ -96,9 +96,13 @@ class CausalSelfAttention(nn.Module):
         else:
             start = cache.pos
             k, v = cache.update(layer, k, v)  # (B, nh, start+T, hs)
-            # query i (at position start+i) sees keys 0..start+i
-            mask = torch.ones(T, start + T, dtype=torch.bool).tril(diagonal=start)
-            y = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=p)
+            if T == 1:  # one new position sees every key so far: no mask (SDPA's fused kernel, not its math path)
+                y = F.scaled_dot_product_attention(q, k, v, dropout_p=p)
+            elif start == 0:  # a prompt fed at once: plain causal attention
+                y = F.scaled_dot_product_attention(q, k, v, dropout_p=p, is_causal=True)
+            else:  # query i (at position start+i) sees keys 0..start+i
+                mask = torch.ones(T, start + T, dtype=torch.bool).tril(diagonal=start)
+                y = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=p)
         y = y.transpose(1, 2).contiguous().view(B, T, C)  # (B, T, C)
         return self.resid_dropout(self.c_proj(y))
 
