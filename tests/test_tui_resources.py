@@ -267,3 +267,28 @@ async def test_a_procedure_view_closed_while_its_probes_play_drops_them_without_
         await pilot.pause(0.2)
         assert not [n.message for n in app._notifications if n.severity == "error"]
         assert not app.playground.probes
+
+
+async def test_moving_the_focus_makes_no_new_footer_keys_and_a_view_still_shows_its_own(monkeypatch):
+    """Tab round the main screen's widgets: the footer's keys are not made again while the keys it shows stay the
+    same (each focus move recomposed 9 of them); opening a view shows that view's keys, and Escape the main ones."""
+    from textual.widgets._footer import FooterKey
+
+    alive = _tracked(monkeypatch, FooterKey)[FooterKey]
+    made = []
+    monkeypatch.setattr(alive, "add", lambda key, add=alive.add: (made.append(key.key), add(key))[1])
+    app = fake_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        main_keys = [key.key for key in app.screen.query(FooterKey)]
+        assert "f2" in main_keys and len(made) == len(main_keys)
+        for _ in range(6):
+            await pilot.press("tab")
+        assert len(made) == len(main_keys)
+        await pilot.press("f10")
+        await wait_for(pilot, lambda: isinstance(app.screen, MatrixView), timeout=10, what="the matrix")
+        await pilot.pause()
+        assert [key.key for key in app.screen.query(FooterKey)] != main_keys
+        await pilot.press("escape")
+        await pilot.pause()
+        assert [key.key for key in app.screen.query(FooterKey)] == main_keys
