@@ -11,7 +11,10 @@ from breadth.tui import messages as m
 from breadth.tui.app import BreadthApp
 
 TUI = Path(__file__).resolve().parent.parent / "tui"
-TEXTUAL_APP = {"theme_changed_signal", "notify", "pop_screen", "push_screen", "exit", "screen"}  # Textual's own
+TEXTUAL_APP = {  # Textual's own App API (the footer draws its keys as Textual's Footer does)
+    *("theme_changed_signal", "notify", "pop_screen", "push_screen", "exit", "screen"),
+    *("get_key_display", "ENABLE_COMMAND_PALETTE"),
+}
 
 
 def test_views_and_widgets_call_no_method_of_breadth_app():
