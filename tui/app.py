@@ -24,6 +24,7 @@ from textual.reactive import var
 from textual.screen import ModalScreen, Screen
 
 from breadth.core.world.text.shown import shown
+from breadth.tui import messages as m
 from breadth.tui.engine import EngineProcess, engine_log
 from breadth.tui.guard import guarded, log_error
 from breadth.tui.keys import APP_KEYS, key_name
@@ -77,7 +78,7 @@ class BreadthApp(App):
         self.figures = Figures(self)  # F12
         self.board = Board(self)  # Shift+F4: every environment's score of the playing model, kept per model
         self.supervisor = Supervisor(self, factory, on_start=self.engine_watch.started)
-        self.hearers: dict[type[Message], list[Callable]] = {}  # message type -> its parts' handlers, in order
+        self.hearers: dict[object, list[Callable]] = {}  # what is heard (`hears`) -> its parts' handlers, in order
         for part in (self.models, self.engine_watch, self.jobs, self.play, self.demo_mode, self.figures, self.board):
             for kind, handler in part.handlers():
                 self.hearers.setdefault(kind, []).append(handler)
@@ -106,7 +107,12 @@ class BreadthApp(App):
 
     @on(Message)
     def deliver(self, message: Message) -> None:
-        """Hand a message that reached the app to each part that hears its type (each handler is guarded)."""
+        """Hand a message that reached the app to each part that hears its type (each handler is guarded); an
+        engine event itself to each part that hears the event (`m.heard_as`)."""
+        if isinstance(message, m.FromEngine):
+            for handler in self.hearers.get(m.heard_as(message.event), ()):
+                handler(message.event)
+            return
         for handler in self.hearers.get(type(message), ()):
             handler(message)
 

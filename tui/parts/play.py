@@ -103,10 +103,10 @@ class PlayRouter(Part):
                 self.app.playground.say(str(e), error=True)
             self.show_race()
 
-    @hears(m.ModelTrained)
+    @hears(p.Trained)
     @guarded
-    def join_trained(self, message: m.ModelTrained) -> None:
-        self.roster.join(message.event.key, self.models.entries)
+    def join_trained(self, ev: p.Trained) -> None:
+        self.roster.join(ev.key, self.models.entries)
         self.show_race()
 
     # replays for the procedure view
@@ -125,19 +125,18 @@ class PlayRouter(Part):
 
     # what the engine streams back
 
-    @hears(m.CharStreamed)
+    @hears(p.Char)
     @guarded
-    def stream_char(self, message: m.CharStreamed) -> None:
-        view = self.listeners.get(message.event.id)
+    def stream_char(self, ev: p.Char) -> None:
+        view = self.listeners.get(ev.id)
         if view is None:
-            self.app.playground.char(message.event)
+            self.app.playground.char(ev)
         elif view in self.app.screen_stack:  # a closed procedure view's probes end unseen
-            view.char(message.event)
+            view.char(ev)
 
-    @hears(m.ProbeFinished)
+    @hears(p.Played)
     @guarded
-    def show_verdict(self, message: m.ProbeFinished) -> None:
-        ev = message.event
+    def show_verdict(self, ev: p.Played) -> None:
         if ev.id in self.listeners:
             view = self.listeners.pop(ev.id)
             if view in self.app.screen_stack:
@@ -145,10 +144,9 @@ class PlayRouter(Part):
             return
         self.app.playground.finish(ev.id, ev.solved, ev.failure, ev.answer, ev.copied)
 
-    @hears(m.PlayFailed)
+    @hears(m.failed("play"))
     @guarded
-    def show_failure(self, message: m.PlayFailed) -> None:
-        ev = message.event
+    def show_failure(self, ev: p.Failed) -> None:
         if ev.id in self.listeners:
             view = self.listeners.pop(ev.id)
             if view in self.app.screen_stack:
