@@ -71,7 +71,7 @@ async def test_a_single_family_models_held_out_family_is_the_other_plate_family(
     """On the shipped two-digit model the procedure view shows two-digit sums and, held out, three single digits."""
     app = fake_app()
     async with app.run_test(size=(80, 24)) as pilot:
-        app.models.switch_to("shipped:two_digit_70")
+        app.catalogue.switch_to("shipped:two_digit_70")
         await pilot.press("f9")
         await pilot.pause()
         assert app.screen.run.key == "shipped:two_digit_70" and _shown(app) == ["two_digit", "three_digit"]
@@ -84,7 +84,7 @@ async def test_a_bad_snapshot_file_is_one_line_and_no_view(tmp_path):
     sidecar_of(path).write_bytes(sidecar_of(PRESETS["mix_35_35"].shipped).read_bytes()[:5000])
     app = fake_app()
     async with app.run_test(size=(80, 24)) as pilot:
-        app.models.add_loaded_model(ModelEntry.loaded(str(path), read_metadata(path)))
+        app.catalogue.add_loaded_model(ModelEntry.loaded(str(path), read_metadata(path)))
         await pilot.pause()
         await pilot.press("f9")
         await pilot.pause()

@@ -154,7 +154,7 @@ async def test_an_app_told_no_files_refuses_each_path_action_in_one_line(action,
     app = fake_app()
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.pause()
-        {"save": app.models.save, "load": app.models.load, "figures": app.figures.save}[action]()
+        {"save": app.catalogue.save, "load": app.catalogue.load, "figures": app.figures.save}[action]()
         await pilot.pause()
         assert not any(isinstance(screen, PathPrompt) for screen in app.screen_stack)
         assert not app.figures.saving
@@ -201,7 +201,7 @@ async def test_an_app_not_told_opens_the_path_prompt():
     app = fake_app()
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.pause()
-        app.models.load()
+        app.catalogue.load()
         await wait_for(pilot, lambda: isinstance(app.screen, PathPrompt), 5, "the Load prompt")
 
 

@@ -272,13 +272,13 @@ async def test_the_app_says_the_cap_when_reached_and_refuses_the_next_run_inline
         app.train_panel.query_one("#steps", Input).value = "2"
         app.train_panel.query_one("#held-out", Input).value = "2"
         await pilot.press("f2")
-        await wait_for(pilot, lambda: app.training is None and app.jobs.job == 1, 20, "the run to end")
+        await wait_for(pilot, lambda: app.training is None and app.training_jobs.job == 1, 20, "the run to end")
         panel = app.train_panel
         full = "folder full (1 model): reload for an empty one"
         assert "saved" in panel.status and panel.status.endswith(full)
         await pilot.press("f2")
         await pilot.pause()
-        assert app.jobs.job == 1 and app.training is None
+        assert app.training_jobs.job == 1 and app.training is None
         assert panel.status_is_error and panel.status == full
         assert any(n.message == full for n in app._notifications)
 

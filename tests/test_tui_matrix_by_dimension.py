@@ -78,7 +78,7 @@ async def test_the_score_panel_pools_a_run_scored_on_generated_environments(tmp_
     async with app.run_test(size=(80, 24)) as pilot:
         await wait_for(pilot, lambda: len(app.entries) == 7, what="the stored runs")
         key = next(k for k, e in app.entries.items() if e.origin == "stored" and e.run.mix == "2s1=30")
-        app.models.switch_to(key)
+        app.catalogue.switch_to(key)
         await pilot.pause()
         shown = str(app.score_panel.query_one("#family-scores", Static).render())
         lines = shown.splitlines()

@@ -74,7 +74,7 @@ async def test_without_a_run_the_key_says_what_to_do(tmp_path):
     bare.write_bytes(PRESETS["two_digit_70"].shipped.read_bytes())
     app = fake_app()
     async with app.run_test(size=(80, 24)) as pilot:
-        app.models.add_loaded_model(ModelEntry.loaded(str(bare), read_metadata(bare)))
+        app.catalogue.add_loaded_model(ModelEntry.loaded(str(bare), read_metadata(bare)))
         await pilot.pause()
         await pilot.press("f9")
         await pilot.pause()
@@ -150,7 +150,9 @@ async def test_the_procedure_view_replays_snapshots_while_the_run_is_still_train
         app.query_one("#steps", Input).value = "200"  # 10 s of scripted steps: time to look while it trains
         await pilot.press("f2")
         await wait_for(
-            pilot, lambda: app.jobs.progress and next(iter(app.jobs.progress.values())).kept, what="a snapshot"
+            pilot,
+            lambda: app.training_jobs.progress and next(iter(app.training_jobs.progress.values())).kept,
+            what="a snapshot",
         )
         await pilot.press("f9")
         await wait_for(pilot, lambda: isinstance(app.screen, ProcedureView), what="the view")
@@ -164,4 +166,4 @@ async def test_the_procedure_view_replays_snapshots_while_the_run_is_still_train
         await pilot.press("escape")
         await pilot.press("f3")
         await wait_for(pilot, lambda: app.training is None, what="the stop")
-        assert run.key not in app.jobs.progress  # a stopped run's snapshots went with it
+        assert run.key not in app.training_jobs.progress  # a stopped run's snapshots went with it

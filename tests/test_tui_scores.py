@@ -40,7 +40,7 @@ async def test_own_families_have_bars_the_other_environments_a_summary_and_every
     app = fake_app()
     async with app.run_test(size=(80, 24)) as pilot:
         await wait_for(pilot, lambda: len(app.entries) == 4, what="the stored run")
-        app.models.switch_to("shipped:two_digit_70")
+        app.catalogue.switch_to("shipped:two_digit_70")
         await pilot.pause()
         panel = app.score_panel
         shown = str(panel.query_one("#family-scores").render())
@@ -70,7 +70,7 @@ async def test_own_families_have_bars_the_other_environments_a_summary_and_every
         assert _row(table, "shipped:mix_35_35")[1:] == ["0", "100", "97", "98", "1"]
         (old,) = [k for k, e in app.entries.items() if e.origin == "stored"]
         assert _row(table, old)[1:] == ["3", "90", "0", "90", "-"]  # 8 families never scored
-        app.models.switch_to(old)
+        app.catalogue.switch_to(old)
         await pilot.pause()
         shown = str(panel.query_one("#family-scores").render())
         assert "mean 0% of 1 scored" in shown

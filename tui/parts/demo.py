@@ -80,7 +80,7 @@ class DemoMode(Part):
         if self.demo is None:
             return
         self.app.playground.racing = True
-        self.app.play.show_race()  # the lanes in the first frame (the router hears of racing frames later)
+        self.app.play_router.show_race()  # the lanes in the first frame (the router hears of racing frames later)
         self.app.playground.pace = AUDIENCE
         self.caption = self.app.query_one(Caption)
         self._say()

@@ -25,7 +25,7 @@ class EngineWatch(Part):
         """A new engine is up: say so and load the current model into it."""
         app = self.app
         app.engine_status = STARTING
-        entry = app.models.entries.get(app.current) if app.current else None
+        entry = app.catalogue.entries.get(app.current) if app.current else None
         if entry is not None and entry.path:
             app.supervisor.engine.send(p.Load(app.current, entry.path))
 

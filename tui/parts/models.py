@@ -94,7 +94,7 @@ class Catalogue(Part):
                 screen.show_codes(codes)
         self.name_apart()
         self.app.current = self.app.current  # redraw the runs table and the playing model's line
-        self.app.play.show_race()
+        self.app.play_router.show_race()
 
     def start(self) -> None:
         """The shipped models, the default one current (the store's runs come with `read_store`)."""

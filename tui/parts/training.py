@@ -19,7 +19,7 @@ from breadth.tui.screens.rollouts_view import Feed, RolloutsView
 from breadth.tui.widgets.train_panel import TrainPanel
 
 
-class Training(Part):
+class TrainingJobs(Part):
     """The job being trained (`app.training`), the last job's id, and every run's progress by key."""
 
     def __init__(self, app) -> None:
@@ -126,7 +126,7 @@ class Training(Part):
             self.rollouts.end()
         if ev.key in self.progress:
             self.progress[ev.key].finished = True
-        entry = app.models.entries[ev.key]
+        entry = app.catalogue.entries[ev.key]
         if ev.path and not ev.note:
             app.train_panel.show(f"done in {entry.run.train_seconds:.1f}s, saved in {Path(ev.path).parent}")
             app.notify(f"Trained and saved: {entry.title}", timeout=6)  # one line; the folder is in the status line
@@ -157,7 +157,7 @@ class Training(Part):
         self.rollouts.end()
         self.give_back_focus()
         self.progress.pop(f"run:{ev.id}", None)  # the engine dropped its snapshots
-        title = self.app.models.title(self.app.current)
+        title = self.app.catalogue.title(self.app.current)
         self.app.train_panel.show(f"stopped at step {ev.steps}; kept {title}")
 
     @hears(m.failed("train"))
@@ -229,7 +229,7 @@ class Training(Part):
 
     def _saved_run(self) -> RunProgress | None:
         """The current model's snapshots saved with its checkpoint, already scored (a bad file: one line, None)."""
-        entry = self.app.models.entries.get(self.app.current or "")
+        entry = self.app.catalogue.entries.get(self.app.current or "")
         if entry is None or not entry.path:
             return None
         try:
