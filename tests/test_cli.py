@@ -176,7 +176,7 @@ def test_train_then_eval(capsys, tmp_path, base_path):
     assert main(["train", "--mix", "two_digit=8", "--steps", "5", "--out", str(ckpt)]) == 0
     assert f"wrote {ckpt}" in capsys.readouterr().out.replace("\n", "")
     run = read_metadata(ckpt)
-    assert run.kind == "finetune" and run.mix == "two_digit=8" and run.seed == 0
+    assert run.recipe == "finetune" and run.mix == "two_digit=8" and run.seed == 0
     assert run.settings.steps == 5 and len(run.losses) == 5 and run.completed is True
     assert run.base == str(base_path)
 
@@ -238,7 +238,7 @@ def test_pretrain_writes_to_the_users_folder_never_into_the_package(capsys, tmp_
     assert main(["pretrain", "--steps", "3"]) == 0
     written = tmp_path / "home" / "base.safetensors"
     assert f"wrote {written}" in capsys.readouterr().out.replace("\n", "")
-    assert read_metadata(written).kind == "pretrain" and read_metadata(written).settings.steps == 3
+    assert read_metadata(written).recipe == "pretrain" and read_metadata(written).settings.steps == 3
     assert base_path.read_bytes() == shipped
     out = tmp_path / "elsewhere.safetensors"
     assert main(["pretrain", "--steps", "2", "--out", str(out)]) == 0

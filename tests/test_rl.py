@@ -266,12 +266,12 @@ def test_the_reward_recipe_trains_through_the_engine_and_lands_in_the_store(one_
     assert p.decode(p.encode(steps[0])) == steps[0]  # the metrics cross the process boundary as JSON
     (trained,) = [e for e in events if isinstance(e, p.Trained)]
     meta = read_header(trained.path).run
-    assert meta.kind == "reward" and meta.settings == RewardSettings(**settings) and meta.base == start
+    assert meta.recipe == "reward" and meta.settings == RewardSettings(**settings) and meta.base == start
     assert set(meta.metrics) >= {"reward", "pass", "expected", "no_call", "calls", "chars"}
     assert all(len(v) == 2 for v in meta.metrics.values()) and "pass" in meta.before
     with Store() as store:
         (run,) = store.runs()
-    assert run.run.kind == "reward" and run.run.settings == RewardSettings(**settings)
+    assert run.run.recipe == "reward" and run.run.settings == RewardSettings(**settings)
     assert run.run.metrics == meta.metrics and run.checkpoint == trained.path
 
 
@@ -342,7 +342,7 @@ def test_breadth_rl_says_pass_at_g_first_prints_metrics_and_records_the_run(caps
     assert "reward has nothing to reinforce" in printed
     assert " step    loss reward pass@2 expected no call calls chars" in printed
     assert "after training: pass@2" in printed and "held-out" in printed
-    assert read_header(out).run.kind == "reward"
+    assert read_header(out).run.recipe == "reward"
     with Store() as store:
         (run,) = store.runs()
     assert run.run.settings == RewardSettings(steps=2, prompts=4, group=2) and run.source == "rl"
@@ -355,7 +355,7 @@ def test_breadth_train_takes_the_reward_recipe_through_the_seam(capsys, tmp_path
     argv = ["train", "--recipe", "reward", "--mix", "three_digit=4", "--base", "two_digit_70", "--steps", "2"]
     assert main([*argv, "--prompts", "2", "--group-size", "2", "--out", str(out)]) == 0
     run = read_header(out).run
-    assert run.kind == "reward" and run.settings == RewardSettings(steps=2, prompts=2, group=2)
+    assert run.recipe == "reward" and run.settings == RewardSettings(steps=2, prompts=2, group=2)
     assert "pass" in run.before and len(run.metrics["reward"]) == 2
     capsys.readouterr()
     plate = ["train", "--mix", "two_digit=4", "--group-size", "2", "--out", tmp_path / "x"]

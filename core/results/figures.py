@@ -366,7 +366,7 @@ def _loss_axes(ax, run: RunMeta) -> None:
     ax.yaxis.set_minor_formatter(_plain_log(minor_thresholds=(1, 0.5)))  # 2, 3 too, within one decade
     ax.set_xlabel("optimiser step")
     ax.set_ylabel("training loss (log scale)")
-    ax.set_title("pre-training loss" if run.kind == "pretrain" else "fine-tuning loss")
+    ax.set_title("pre-training loss" if run.recipe == "pretrain" else "fine-tuning loss")
     ax.grid(alpha=0.4)
 
 
