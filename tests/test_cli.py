@@ -166,7 +166,7 @@ def test_play_on_the_base(capsys, base_path):
 def test_play_outside_both_families(capsys, base_path):
     """A sum outside every family is played and labelled as such."""
     assert main(["play", str(base_path), "123+4"]) == 0
-    assert "(true result 127; outside every family)" in capsys.readouterr().out
+    assert "(true result 127; outside every environment)" in capsys.readouterr().out
 
 
 @pytest.mark.slow

@@ -314,7 +314,12 @@ def test_a_probe_naming_its_family_takes_that_familys_sums_and_refuses_the_rest(
 
 @pytest.mark.parametrize(
     "text, says",
-    [("zz: 1+2", "no family 'zz'"), (": 1+2", "no family"), ("a3x2 12+34+56", "put a ':'"), ("2d:", "type a sum")],
+    [
+        ("zz: 1+2", "no environment 'zz'"),
+        (": 1+2", "no environment"),
+        ("a3x2 12+34+56", "put a ':'"),
+        ("2d:", "type a sum"),
+    ],
 )
 def test_a_probe_with_a_bad_family_name_is_one_line(text, says):
     """An unknown family before the colon, or a family name without one, is refused saying what to write."""

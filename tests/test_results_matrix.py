@@ -50,7 +50,7 @@ def test_curve_families_are_named_by_name_or_short_label():
     assert parse_families("a3x2, sub_3x2") == ["add_3x2", "sub_3x2"]
     with pytest.raises(GridError, match="--curve: add_3x2 appears twice"):
         parse_families("a3x2, sub_3x2,add_3x2")
-    with pytest.raises(MatrixError, match="no family 'zz'; name one of a2x2, a3x1"):
+    with pytest.raises(MatrixError, match="no environment 'zz'; name one of a2x2, a3x1"):
         parse_families("a3x2,zz")
 
 

@@ -302,7 +302,7 @@ def test_breadth_rl_refuses_bad_input_in_one_line(capsys, tmp_path):
     out = tmp_path / "rl.safetensors"
     base = ["rl", "--mix", "three_digit=10", "--out", out]
     assert "group size must be at least 2" in _one_line_error(capsys, [*base, "--group-size", "1"])
-    assert "names no family" in _one_line_error(capsys, ["rl", "--mix", "@operands:9=5", "--out", out])
+    assert "names no environment" in _one_line_error(capsys, ["rl", "--mix", "@operands:9=5", "--out", out])
     assert "empty mix" in _one_line_error(capsys, ["rl", "--mix", "", "--out", out])
     assert "vocabulary differs" in _one_line_error(capsys, [*base, "--from", _other_vocabulary(tmp_path)])
     assert "no shipped model of that name" in _one_line_error(capsys, [*base, "--from", "nope"])

@@ -131,7 +131,7 @@ def test_an_unreachable_cluster_is_one_line_within_seconds(capsys, tmp_path, mon
 @pytest.mark.parametrize(
     "argv, needle",
     [
-        (["sweep", "--mix", "nope=4"], "unknown family"),
+        (["sweep", "--mix", "nope=4"], "unknown environment"),
         (["sweep", "--mix", "two_digit=4", "--lr", "0"], "lr"),
         (["sweep", "--mix", "two_digit=4", "--colour", "red"], "unrecognized"),
         (["sweep"], "no mixes"),

@@ -1,4 +1,4 @@
-"""Filling the form's counts by coordinates: a selector from the registry and a count under "more families"."""
+"""Filling the form's counts by coordinates: a selector from the registry and a count under "more environments"."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ def _counts(panel) -> dict[str, str]:
 def test_the_choices_come_from_the_registry_and_each_names_families():
     """All families, each value of each dimension, then one leave-one-out per family; every selector parses."""
     choices = dict(fill_choices())
-    assert choices["all families"] == "all"
+    assert choices["all environments"] == "all"
     assert choices["all with 2 operands"] == "operands:2" and choices["all with 1 digit"] == "digits:1"
     assert choices["all sub"] == "op:sub"
     for family in FAMILIES.values():
@@ -27,7 +27,7 @@ def test_the_choices_come_from_the_registry_and_each_names_families():
 
 
 async def test_all_with_two_operands_fills_the_counts_and_trains_that_mix(tmp_path, monkeypatch):
-    """Opening "more families", choosing "all with 2 operands" by keyboard, count 20 and Enter sets the 2-operand
+    """Opening "more environments", choosing "all with 2 operands" by keyboard, count 20 and Enter sets the 2-operand
     families to 20 and the rest to 0; F2 trains exactly that mix."""
     monkeypatch.setenv("BREADTH_STORE", str(tmp_path / "s.sqlite"))
     monkeypatch.setenv("BREADTH_RUNS", str(tmp_path / "runs"))

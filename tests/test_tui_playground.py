@@ -188,4 +188,4 @@ async def test_a_difference_plays_and_its_verdict_names_its_family():
         assert "correct" in shown and "(three single digits subtracted)" in shown
         assert FAMILIES["sub_3x1"].words != FAMILIES["three_digit"].words
         outside = await _play_one(pilot, "123+4")
-        assert "(outside every family)" in str(outside.render())
+        assert "(outside every environment)" in str(outside.render())

@@ -81,7 +81,7 @@ async def test_own_families_have_bars_the_other_environments_a_summary_and_every
 
 
 async def test_a_family_outside_the_plate_is_set_under_more_families_and_trained(tmp_path, monkeypatch):
-    """Counts set under "more families" (named in its folded title) train that family alone; the new model's
+    """Counts set under "more environments" (named in its folded title) train that family alone; the new model's
     own family gets the bar and the plate's two join the other environments."""
     monkeypatch.setenv("BREADTH_STORE", str(tmp_path / "s.sqlite"))
     monkeypatch.setenv("BREADTH_RUNS", str(tmp_path / "runs"))
@@ -99,7 +99,7 @@ async def test_a_family_outside_the_plate_is_set_under_more_families_and_trained
         panel.query_one("#steps", Input).value = "10"
         await pilot.pause()
         assert panel.query_one("#preset", Select).value == "custom"
-        assert panel.query_one("#more", Collapsible).title == "more families: sub 3 0-9 40"  # its matrix column
+        assert panel.query_one("#more", Collapsible).title == "more environments: sub 3 0-9 40"  # its matrix column
         await pilot.press("f2")
         await wait_for(
             pilot, lambda: app.training is None and app.entries[app.current].origin == "trained", what="training"

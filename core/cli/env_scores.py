@@ -130,7 +130,7 @@ def evaluate_environments(args) -> int:
     from breadth.core.learning.train import use_one_thread
 
     if args.figure:
-        raise UsageError("--figure draws the ten families' scores; with --envs, --where or --draw use --json")
+        raise UsageError("--figure draws the ten named environments' scores; with --envs, --where or --draw use --json")
     held_out = held_out_from_text(args.held_out)
     seed = None if args.seed is None else FinetuneSettings.from_text(seed=args.seed).seed
     families = chosen(args.envs, args.where or [], args.draw, args.draw_seed)  # refused before the model loads

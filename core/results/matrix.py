@@ -175,10 +175,12 @@ def parse_families(text: str) -> list[str]:
     for part in filter(None, (t.strip() for t in text.split(","))):
         family = family_named(part)
         if family is None:
-            raise MatrixError(f"no family {part[:20]!r}; name one of {', '.join(f.short for f in FAMILIES.values())}")
+            raise MatrixError(
+                f"no environment {part[:20]!r}; name one of {', '.join(f.short for f in FAMILIES.values())}"
+            )
         names.append(family.name)
     if not names:
-        raise MatrixError("name at least one family, e.g. a3x2,s3x2")
+        raise MatrixError("name at least one environment, e.g. a3x2,s3x2")
     refuse_repeats("--curve", names)
     return names
 
@@ -188,7 +190,7 @@ def breadth_points(rows: list[MatrixRow], held_out: list[str]) -> list[BreadthPo
     and the mean over the row's own families, seed by seed, each with its 95% interval over seeds."""
     trained_on = sorted({name for row in rows for name in row.trained} & set(held_out))
     if trained_on:
-        raise MatrixError(f"a held-out family is trained on by some row: {', '.join(trained_on)}")
+        raise MatrixError(f"a held-out environment is trained on by some row: {', '.join(trained_on)}")
     points = []
     for row in rows:
         counts = dict(Mix.parse(row.mix).counts) if row.trained else {}

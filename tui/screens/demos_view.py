@@ -99,7 +99,7 @@ def summary(mix: Mix, seed: int, lines: list[DemoLine], codes: bool = False) -> 
     out.append(f"with loss: {total.with_loss:,} ({100 * total.share:.0f}%)", style="bold")
     if len(per_family) > 1:
         shares = (f"{FAMILIES[name].name_for(codes)} {100 * t.share:.0f}%" for name, t in per_family.items())
-        out.append(" · per family: " + " · ".join(shares), style="dim")
+        out.append(" · per environment: " + " · ".join(shares), style="dim")
     return out
 
 

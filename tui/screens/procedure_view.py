@@ -118,7 +118,7 @@ class ProcedureView(Screen):
         Binding("right", "step(1)", "Later"),
         Binding("home", "step(-1000)", "First", show=False),
         Binding("end", "step(1000)", "Last", show=False),
-        Binding("a", "all_families", "All families"),
+        Binding("a", "all_families", "All environments"),
     ]
 
     @dataclass
@@ -272,7 +272,7 @@ class ProcedureView(Screen):
             else f"step {step} of {self.run.steps} (snapshot {self.at + 1} of {len(self.run.kept)})"
         )
         scored = "" if step in self.run.scores else " · scores come when the engine has scored this snapshot"
-        families = f"{sum(map(self._shown, self.lines))} of {len(self.lines)} families"  # `a` for all
+        families = f"{sum(map(self._shown, self.lines))} of {len(self.lines)} environments"  # `a` for all
         self.query_one("#procedure-status", Static).update(
             Text.assemble((self.run.title_for(self.codes), "bold"), f" · {where} · {families}{scored}")
         )

@@ -32,7 +32,7 @@ def where(problem: Problem) -> str:
     """What the family holding `problem` is, in plain words (`three single digits`; no example sum beside the sum
     posed), or `outside every family`."""
     family = FAMILIES.get(problem.family)
-    return family.words if family else "outside every family"
+    return family.words if family else "outside every environment"
 
 
 class ProbeView(Static):

@@ -86,7 +86,7 @@ class TrainPanel(Vertical):
         default = dict(PRESETS[DEFAULT_PRESET].mix.counts)
         with Horizontal(classes="row"):
             yield from _counts(PLATE, default, "num")
-        with Collapsible(title="more families", id="more"):
+        with Collapsible(title="more environments", id="more"):
             with Horizontal(classes="row"):
                 yield Select(fill_choices(), value="all", allow_blank=False, compact=True, id="fill-by")
                 yield BoundedInput(str(FILL_COUNT), type="integer", max_length=3, compact=True, id="fill-count")
@@ -104,7 +104,7 @@ class TrainPanel(Vertical):
                 yield BoundedInput(
                     str(HELD_OUT), type="integer", max_length=3, compact=True, id="held-out", classes="num"
                 )
-                yield Label("per family", classes="lbl")
+                yield Label("per environment", classes="lbl")
         self.loss_plot = LossPlot(id="loss")
         yield self.loss_plot
         self.reward_plot = RewardPlot(id="reward")  # in the loss plot's place while a run learns from reward
@@ -185,7 +185,7 @@ class TrainPanel(Vertical):
         """Folded, "more families" names the counts set under it, so none trains unseen."""
         counts = ((n, self.query_one(f"#count-{n}", Input).value.strip()) for n in MORE)
         set_here = ", ".join(f"{FAMILIES[n].column(self.codes)} {v}" for n, v in counts if v not in ("", "0"))
-        self.query_one("#more", Collapsible).title = f"more families: {set_here}" if set_here else "more families"
+        self.query_one("#more", Collapsible).title = f"more environments{': ' * bool(set_here)}{set_here}"
 
     def _mix(self) -> Mix:
         counts = {}
@@ -333,7 +333,7 @@ def fill_choices() -> list[tuple[str, str]]:
 
     All families, all at each value of each dimension, then all but each family (leave one out).
     """
-    choices = [("all families", "all")]
+    choices = [("all environments", "all")]
     for dimension in DIMENSIONS:
         for value in dimension_values(dimension):
             choices.append((_all_at(dimension, value), f"{dimension}:{value}"))

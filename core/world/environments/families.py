@@ -283,7 +283,7 @@ FAMILIES: dict[str, Family] = {}
 def register(family: Family) -> Family:
     """Add a family to the registry; a second family of the same name, short label, alias or coordinates is refused."""
     if family.name in FAMILIES:
-        raise ValueError(f"a family named {family.name!r} is already registered")
+        raise ValueError(f"an environment named {family.name!r} is already registered")
     taken = next((f for f in FAMILIES.values() for n in family.names() if n in f.names()), None)
     if taken is not None:
         raise ValueError(f"{family.name!r} would share a name with {taken.name!r}: {', '.join(taken.names())}")

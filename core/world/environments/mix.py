@@ -37,9 +37,11 @@ class Mix:
         for name, n in counts.items():
             found = family_named(name)
             if found is None:
-                raise MixError(f"unknown family {name!r}; known: {', '.join(FAMILIES)} (`breadth envs` lists more)")
+                raise MixError(
+                    f"unknown environment {name!r}; known: {', '.join(FAMILIES)} (`breadth envs` lists more)"
+                )
             if found.name in named:
-                raise MixError(f"family {found.name!r} appears twice in the mix")
+                raise MixError(f"environment {found.name!r} appears twice in the mix")
             named[found.name] = n
         counts = named
         for name, n in counts.items():
@@ -59,9 +61,11 @@ class Mix:
             name, sep, value = part.rpartition("=") if part.startswith("@") else part.partition("=")
             name, value = name.strip(), value.strip()
             if not sep or not (value.isascii() and value.isdigit()):  # isdigit alone passes '²', which int() refuses
-                raise MixError(f"expected family=count or @selector=count, got {part[:60]!r}")
+                raise MixError(f"expected environment=count or @selector=count, got {part[:60]!r}")
             if len(value) > 6:  # no pool is larger; thousands of digits would reach int()'s limit
-                raise MixError(f"{name[:40]}: a count of {len(value)} digits; no family has that many demonstrations")
+                raise MixError(
+                    f"{name[:40]}: a count of {len(value)} digits; no environment has that many demonstrations"
+                )
             if name.startswith("@"):
                 for selected in select(name[1:]):
                     counts[selected] = int(value)
@@ -69,7 +73,7 @@ class Mix:
             found = family_named(name)  # a short label or an old one (`2d`) names the family too
             name = found.name if found else name
             if name in named:
-                raise MixError(f"family {name!r} appears twice in the mix")
+                raise MixError(f"environment {name!r} appears twice in the mix")
             named.add(name)
             counts[name] = int(value)
         if not counts:
@@ -124,7 +128,7 @@ def select(selector: str) -> list[str]:
     dropped = set(_where(drop)) if bang else set()
     out = [name for name in chosen if name not in dropped]
     if not out:
-        raise MixError(f"@{selector} names no family")
+        raise MixError(f"@{selector} names no environment")
     return out
 
 

@@ -37,7 +37,7 @@ def parse_sum(text: str) -> Problem:
     family = family_named(named)
     if family is None:
         shorts = ", ".join(f.short for f in FAMILIES.values())
-        raise SumError(f"no family {named.strip()[:20]!r} before the ':'; name one of {shorts}")
+        raise SumError(f"no environment {named.strip()[:20]!r} before the ':'; name one of {shorts}")
     problem = _parse(rest)
     why = family.refusal(problem.operands, problem.op)
     if why:
@@ -57,7 +57,7 @@ def _parse(text: str) -> Problem:
     if bad is not None:
         first = (text.split() or [""])[0]
         if first and family_named(first) is not None:
-            raise SumError(f"put a ':' after the family's name, e.g. {first}: followed by its sum")
+            raise SumError(f"put a ':' after the environment's name, e.g. {first}: followed by its sum")
         signs = " and ".join(OPERATIONS)
         raise SumError(f"{bad!r} is not allowed: only digits, {signs} (e.g. 23+45 or 9-4)")
     m = _SUM.fullmatch(s)

@@ -170,7 +170,7 @@ def family(name: str) -> Family:
     """The family (registered or generated) of exactly this name; KeyError naming it otherwise."""
     found = FAMILIES.get(name) or family_named(name)
     if found is None or found.name != name:
-        raise KeyError(f"no family or environment named {name!r}")
+        raise KeyError(f"no environment named {name!r}")
     return found
 
 
