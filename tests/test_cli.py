@@ -13,7 +13,7 @@ import pytest
 
 from breadth.core.cli.main import USAGE_ERROR, main
 from breadth.core.storage.header import read_header, read_metadata
-from breadth.core.world.environments.families import FAMILIES
+from breadth.core.world.environments.families import REGISTERED
 from breadth.core.world.text.vocab import CHARS
 
 BREADTH = Path(sys.executable).parent / "breadth"
@@ -185,12 +185,12 @@ def test_train_then_eval(capsys, tmp_path, base_path):
     assert captured.err == ""
     data = json.loads(report.read_text())
     assert data["seed"] == 0 and data["held_out"] == 5
-    assert set(data["scores"]) == set(FAMILIES)  # every environment of the grid is scored
+    assert set(data["scores"]) == set(REGISTERED)  # every environment of the grid is scored
     for score in data["scores"].values():
         assert score["total"] == 5
         assert 0 <= score["solved"] <= 5
         assert sum(score["failures"].values()) == 5 - score["solved"]
-    assert len(data["episodes"]) == 5 * len(FAMILIES)
+    assert len(data["episodes"]) == 5 * len(REGISTERED)
     assert [e["family"] for e in data["episodes"]].count("three_digit") == 5
     for e in data["episodes"]:
         text = "".join(t for _, t in e["segments"])
@@ -214,7 +214,7 @@ def test_plate_runs_every_mix_and_seed_with_the_settings_given(capsys, tmp_path,
     for r in runs:
         assert r["settings"]["batch_size"] == 5 and r["settings"]["seed"] == r["seed"]
         assert r["steps_taken"] == 3
-        assert {f: v["total"] for f, v in r["scores"].items()} == {name: 4 for name in FAMILIES}
+        assert {f: v["total"] for f, v in r["scores"].items()} == {name: 4 for name in REGISTERED}
     printed = capsys.readouterr().out
     assert "mix 35+35" in printed and "batch_size 5" in printed
 

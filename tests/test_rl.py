@@ -18,7 +18,7 @@ from breadth.core.storage.header import read_header
 from breadth.core.storage.presets import checkpoint_path
 from breadth.core.storage.store import Store
 from breadth.core.world.arithmetic.problem import Problem
-from breadth.core.world.environments.families import FAMILIES
+from breadth.core.world.environments.families import REGISTERED
 from breadth.core.world.environments.mix import Mix
 from breadth.core.world.episodes.episode import Episode
 from breadth.core.world.episodes.rewards import Judged, advantages, judged, metrics
@@ -141,7 +141,7 @@ def test_fast_decoding_plays_exactly_as_one_position_at_a_time(one_thread):
     """Feeding the prompts in one step and dropping finished rows from the batch gives the same episodes as
     the plain decoder, including one that runs on to the context's end, and for prompts of several lengths."""
     model, _ = checkpoint.load(checkpoint_path("two_digit_70"))
-    prompts = [q.prompt for q in FAMILIES["three_digit"].held_out(0, 6) + FAMILIES["two_digit"].held_out(0, 6)]
+    prompts = [q.prompt for q in REGISTERED["three_digit"].held_out(0, 6) + REGISTERED["two_digit"].held_out(0, 6)]
     prompts += ["0+0+0+0=", "99+99+99+99="]
     plain = [ep.transcript.text for ep in rollout(GreedyPolicy(model, len(prompts)), prompts)]
     fast = rollout(GreedyPolicy(model, len(prompts), drop_finished=True, feeds_many=True), prompts)
@@ -155,7 +155,7 @@ def test_fast_decoding_plays_exactly_as_one_position_at_a_time(one_thread):
 def test_sampling_for_reward_repeats_by_seed(one_thread):
     """The fast sampling policy is seeded like the plain one: the same seed, the same episodes."""
     model, _ = checkpoint.load(checkpoint_path("mix_35_35"))
-    problems = FAMILIES["two_digit"].demonstrations(0, 4)
+    problems = REGISTERED["two_digit"].demonstrations(0, 4)
 
     def texts(seed):
         groups = reward.sample(model, problems, 4, 1.0, torch.Generator().manual_seed(seed))

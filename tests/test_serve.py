@@ -167,14 +167,14 @@ def _store_one_run(tmp_path, monkeypatch) -> None:
     from breadth.core.storage.header import weights_hash
     from breadth.core.storage.paths import BASE
     from breadth.core.storage.store import Store, StoredRun, run_key
-    from breadth.core.world.environments.families import FAMILIES
+    from breadth.core.world.environments.families import REGISTERED
     from breadth.core.world.episodes.scores import HeldOutScore
     from breadth.core.world.runs.records import RunMeta
     from breadth.core.world.runs.settings import FinetuneSettings
 
     monkeypatch.setenv("BREADTH_STORE", str(tmp_path / "s.sqlite"))
     settings, mix, base = FinetuneSettings(seed=0), "two_digit=70", weights_hash(BASE)
-    scores = {n: HeldOutScore(n, 50, 100, {}) for n in FAMILIES}
+    scores = {n: HeldOutScore(n, 50, 100, {}) for n in REGISTERED}
     run = RunMeta("finetune", settings, mix, 0, 100, scores, (1.0,), 5.0, 0.1)
     with Store() as store:
         store.add(StoredRun(run_key(mix, settings, 100, base), run, base, "sweep"))

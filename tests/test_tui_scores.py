@@ -8,7 +8,7 @@ from tui_helpers import fake_app, wait_for
 from breadth.core.storage.header import weights_hash
 from breadth.core.storage.paths import BASE
 from breadth.core.storage.store import Store, StoredRun, run_key
-from breadth.core.world.environments.families import FAMILIES
+from breadth.core.world.environments.families import REGISTERED
 from breadth.core.world.episodes.scores import HeldOutScore
 from breadth.core.world.runs.records import RunMeta
 from breadth.core.world.runs.settings import FinetuneSettings
@@ -56,7 +56,7 @@ async def test_own_families_have_bars_the_other_environments_a_summary_and_every
         assert len(shown.splitlines()[0]) < room  # the bar's interval leaves a column before the border
         await pilot.press("shift+f5")
         coded = str(panel.query_one("#family-scores").render())
-        for family in FAMILIES.values():
+        for family in REGISTERED.values():
             if family.name != "two_digit":
                 assert f"{family.short:<5}  0" in coded, f"{family.name} missing from the summary"
         await pilot.press("shift+f5")
@@ -88,7 +88,7 @@ async def test_a_family_outside_the_plate_is_set_under_more_families_and_trained
     app = fake_app()
     async with app.run_test(size=(80, 24)) as pilot:
         panel = app.train_panel
-        sub = FAMILIES["sub_3x1"]
+        sub = REGISTERED["sub_3x1"]
         for name in ("two_digit", "three_digit"):
             panel.query_one(f"#count-{name}", Input).value = "0"
         panel.query_one("#count-sub_3x1", Input).value = str(sub.demo_pool + 1)
@@ -105,11 +105,11 @@ async def test_a_family_outside_the_plate_is_set_under_more_families_and_trained
             pilot, lambda: app.training is None and app.entries[app.current].origin == "trained", what="training"
         )
         entry = app.entries[app.current]
-        assert entry.origin == "trained" and entry.run.mix == "sub_3x1=40" and set(entry.scores) == set(FAMILIES)
+        assert entry.origin == "trained" and entry.run.mix == "sub_3x1=40" and set(entry.scores) == set(REGISTERED)
         shown = str(app.score_panel.query_one("#family-scores").render())
         assert shown.startswith(sub.brief) and "other environments" in shown  # `3 singles minus`, in words
         assert "      add   2   3   4 sub   2   3" in shown  # two_digit (add 2 over 10-99) now among the others
-        assert not [f for f in FAMILIES.values() if f.short in shown]  # in words, no code
+        assert not [f for f in REGISTERED.values() if f.short in shown]  # in words, no code
 
 
 def test_a_long_title_keeps_its_run_number_in_the_runs_table():

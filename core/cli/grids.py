@@ -37,7 +37,7 @@ from breadth.core.storage.paths import BASE
 from breadth.core.storage.presets import PRESETS
 from breadth.core.storage.store import Store, store_files
 from breadth.core.sweeps.sweep import run_jobs
-from breadth.core.world.environments.families import FAMILIES
+from breadth.core.world.environments.families import REGISTERED
 from breadth.core.world.environments.mix import Mix
 from breadth.core.world.runs.recipes import FINETUNE, recipe, swept_by_any
 from breadth.core.world.runs.settings import held_out_from_text, swept
@@ -113,7 +113,7 @@ def matrix(args) -> int:
     """Run what the store lacks for the matrix's rows (mixes x seeds), then print and draw the matrix."""
     mixes: list[Mix] = parse_mixes(args.mix)
     if args.single:
-        mixes += [Mix.of(**{f.name: min(args.single, f.demo_pool)}) for f in FAMILIES.values()]
+        mixes += [Mix.of(**{f.name: min(args.single, f.demo_pool)}) for f in REGISTERED.values()]
     if args.plate:
         mixes += [p.mix for p in PRESETS.values()]
     if not mixes:

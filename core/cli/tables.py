@@ -16,7 +16,7 @@ from breadth.core.results.matrix_dimensions import OWN, dimension_columns, poole
 from breadth.core.results.report import BudgetPoint, CellSummary, PairedDifference, varied
 from breadth.core.storage.presets import PRESETS
 from breadth.core.storage.store import StoredRun
-from breadth.core.world.environments.families import FAMILIES, short_label
+from breadth.core.world.environments.families import REGISTERED, short_label
 from breadth.core.world.environments.mix import Mix, MixError, short_spec
 from breadth.core.world.episodes.scores import HeldOutScore
 from breadth.core.world.episodes.scoring import Scored
@@ -53,11 +53,11 @@ def plate_table(records: dict[tuple[str, int], RunMeta], seeds: list[int], held_
         box=box.SIMPLE_HEAD,  # no rules between columns: the table fits 80 columns with ten seeds
     )
     plate = list(dict.fromkeys(fam for preset in PRESETS.values() for fam in preset.plate))
-    others = [fam for fam in FAMILIES if fam not in plate]
+    others = [fam for fam in REGISTERED if fam not in plate]
     # the labels keep their words whole (`three-digit 70`); per-seed numbers fold onto more lines when narrow
     t.add_column("trained on", min_width=max(len(w) for p in PRESETS.values() for w in p.label.split()))
     for fam in plate:
-        t.add_column(FAMILIES[fam].short, justify="right", no_wrap=True)
+        t.add_column(REGISTERED[fam].short, justify="right", no_wrap=True)
         t.add_column("seeds", justify="right", style="dim", max_width=11)  # three a line; ten seeds on four
     if others:
         t.add_column("others", justify="right")  # the mean over every family no plate mix trains on
@@ -386,7 +386,7 @@ def breadth_table(points: list[BreadthPoint], title: str) -> Table:
     t.add_column("demos", justify="right", style="dim")
     names = list(dict.fromkeys(p.family for p in points))
     for name in names:
-        t.add_column("own (mean)" if name == TRAINED else f"{FAMILIES[name].short} held out", justify="right")
+        t.add_column("own (mean)" if name == TRAINED else f"{REGISTERED[name].short} held out", justify="right")
     for mix in dict.fromkeys(p.mix for p in points):
         mine = {p.family: p for p in points if p.mix == mix}
         first = next(iter(mine.values()))
