@@ -78,7 +78,7 @@ async def test_start_shows_three_panels_with_the_shipped_mix_loaded():
             assert region.width > 0 and region.height > 0
             assert region.right <= 80 and region.bottom <= 24
         assert app.current == "shipped:mix_35_35"
-        shown = str(app.score_panel.query_one("#family-scores").render())
+        shown = str(app.score_panel.query_one("#environment-scores").render())
         scores = app.entries["shipped:mix_35_35"].scores
         assert len(scores) == len(REGISTERED)
         for name, s in scores.items():

@@ -57,7 +57,7 @@ async def test_train_streams_loss_then_scores_and_saves_the_model(runs):
         assert all(s.total == 12 for s in entry.scores.values())  # the held-out size asked for
         assert Path(entry.path).parent == runs and Path(entry.path).is_file()
         assert len(app.score_panel.query_one("#runs").rows) == 4  # three shipped + this run
-        assert str(entry.scores["two_digit"].solved) in str(app.score_panel.query_one("#family-scores").render())
+        assert str(entry.scores["two_digit"].solved) in str(app.score_panel.query_one("#environment-scores").render())
         assert not app.train_panel.status_is_error
 
 

@@ -43,7 +43,7 @@ async def test_own_families_have_bars_the_other_environments_a_summary_and_every
         app.catalogue.switch_to("shipped:two_digit_70")
         await pilot.pause()
         panel = app.score_panel
-        shown = str(panel.query_one("#family-scores").render())
+        shown = str(panel.query_one("#environment-scores").render())
         assert "30/30 100%" in shown  # its own family, with a bar
         assert "other environments  mean 0%" in shown
         assert shown.splitlines()[-3:] == [  # add 3 numbers of 0-9 (three_digit) 0%, add 2 of 0-9 0%, ...
@@ -55,13 +55,13 @@ async def test_own_families_have_bars_the_other_environments_a_summary_and_every
         assert all(len(line) <= room for line in shown.splitlines())  # nothing wrapped or cut
         assert len(shown.splitlines()[0]) < room  # the bar's interval leaves a column before the border
         await pilot.press("shift+f5")
-        coded = str(panel.query_one("#family-scores").render())
+        coded = str(panel.query_one("#environment-scores").render())
         for family in REGISTERED.values():
             if family.name != "two_digit":
                 assert f"{family.short:<5}  0" in coded, f"{family.name} missing from the summary"
         await pilot.press("shift+f5")
-        assert str(panel.query_one("#family-scores").render()) == shown
-        assert panel.query_one("#family-scores").region.right <= panel.region.right
+        assert str(panel.query_one("#environment-scores").render()) == shown
+        assert panel.query_one("#environment-scores").region.right <= panel.region.right
         table = panel.query_one("#runs")
         assert sum(c.get_render_width(table) for c in table.ordered_columns) <= table.scrollable_content_region.width
         assert table.region.bottom <= panel.region.bottom
@@ -72,7 +72,7 @@ async def test_own_families_have_bars_the_other_environments_a_summary_and_every
         assert _row(table, old)[1:] == ["3", "90", "0", "90", "-"]  # 8 families never scored
         app.catalogue.switch_to(old)
         await pilot.pause()
-        shown = str(panel.query_one("#family-scores").render())
+        shown = str(panel.query_one("#environment-scores").render())
         assert "mean 0% of 1 scored" in shown
         assert shown.splitlines()[-2:] == [  # add 3 numbers of 0-9 alone scored
             "  0-9       -   0   -           -   -",
@@ -106,7 +106,7 @@ async def test_a_family_outside_the_plate_is_set_under_more_families_and_trained
         )
         entry = app.entries[app.current]
         assert entry.origin == "trained" and entry.run.mix == "sub_3x1=40" and set(entry.scores) == set(REGISTERED)
-        shown = str(app.score_panel.query_one("#family-scores").render())
+        shown = str(app.score_panel.query_one("#environment-scores").render())
         assert shown.startswith(sub.brief) and "other environments" in shown  # `3 singles minus`, in words
         assert "      add   2   3   4 sub   2   3" in shown  # two_digit (add 2 over 10-99) now among the others
         assert not [f for f in REGISTERED.values() if f.short in shown]  # in words, no code

@@ -35,7 +35,7 @@ def axis(cells: list[CellSummary]) -> tuple[str, list[float]]:
     mixes = [dict(Mix.parse(c.key.mix).counts) for c in cells]
     names = sorted({name for counts in mixes for name in counts}, key=list(REGISTERED).index)
     if len(names) != 2 or len({sum(counts.values()) for counts in mixes}) != 1:
-        raise FigureError("mixes make a curve only as a share between two families of one total")
+        raise FigureError("mixes make a curve only as a share between two environments of one total")
     label = REGISTERED[names[0]].label
     return f"{label} demonstrations (of {sum(mixes[0].values())})", [float(c.get(names[0], 0)) for c in mixes]
 
@@ -128,7 +128,7 @@ def budget_figure(points: list[BudgetPoint], out: Path) -> list[Path]:
     seeds = sorted({len(p.alone.rates) for p in points} | {len(p.mixed.rates) for p in points})
     n = seeds[0] if len(seeds) == 1 else f"{seeds[0]}-{seeds[-1]}"
     title = f"the cost of mixing: mean over {n} seeds, 95% intervals over seeds"
-    success_axes(ax, "demonstrations in all (a mix gives each family half)", title, legend_size=8)
+    success_axes(ax, "demonstrations in all (a mix gives each environment half)", title, legend_size=8)
     return finish(plt, fig, out)
 
 
@@ -228,7 +228,7 @@ def breadth_figure(points: list[BreadthPoint], out: Path, seeds: int) -> list[Pa
         mean = [100 * p.mean for p in line]
         err = [[100 * (p.mean - p.low) for p in line], [100 * (p.high - p.mean) for p in line]]
         label = (
-            "own families (mean)"
+            "own environments (mean)"
             if name == TRAINED
             else f"{REGISTERED[name].label} ({REGISTERED[name].short}), held out"
         )
@@ -333,7 +333,7 @@ def _scores_axes(ax, run: RunMeta) -> None:
     ax.set_xlabel("held-out success (%), 95% interval")
     held = sorted({run.scores[n].total for n in names if n in run.scores and run.scores[n].total})
     sums = f"{held[0]}" if len(held) == 1 else f"{held[0]}-{held[-1]}"
-    ax.set_title(f"held-out sums ({sums} per family, never trained on)")
+    ax.set_title(f"held-out sums ({sums} per environment, never trained on)")
     ax.grid(axis="x", alpha=0.4)
     handles = [_patch(OWN, "trained on (its mix)")] if own else []
     scored = [run.scores[n].rate for n in others if run.scores[n].total]

@@ -88,7 +88,7 @@ class ScorePanel(Vertical):
         self.border_subtitle = self.TRAINING_NOTE if training else ""
 
     def compose(self) -> ComposeResult:
-        yield Static("", id="family-scores")
+        yield Static("", id="environment-scores")
         table = DataTable(id="runs", cursor_type="row", zebra_stripes=True, cell_padding=0, header_height=2)
         table.add_column("\nmodel", key="model", width=MODEL_WIDTH)  # longer titles are cut: scores stay in view
         for key, width in (("seed", SEED_WIDTH), *SCORE_COLUMNS):
@@ -102,7 +102,7 @@ class ScorePanel(Vertical):
         if entry is None:
             self.heading = f"{self.BORDER_TITLE}: no model loaded"
             self.border_title = Content(self.heading)
-            self.query_one("#family-scores", Static).update("")
+            self.query_one("#environment-scores", Static).update("")
             return
         seed = f", seed {entry.seed}" if entry.seed != "-" else ""
         note = f"  {note}" if note else ""
@@ -110,7 +110,7 @@ class ScorePanel(Vertical):
         self.border_title = Content(self.heading)  # text, never markup: a title may hold `[b]`
         own = own_families(entry.run)
         if not registered_only(entry.scores, own):  # generated environments: pooled, by dimension
-            self.query_one("#family-scores", Static).update(Text("\n").join(pooled_lines(entry.scores, own)))
+            self.query_one("#environment-scores", Static).update(Text("\n").join(pooled_lines(entry.scores, own)))
             return
         lines = []
         codes, room = self.codes, self.room()
@@ -124,7 +124,7 @@ class ScorePanel(Vertical):
                 kinds = ", ".join(f"{shown(kind)} {n}" for kind, n in s.failures.items())  # a checkpoint's words
                 lines.append(Text(f"    {kinds}", style="dim", no_wrap=True, overflow="ellipsis"))
         lines.append(other_environments(entry.scores, own, codes))
-        self.query_one("#family-scores", Static).update(Text("\n").join(lines))
+        self.query_one("#environment-scores", Static).update(Text("\n").join(lines))
 
     def room(self) -> int:
         """The columns the scores have: the panel's inside once laid out (80x24's before)."""
