@@ -21,7 +21,7 @@ from rich.table import Table
 
 from breadth.core.learning.experiment import train_run
 from breadth.core.storage.presets import PRESETS
-from breadth.core.world.environments.families import FAMILIES
+from breadth.core.world.environments.families import REGISTERED
 from breadth.core.world.runs.settings import FinetuneSettings
 
 TARGET = 5.0  # seconds: one fine-tune plus scoring on one core
@@ -44,7 +44,7 @@ def main(argv: list[str] | None = None) -> int:
             evals.append(record.eval_seconds)
             totals.append(record.train_seconds + record.eval_seconds)
         rows[name] = {"train": trains, "eval": evals, "total": totals}
-    episodes = 30 * len(FAMILIES)
+    episodes = 30 * len(REGISTERED)
     table = Table(title=f"one fine-tune + {episodes} held-out episodes, one torch thread (target <= {TARGET:g} s)")
     for column in ("mix", "fine-tune s (median)", "scoring s (median)", "total s best", "total s median", "target"):
         table.add_column(column, justify="right" if column != "mix" else "left")

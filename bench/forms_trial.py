@@ -35,7 +35,7 @@ from breadth.core.storage.paths import BASE
 from breadth.core.world.arithmetic.calculator import DROPPED, FORMS, CallSyntax
 from breadth.core.world.arithmetic.operations import ADD
 from breadth.core.world.arithmetic.problem import Problem
-from breadth.core.world.environments.families import FAMILIES
+from breadth.core.world.environments.families import REGISTERED
 from breadth.core.world.episodes.episode import Episode
 from breadth.core.world.episodes.rollout import run_episodes
 from breadth.core.world.episodes.verdict import judge
@@ -71,7 +71,7 @@ def demonstrations(seed: int, forms: list[CallSyntax]) -> dict[str, list[Posed]]
     """Per form, DEMOS sums of each kind, other sums for each form (the plate's own first DEMOS for the first)."""
     out: dict[str, list[Posed]] = {f.name: [] for f in forms}
     for kind in KINDS:
-        pool = FAMILIES[kind].demonstrations(seed, DEMOS * len(forms))
+        pool = REGISTERED[kind].demonstrations(seed, DEMOS * len(forms))
         for i, form in enumerate(forms):
             out[form.name] += [Posed(p, form) for p in pool[i * DEMOS : (i + 1) * DEMOS]]
     return out
@@ -90,7 +90,7 @@ def scores(model: GPT, seed: int, held_out: int, forms: list[CallSyntax]) -> tup
     """Per form and kind, the shares solved and in form, greedily with the episode in that form; and the failures."""
     out: Scores = {}
     failed: dict[str, dict[str, dict[str, int]]] = {}
-    problems = [p for kind in KINDS for p in FAMILIES[kind].held_out(seed, held_out)]
+    problems = [p for kind in KINDS for p in REGISTERED[kind].held_out(seed, held_out)]
     for form in forms:
         episodes = [
             Episode(form.prompt(p.operands, p.operation), syntax=form, max_length=model.config.block_size)

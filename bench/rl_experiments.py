@@ -131,7 +131,7 @@ def curve_tasks(lr: float, group: int, seeds, demos: int = CURVE_DEMOS) -> list[
     """Per seed, split and N (0: the ceiling): the warm start, then reward on the same environments' sums."""
     from breadth.core.results.breadth_curve import CEILING
     from breadth.core.world.environments.mix import Mix
-    from breadth.core.world.environments.registry import family
+    from breadth.core.world.environments.registry import by_name
 
     plan = curve_plan(seeds, demos)
     prefix = curve_prefix(demos)
@@ -143,7 +143,7 @@ def curve_tasks(lr: float, group: int, seeds, demos: int = CURVE_DEMOS) -> list[
         scored = {"families": list(job.families), "held_out": CURVE_HELD_OUT}
         steps = {"steps": job.settings.steps}
         out.append(task(f"{prefix}warm-{tag}", "finetune", job.cell.mix.spec(), job.seed, None, **steps) | scored)
-        rl_mix = Mix.of(**{name: min(CURVE_PROMPTS, family(name).demo_pool) for name in trained}).spec()
+        rl_mix = Mix.of(**{name: min(CURVE_PROMPTS, by_name(name).demo_pool) for name in trained}).spec()
         rl = rl_settings(lr, group)
         out.append(task(f"{prefix}rl-{tag}", "reward", rl_mix, job.seed, f"{prefix}warm-{tag}", **rl) | scored)
         out[-1]["held"] = out[-2]["held"] = held
@@ -162,7 +162,7 @@ def do(spec: dict) -> dict:
     from breadth.core.storage.files import write_atomic
     from breadth.core.storage.paths import BASE
     from breadth.core.world.environments.mix import Mix
-    from breadth.core.world.environments.registry import family
+    from breadth.core.world.environments.registry import by_name
     from breadth.core.world.episodes.scoring import play, tally
     from breadth.core.world.runs.settings import FinetuneSettings, RewardSettings
 
@@ -175,7 +175,7 @@ def do(spec: dict) -> dict:
         Mix.parse(spec["mix"]), settings, start, spec.get("held_out", HELD_OUT), families=spec.get("families")
     )
     names = [KNOWN, TARGET]
-    problems = [p for n in names for p in family(n).validation(spec["seed"], VALIDATION)]
+    problems = [p for n in names for p in by_name(n).validation(spec["seed"], VALIDATION)]
     validation = {
         n: s.rate for n, s in tally(play(greedy(model), problems, max_length=model.config.block_size), names).items()
     }

@@ -24,7 +24,7 @@ from breadth.core.storage.files import user_path, write_atomic, write_new
 from breadth.core.storage.header import KEY, read_header
 from breadth.core.storage.snapshot_file import plan, saved_snapshots, sidecar_of
 from breadth.core.world.arithmetic.problem import Problem
-from breadth.core.world.environments.families import FAMILIES
+from breadth.core.world.environments.families import REGISTERED
 from breadth.core.world.episodes.episode import Episode
 from breadth.core.world.episodes.rewards import judged, sampled
 from breadth.core.world.episodes.rollout import rollout
@@ -129,7 +129,7 @@ def scripted_group(problem: Problem, step: int, steps: int, size: int = 4) -> Sa
 def scripted_env_score(name: str, held_out: int) -> HeldOutScore:
     """A scripted environment score: every sum of a registered family solved (the demonstrator's), none of a
     generated one (each failed without a call)."""
-    solved = held_out if name in FAMILIES else 0
+    solved = held_out if name in REGISTERED else 0
     return HeldOutScore(name, solved, held_out, {"no call": held_out - solved} if solved < held_out else {})
 
 
@@ -191,8 +191,8 @@ class ScriptedModels(Models):
             if on_step(stats) is False:
                 stopped = {"losses": tuple(losses), "completed": False, "before": before}
                 return None, RunMeta.of_run(settings, mix, held_out, base, measured, **stopped)
-        problems = [p for f in FAMILIES.values() for p in f.held_out(settings.seed, held_out)]
-        scores = tally(play(lambda batch: ScriptedPolicy(self.script, batch), problems), list(FAMILIES))
+        problems = [p for f in REGISTERED.values() for p in f.held_out(settings.seed, held_out)]
+        scores = tally(play(lambda batch: ScriptedPolicy(self.script, batch), problems), list(REGISTERED))
         seconds = time.monotonic() - start
         done = {"scores": scores, "losses": tuple(losses), "train_seconds": seconds, "before": before}
         return base, RunMeta.of_run(settings, mix, held_out, base, measured, **done)

@@ -13,7 +13,7 @@ import pytest
 
 from breadth.core.cli.main import USAGE_ERROR, main
 from breadth.core.storage.header import read_header, read_metadata
-from breadth.core.world.environments.families import FAMILIES
+from breadth.core.world.environments.families import REGISTERED
 from breadth.core.world.text.vocab import CHARS
 
 BREADTH = Path(sys.executable).parent / "breadth"
@@ -166,7 +166,7 @@ def test_play_on_the_base(capsys, base_path):
 def test_play_outside_both_families(capsys, base_path):
     """A sum outside every family is played and labelled as such."""
     assert main(["play", str(base_path), "123+4"]) == 0
-    assert "(true result 127; outside every family)" in capsys.readouterr().out
+    assert "(true result 127; outside every environment)" in capsys.readouterr().out
 
 
 @pytest.mark.slow
@@ -176,7 +176,7 @@ def test_train_then_eval(capsys, tmp_path, base_path):
     assert main(["train", "--mix", "two_digit=8", "--steps", "5", "--out", str(ckpt)]) == 0
     assert f"wrote {ckpt}" in capsys.readouterr().out.replace("\n", "")
     run = read_metadata(ckpt)
-    assert run.kind == "finetune" and run.mix == "two_digit=8" and run.seed == 0
+    assert run.recipe == "finetune" and run.mix == "two_digit=8" and run.seed == 0
     assert run.settings.steps == 5 and len(run.losses) == 5 and run.completed is True
     assert run.base == str(base_path)
 
@@ -185,12 +185,12 @@ def test_train_then_eval(capsys, tmp_path, base_path):
     assert captured.err == ""
     data = json.loads(report.read_text())
     assert data["seed"] == 0 and data["held_out"] == 5
-    assert set(data["scores"]) == set(FAMILIES)  # every environment of the grid is scored
+    assert set(data["scores"]) == set(REGISTERED)  # every environment of the grid is scored
     for score in data["scores"].values():
         assert score["total"] == 5
         assert 0 <= score["solved"] <= 5
         assert sum(score["failures"].values()) == 5 - score["solved"]
-    assert len(data["episodes"]) == 5 * len(FAMILIES)
+    assert len(data["episodes"]) == 5 * len(REGISTERED)
     assert [e["family"] for e in data["episodes"]].count("three_digit") == 5
     for e in data["episodes"]:
         text = "".join(t for _, t in e["segments"])
@@ -214,7 +214,7 @@ def test_plate_runs_every_mix_and_seed_with_the_settings_given(capsys, tmp_path,
     for r in runs:
         assert r["settings"]["batch_size"] == 5 and r["settings"]["seed"] == r["seed"]
         assert r["steps_taken"] == 3
-        assert {f: v["total"] for f, v in r["scores"].items()} == {name: 4 for name in FAMILIES}
+        assert {f: v["total"] for f, v in r["scores"].items()} == {name: 4 for name in REGISTERED}
     printed = capsys.readouterr().out
     assert "mix 35+35" in printed and "batch_size 5" in printed
 
@@ -238,7 +238,7 @@ def test_pretrain_writes_to_the_users_folder_never_into_the_package(capsys, tmp_
     assert main(["pretrain", "--steps", "3"]) == 0
     written = tmp_path / "home" / "base.safetensors"
     assert f"wrote {written}" in capsys.readouterr().out.replace("\n", "")
-    assert read_metadata(written).kind == "pretrain" and read_metadata(written).settings.steps == 3
+    assert read_metadata(written).recipe == "pretrain" and read_metadata(written).settings.steps == 3
     assert base_path.read_bytes() == shipped
     out = tmp_path / "elsewhere.safetensors"
     assert main(["pretrain", "--steps", "2", "--out", str(out)]) == 0

@@ -14,13 +14,13 @@ from breadth.core.world.arithmetic.coordinates import DIMENSIONS, Coordinates
 from breadth.core.world.arithmetic.problem import Problem
 from breadth.core.world.environments.families import (
     DEMO_POOL,
-    FAMILIES,
+    REGISTERED,
     SAMPLED_ALL,
-    Family,
+    Environment,
     dimension_values,
-    families_where,
-    family_of,
+    environment_of,
     register,
+    registered_where,
 )
 from breadth.core.world.environments.mix import Mix, MixError
 from breadth.core.world.environments.probe import SumError, parse_sum
@@ -30,27 +30,29 @@ from breadth.core.world.text.vocab import ERROR
 
 def test_registry_refuses_a_duplicate_name_or_coordinates():
     """Registering a second family under an existing name, or at taken coordinates, raises and keeps the original."""
-    original = dict(FAMILIES)
+    original = dict(REGISTERED)
     with pytest.raises(ValueError, match="two_digit"):
-        register(Family("two_digit", "2d", "two-digit", "an impostor", Coordinates(4, 2, "-")))
+        register(Environment("two_digit", "2d", "two-digit", "an impostor", Coordinates(4, 2, "-")))
     with pytest.raises(ValueError, match="same coordinates"):
-        register(Family("twin", "tw", "twin", "the plate's two-digit family again", Coordinates(2, 2, "+")))
-    assert FAMILIES == original
-    assert FAMILIES["two_digit"] is original["two_digit"]
+        register(Environment("twin", "tw", "twin", "the plate's two-digit family again", Coordinates(2, 2, "+")))
+    assert REGISTERED == original
+    assert REGISTERED["two_digit"] is original["two_digit"]
 
 
 def test_the_grid_holds_the_plates_families_first_and_varies_along_three_dimensions():
     """The plate's two families come first; at least 8 families vary along operands, digits and operation."""
-    assert list(FAMILIES)[:2] == ["two_digit", "three_digit"]
-    assert FAMILIES["two_digit"].at == Coordinates(2, 2, "+") and FAMILIES["three_digit"].at == Coordinates(3, 1, "+")
-    assert len(FAMILIES) >= 8
+    assert list(REGISTERED)[:2] == ["two_digit", "three_digit"]
+    assert REGISTERED["two_digit"].at == Coordinates(2, 2, "+") and REGISTERED["three_digit"].at == Coordinates(
+        3, 1, "+"
+    )
+    assert len(REGISTERED) >= 8
     for dimension in DIMENSIONS:
         assert len(dimension_values(dimension)) >= 2, dimension
     assert dimension_values("operands") == ["2", "3", "4"] and dimension_values("op") == ["add", "sub"]
-    assert families_where(operands="2") == ["two_digit", "add_2x1", "sub_2x2"]
-    assert set(families_where(op="sub", digits="1")) == {"sub_3x1", "sub_4x1"}
+    assert registered_where(operands="2") == ["two_digit", "add_2x1", "sub_2x2"]
+    assert set(registered_where(op="sub", digits="1")) == {"sub_3x1", "sub_4x1"}
     with pytest.raises(ValueError, match="dimension"):
-        families_where(colour="blue")
+        registered_where(colour="blue")
 
 
 def test_the_plates_families_keep_their_demonstrations_and_held_out_sums():
@@ -66,33 +68,33 @@ def test_the_plates_families_keep_their_demonstrations_and_held_out_sums():
         ("three_digit", 7): "4debbb06450f6712",
     }
     for (name, seed), digest in pinned.items():
-        fam = FAMILIES[name]
+        fam = REGISTERED[name]
         demos = [list(p.operands) for p in fam.demonstrations(seed, 200)]
         held = [list(p.operands) for p in fam.held_out(seed, None) + fam.validation(seed, None)]
         assert hashlib.sha256(json.dumps([demos, held]).encode()).hexdigest()[:16] == digest, (name, seed)
-    assert FAMILIES["two_digit"].size() == 8100 and FAMILIES["three_digit"].size() == 1000
+    assert REGISTERED["two_digit"].size() == 8100 and REGISTERED["three_digit"].size() == 1000
 
 
 # The contract every registered family keeps (a new family is checked by these without a line of test).
 
 
-@pytest.mark.parametrize("name", list(FAMILIES))
+@pytest.mark.parametrize("name", list(REGISTERED))
 def test_problems_reproducible_from_seed_and_index(name):
     """The same (seed, index) always gives the same problem; another seed gives another order."""
-    fam = FAMILIES[name]
+    fam = REGISTERED[name]
     first = [fam.problem(3, i) for i in range(50)]
     assert [fam.problem(3, i) for i in range(50)] == first
     assert [fam.problem(4, i) for i in range(50)] != first
     assert all(p.family == name and p.op == fam.op and fam.contains(p.operands) for p in first)
-    assert all(family_of(p.operands, p.op) == name for p in first)  # coordinates name one family
+    assert all(environment_of(p.operands, p.op) == name for p in first)  # coordinates name one family
     assert len(set(first)) == 50  # an order, not draws with replacement
     assert fam.demonstrations(3, 50) == first
 
 
-@pytest.mark.parametrize("name", list(FAMILIES))
+@pytest.mark.parametrize("name", list(REGISTERED))
 def test_seeded_order_is_a_permutation_of_the_space(name):
     """A seed's order holds every sum of a listed family exactly once; a sampled family's never repeats one."""
-    fam = FAMILIES[name]
+    fam = REGISTERED[name]
     if fam.sampled:
         drawn = [fam.problem(1, i).operands for i in range(5000)]
         assert len(set(drawn)) == 5000 and all(fam.contains(t) for t in drawn)
@@ -110,11 +112,11 @@ def _extremes(fam) -> list[tuple[int, ...]]:
     return [t for t in (high, low, first_high) if fam.contains(t)]
 
 
-@pytest.mark.parametrize("name", list(FAMILIES))
+@pytest.mark.parametrize("name", list(REGISTERED))
 def test_every_demonstration_is_accepted_by_the_calculator_and_fits_the_context(name):
     """Demonstrations use calls the calculator answers (never `?|`), end in the true result, fit the vocabulary and
     the context: every sum of a listed family; a sampled family's first 2000 and its extreme sums."""
-    fam = FAMILIES[name]
+    fam = REGISTERED[name]
     sums = fam.space if not fam.sampled else [fam.problem(0, i).operands for i in range(2000)] + _extremes(fam)
     longest = 0
     for operands in sums:
@@ -128,12 +130,12 @@ def test_every_demonstration_is_accepted_by_the_calculator_and_fits_the_context(
     assert longest <= MAX_LENGTH
 
 
-@pytest.mark.parametrize("name", list(FAMILIES))
+@pytest.mark.parametrize("name", list(REGISTERED))
 @pytest.mark.parametrize("seed", range(3))
 def test_held_out_never_among_demonstrations(name, seed):
     """The three splits never meet: no test sum (held-out 'all' included) or validation sum is among the largest
     demonstration pool of the same seed, nor in the other split; a listed family's splits are its whole space."""
-    fam = FAMILIES[name]
+    fam = REGISTERED[name]
     demos = {p.operands for p in fam.demonstrations(seed, fam.demo_pool)}
     held = [p.operands for p in fam.held_out(seed, None)]
     valid = [p.operands for p in fam.validation(seed, None)]
@@ -147,9 +149,9 @@ def test_held_out_never_among_demonstrations(name, seed):
 
 def test_held_out_count_is_capped_by_the_family():
     """Asking for more held-out sums than a family has gives its whole test split, no more."""
-    fam = FAMILIES["three_digit"]  # 1000 sums: 200 demonstrations, 600 test, 200 validation
+    fam = REGISTERED["three_digit"]  # 1000 sums: 200 demonstrations, 600 test, 200 validation
     assert len(fam.held_out(0, 10_000)) == fam.size() - DEMO_POOL - 200 == 600
-    small = FAMILIES["add_2x1"]  # 100 sums: half kept for demonstrations; of the rest, a quarter for validation
+    small = REGISTERED["add_2x1"]  # 100 sums: half kept for demonstrations; of the rest, a quarter for validation
     assert small.demo_pool == 50 and len(small.held_out(0, None)) == 38 and len(small.validation(0, None)) == 12
 
 
@@ -157,7 +159,7 @@ def test_held_out_count_is_capped_by_the_family():
 def test_demonstrations_beyond_the_pool_are_refused(count):
     """Demonstrations come only from the pool: a count outside 0..DEMO_POOL raises ValueError."""
     with pytest.raises(ValueError):
-        FAMILIES["two_digit"].demonstrations(0, count)
+        REGISTERED["two_digit"].demonstrations(0, count)
     with pytest.raises(MixError, match="from 0 to 50"):
         Mix.of(add_2x1=51)
 
@@ -167,7 +169,7 @@ def test_subtraction_runs_left_to_right_and_never_below_zero():
     p = Problem((9, 4, 3), "sub_3x1", "-")
     assert p.prompt == "9-4-3=" and p.expected_calls() == ["9-4", "5-3"] and p.answer == 2
     assert p.demonstration().text == "9-4-3=B9-4|5|B5-3|2|2|"
-    fam = FAMILIES["sub_3x1"]
+    fam = REGISTERED["sub_3x1"]
     assert fam.contains((9, 4, 5)) and not fam.contains((9, 5, 5)) and fam.size() == 220
 
 
@@ -182,7 +184,7 @@ def test_presets_are_the_plates_mixes():
 def test_mix_demonstrations_come_family_by_family():
     """A mix's demonstrations are each family's first demonstrations for the seed, in registry order."""
     demos = PRESETS["mix_35_35"].mix.demonstrations(2)
-    assert demos == FAMILIES["two_digit"].demonstrations(2, 35) + FAMILIES["three_digit"].demonstrations(2, 35)
+    assert demos == REGISTERED["two_digit"].demonstrations(2, 35) + REGISTERED["three_digit"].demonstrations(2, 35)
 
 
 def test_mix_parse_round_trips_and_orders_by_registry():
@@ -286,11 +288,11 @@ def test_parse_sum_refuses(text):
     assert "\n" not in str(info.value) and str(info.value)
 
 
-@pytest.mark.parametrize("name", list(FAMILIES))
+@pytest.mark.parametrize("name", list(REGISTERED))
 def test_a_probe_naming_its_family_takes_that_familys_sums_and_refuses_the_rest(name):
     """`a3x2: 12+34+56` poses the sum as that family's; another count, operation or an operand outside the
     family's range is one line saying which, for every registered family, by name or short label."""
-    family = FAMILIES[name]
+    family = REGISTERED[name]
     sums = family.held_out(0, 5)
     for problem in sums:
         body = problem.prompt.removesuffix("=")
@@ -314,7 +316,12 @@ def test_a_probe_naming_its_family_takes_that_familys_sums_and_refuses_the_rest(
 
 @pytest.mark.parametrize(
     "text, says",
-    [("zz: 1+2", "no family 'zz'"), (": 1+2", "no family"), ("a3x2 12+34+56", "put a ':'"), ("2d:", "type a sum")],
+    [
+        ("zz: 1+2", "no environment 'zz'"),
+        (": 1+2", "no environment"),
+        ("a3x2 12+34+56", "put a ':'"),
+        ("2d:", "type a sum"),
+    ],
 )
 def test_a_probe_with_a_bad_family_name_is_one_line(text, says):
     """An unknown family before the colon, or a family name without one, is refused saying what to write."""
@@ -328,8 +335,8 @@ def test_a_probe_with_a_bad_family_name_is_one_line(text, says):
     [
         ("@operands:2=35", {"two_digit": 35, "add_2x1": 35, "sub_2x2": 35}),
         ("@op:sub&digits:1=20,two_digit=70", {"two_digit": 70, "sub_3x1": 20, "sub_4x1": 20}),
-        ("@all!operands:3&digits:2=10", {n: 10 for n in FAMILIES if n not in ("add_3x2", "sub_3x2")}),
-        ("@all=10,add_4x2=0", {n: 10 for n in FAMILIES if n != "add_4x2"}),
+        ("@all!operands:3&digits:2=10", {n: 10 for n in REGISTERED if n not in ("add_3x2", "sub_3x2")}),
+        ("@all=10,add_4x2=0", {n: 10 for n in REGISTERED if n != "add_4x2"}),
     ],
 )
 def test_mixes_name_families_by_their_coordinates(text, families):
@@ -348,7 +355,7 @@ def test_bad_selectors_are_one_line(text):
 def test_held_out_all_scores_every_held_out_sum_or_a_fixed_sample_of_a_huge_family():
     """`held_out=None` gives a listed family's whole test split (every sum neither demonstrated nor kept for
     validation) and SAMPLED_ALL less the demonstrations of a sampled one."""
-    small = FAMILIES["sub_4x1"]  # 715 sums: 200 demonstrations, 387 test, 128 (a quarter of the rest) validation
+    small = REGISTERED["sub_4x1"]  # 715 sums: 200 demonstrations, 387 test, 128 (a quarter of the rest) validation
     assert len(small.held_out(0, None)) == small.size() - 200 - (small.size() - 200) // 4 == 387
-    huge = FAMILIES["add_4x2"]
+    huge = REGISTERED["add_4x2"]
     assert huge.sampled and huge.size() == 90**4 and len(huge.held_out(0, None)) == SAMPLED_ALL - 200

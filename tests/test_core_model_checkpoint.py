@@ -112,7 +112,7 @@ def test_save_load_round_trip(tiny, tmp_path):
 def test_base_checkpoint_metadata(base_path):
     """The shipped base's metadata names a pre-trained model of the documented shape that solved every worksheet sum."""
     header = read_header(base_path)
-    assert header.run.kind == "pretrain"
+    assert header.run.recipe == "pretrain"
     assert header.model["vocab_size"] == VOCAB_SIZE
     assert (header.model["n_layer"], header.model["n_head"], header.model["n_embd"]) == (3, 4, 96)
     assert header.run.worksheet_accuracy == 1.0

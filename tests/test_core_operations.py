@@ -11,7 +11,7 @@ from breadth.core.world.arithmetic.calculator import SYNTAX, calculate
 from breadth.core.world.arithmetic.coordinates import Coordinates
 from breadth.core.world.arithmetic.operations import ADD, SUB, Operation
 from breadth.core.world.arithmetic.problem import Problem
-from breadth.core.world.environments.families import grid_family
+from breadth.core.world.environments.families import grid_environment
 from breadth.core.world.environments.probe import SumError, parse_sum
 from breadth.core.world.episodes.episode import Episode
 from breadth.core.world.episodes.verdict import judge
@@ -69,7 +69,7 @@ def test_adding_an_operation_is_one_record(monkeypatch):
     assert SYNTAX.parse("3*4").value == 12
     assert Problem((3, 4, 2), op="*").demonstration().text == "3*4*2=B3*4|12|B12*2|24|24|"
     assert parse_sum("3*4").answer == 12
-    family = grid_family(2, 1, "*")
+    family = grid_environment(2, 1, "*")
     assert family.name == "mul_2x1" and "multiplied" in family.description
     assert all(calculate(call) != "?|" for p in family.demonstrations(0, 10) for call in p.expected_calls())
 

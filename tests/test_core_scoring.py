@@ -7,7 +7,7 @@ from fake_engine import ScriptedPolicy, demonstrator
 
 from breadth.core.results.report import summarise
 from breadth.core.storage.store import Store, StoredRun, run_key
-from breadth.core.world.environments.families import FAMILIES
+from breadth.core.world.environments.families import REGISTERED
 from breadth.core.world.episodes.scores import EXAMPLES_KEPT, HeldOutScore, MetadataError
 from breadth.core.world.episodes.scoring import play, tally
 from breadth.core.world.runs.records import RunMeta
@@ -21,7 +21,7 @@ def odd_first_skips_the_call(operands: tuple[int, ...]) -> str:
 
 
 def _scores(seed: int = 0) -> tuple[list, dict[str, HeldOutScore]]:
-    problems = FAMILIES["two_digit"].held_out(seed, 30) + FAMILIES["three_digit"].held_out(seed, 30)
+    problems = REGISTERED["two_digit"].held_out(seed, 30) + REGISTERED["three_digit"].held_out(seed, 30)
     scored = play(lambda n: ScriptedPolicy(odd_first_skips_the_call, n), problems)
     return scored, tally(scored, ["two_digit", "three_digit"])
 
@@ -40,7 +40,7 @@ def test_a_score_keeps_its_first_failed_transcripts_with_who_wrote_what():
 
 def test_a_run_with_no_failures_keeps_no_examples():
     """A family solved on every sum keeps nothing, and its JSON form has no examples key."""
-    problems = FAMILIES["two_digit"].held_out(0, 10)
+    problems = REGISTERED["two_digit"].held_out(0, 10)
     score = tally(play(lambda n: ScriptedPolicy(demonstrator, n), problems), ["two_digit"])["two_digit"]
     assert score.solved == 10 and score.examples == () and "examples" not in score.to_dict()
 

@@ -20,7 +20,7 @@ from breadth.core.storage.paths import BASE
 from breadth.core.storage.presets import PRESETS
 from breadth.core.storage.snapshot_file import read_snapshot_header, sidecar_of
 from breadth.core.storage.store import StoreError
-from breadth.core.world.environments.families import FAMILIES
+from breadth.core.world.environments.families import REGISTERED
 
 MIX = PRESETS["mix_35_35"].shipped
 TWO = PRESETS["two_digit_70"].shipped
@@ -114,7 +114,7 @@ def test_train_streams_steps_saves_loads_and_reports_scores(session, tmp_path, b
     assert [e.step for e in got["Step"]] == [1, 2, 3, 4, 5, 6]
     (trained,) = got["Trained"]
     assert trained.path.startswith(str(tmp_path)) and trained.key in s.loaded
-    assert {f: v["total"] for f, v in trained.meta["scores"].items()} == {name: 3 for name in FAMILIES}
+    assert {f: v["total"] for f, v in trained.meta["scores"].items()} == {name: 3 for name in REGISTERED}
     assert len(trained.meta["losses"]) == 6
 
 
@@ -206,7 +206,7 @@ def test_training_keeps_snapshots_that_replay_and_are_scored_when_idle(session, 
         s.work()
     scored = _events(events)["SnapshotScored"]
     assert [e.step for e in scored] == [0, 4, 6] and all(e.key == key for e in scored)
-    assert all(set(e.scores) == set(FAMILIES) and e.scores["two_digit"]["total"] == 20 for e in scored)
+    assert all(set(e.scores) == set(REGISTERED) and e.scores["two_digit"]["total"] == 20 for e in scored)
     saved = read_snapshot_header(sidecar_of(got["Trained"][0].path))
     assert [(step.step, step.weights) for step in saved.steps] == [(0, "base"), (4, "stored"), (6, "checkpoint")]
     solved = [{name: sc.solved for name, sc in step.scores.items()} for step in saved.steps]

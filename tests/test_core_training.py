@@ -9,7 +9,7 @@ from breadth.core.learning.evaluate import evaluate, worksheet_accuracy
 from breadth.core.learning.train import StepStats, demonstration_tensors, finetune
 from breadth.core.storage.presets import PRESETS
 from breadth.core.world.arithmetic.problem import Problem
-from breadth.core.world.environments.families import FAMILIES
+from breadth.core.world.environments.families import REGISTERED
 from breadth.core.world.runs.settings import FinetuneSettings
 from breadth.core.world.text.transcript import Role
 from breadth.core.world.text.vocab import CHARS, PAD_ID
@@ -34,7 +34,7 @@ def test_same_seed_same_run(base_path, one_thread):
     assert scores_a == scores_b
     assert [s.episode.transcript for s in scored_a] == [s.episode.transcript for s in scored_b]
     assert losses_a[-1] < losses_a[0]  # it did learn something
-    assert {n: s["total"] for n, s in scores_a.items()} == {name: 10 for name in FAMILIES}  # every environment
+    assert {n: s["total"] for n, s in scores_a.items()} == {name: 10 for name in REGISTERED}  # every environment
 
 
 def test_another_seed_another_run(base_path, one_thread):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from breadth.core.world.arithmetic.problem import Problem
-from breadth.core.world.environments.families import FAMILIES
+from breadth.core.world.environments.families import REGISTERED
 from breadth.core.world.text.transcript import Role, Segment, Transcript
 from breadth.core.world.text.vocab import BOS, CHARS, decode, encode
 
@@ -159,10 +159,10 @@ def test_segment_is_immutable():
         s.text = "X"  # type: ignore[misc]
 
 
-@pytest.mark.parametrize("name", list(FAMILIES))
+@pytest.mark.parametrize("name", list(REGISTERED))
 def test_carries_loss_marks_exactly_the_characters_training_pair_trains_on(name):
     """Per character of a demonstration, carries_loss() is True exactly where training_pair() has a target."""
-    for problem in FAMILIES[name].demonstrations(0, 5):
+    for problem in REGISTERED[name].demonstrations(0, 5):
         t = problem.demonstration()
         _, targets = t.training_pair()
         marks = t.carries_loss()

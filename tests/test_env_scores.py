@@ -132,7 +132,7 @@ def test_eval_where_and_draw_choose_as_breadth_envs_does(tmp_path, capsys):
         (["--where", "op=mul"], "no environment at op=mul"),
         (["--where", "operands"], "--where takes DIMENSION=VALUE"),
         (["--draw", "5000"], "cannot draw 5000 environments"),
-        (["--envs", "all", "--figure", "f"], "--figure draws the ten families' scores"),
+        (["--envs", "all", "--figure", "f"], "--figure draws the ten named environments' scores"),
     ],
 )
 def test_bad_environment_choices_are_one_line(args, says, capsys):

@@ -8,14 +8,14 @@ import json
 import pytest
 
 from breadth.core.cli.main import USAGE_ERROR, main
-from breadth.core.world.environments.families import FAMILIES
+from breadth.core.world.environments.families import REGISTERED
 from breadth.core.world.environments.registry import EnvError, draw, env_id, environment, environments, where
 
 
 def test_every_environment_has_a_versioned_id_that_finds_it():
     """`breadth/two-digit-v1` is the plate's two-digit family; every id round-trips, with or without the namespace."""
-    assert env_id(FAMILIES["two_digit"]) == "breadth/two-digit-v1"
-    assert env_id(FAMILIES["add_3x2"]) == "breadth/add-3x2-v1"
+    assert env_id(REGISTERED["two_digit"]) == "breadth/two-digit-v1"
+    assert env_id(REGISTERED["add_3x2"]) == "breadth/add-3x2-v1"
     for family in environments():
         assert environment(env_id(family)) is family
         assert environment(env_id(family).removeprefix("breadth/").upper()) is family
@@ -86,19 +86,19 @@ def test_breadth_envs_bad_input_is_one_line(argv, capsys):
 
 
 def test_a_users_own_environment_is_a_few_lines_and_joins_everything(monkeypatch, capsys):
-    """As the README shows: one Family at its coordinates and one `register`; it gets an id, `breadth envs` lists
+    """As the README shows: one Environment at its coordinates and one `register`; it gets an id, `breadth envs` lists
     it, a mix trains on it and its demonstrations are valid, evaluation can score it."""
     from breadth.core.world.arithmetic.coordinates import Coordinates
-    from breadth.core.world.environments.families import Family, register
+    from breadth.core.world.environments.families import Environment, register
     from breadth.core.world.environments.mix import Mix
 
-    monkeypatch.setattr("breadth.core.world.environments.families.FAMILIES", dict(FAMILIES))
+    monkeypatch.setattr("breadth.core.world.environments.families.REGISTERED", dict(REGISTERED))
     monkeypatch.setattr(
-        "breadth.core.world.environments.registry.FAMILIES",
-        __import__("breadth").core.world.environments.families.FAMILIES,
+        "breadth.core.world.environments.registry.REGISTERED",
+        __import__("breadth").core.world.environments.families.REGISTERED,
     )
     mine = register(
-        Family("mine", "mine", "my sums", "a two-digit number minus a one-digit one", Coordinates(2, (2, 1), "-"))
+        Environment("mine", "mine", "my sums", "a two-digit number minus a one-digit one", Coordinates(2, (2, 1), "-"))
     )
     assert environment("breadth/mine-v1") is mine
     assert main(["envs", "--where", "digits=2.1", "--where", "op=sub"]) == 0

@@ -23,7 +23,7 @@ from breadth.core.learning.model import GPT, GPTConfig
 from breadth.core.learning.train import demonstration_tensors, finetune
 from breadth.core.results.groups import TRAINS_WITH
 from breadth.core.storage.presets import PRESETS
-from breadth.core.world.environments.families import FAMILIES
+from breadth.core.world.environments.families import REGISTERED
 from breadth.core.world.environments.mix import Mix
 from breadth.core.world.runs.records import Diverged
 from breadth.core.world.runs.settings import FinetuneSettings
@@ -176,7 +176,7 @@ def test_models_scored_together_score_as_each_alone(rows, base_model, one_thread
         for m in models[1:]:
             for p in m.blocks[2].parameters():
                 p.add_(torch.randn_like(p) * 0.05)
-    seeds, names = [0, 1, 2], list(FAMILIES)
+    seeds, names = [0, 1, 2], list(REGISTERED)
     families = [None, names[:1], names[1:3]]  # each model scored on its own environments
     together = evaluate_lockstep(models, seeds, held_out=6, families=families)
     alone = [evaluate(m, seed, 6, f)[0] for m, seed, f in zip(models, seeds, families, strict=True)]

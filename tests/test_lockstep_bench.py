@@ -9,7 +9,7 @@ import json
 import pytest
 
 from bench import lockstep_bench as bench
-from breadth.core.world.environments.registry import family
+from breadth.core.world.environments.registry import by_name
 from breadth.core.world.episodes.scores import HeldOutScore
 
 
@@ -46,7 +46,7 @@ def test_the_paired_mixes_include_postfix_environments_scored_in_their_own_form(
     assert [m.families for m in plate] == [("two_digit", "three_digit")] * 3
     (postfix,) = [m for m in bench.PAIRED if m.group != "the plate"]
     trained = [name for name, _ in postfix.mix.counts]
-    assert trained and {family(n).at.value("form") for n in trained} == {"postfix"}
+    assert trained and {by_name(n).at.value("form") for n in trained} == {"postfix"}
     assert set(trained) <= set(postfix.families)
 
 

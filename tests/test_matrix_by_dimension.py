@@ -11,7 +11,7 @@ from breadth.core.results.matrix import columns, stored_rows
 from breadth.core.results.matrix_dimensions import DimensionColumn, dimension_columns, per_seed, pooled
 from breadth.core.results.report import summarise
 from breadth.core.storage.store import StoredRun, run_key
-from breadth.core.world.environments.families import FAMILIES
+from breadth.core.world.environments.families import REGISTERED
 from breadth.core.world.episodes.scores import HeldOutScore
 from breadth.core.world.runs.records import RunMeta
 from breadth.core.world.runs.settings import FinetuneSettings
@@ -86,7 +86,7 @@ def test_the_matrix_of_many_environments_prints_pooled_by_dimension_whole_at_80_
         for seed in (0, 1)
     ]
     rows = stored_rows(summarise(runs))
-    assert len(columns(rows)) == len(FAMILIES) + len(CURVE_POOL)
+    assert len(columns(rows)) == len(REGISTERED) + len(CURVE_POOL)
     text = _printed(matrix_table(rows, "held-out success; * trained on", 80))
     assert "…" not in text and max(len(line.rstrip()) for line in text.splitlines()) <= 80, text
     lines = text.splitlines()
@@ -104,7 +104,7 @@ def test_the_matrix_of_many_environments_prints_pooled_by_dimension_whole_at_80_
 def test_the_named_families_and_a_few_generated_ones_keep_a_column_each():
     """The ten named families keep a column each at 60 columns too (the matrix as it always was, never pooled), and
     a row scored on one generated environment beside them adds its column while that fits 80 columns."""
-    named = [_run("two_digit=70", 0, {n: 50 for n in FAMILIES})]
+    named = [_run("two_digit=70", 0, {n: 50 for n in REGISTERED})]
     text = _printed(matrix_table(stored_rows(summarise(named)), "m", 60), 60)
     assert "add" in text and "s2x2" in text and "held out" not in text and "own" not in text
     runs = [*named, _run("2a1=30", 0, {"2a1": 100, "two_digit": 40})]

@@ -14,7 +14,7 @@ from breadth.core.results.report import summarise
 from breadth.core.storage.header import weights_hash
 from breadth.core.storage.paths import BASE
 from breadth.core.storage.store import Store, StoredRun, run_key
-from breadth.core.world.environments.families import FAMILIES
+from breadth.core.world.environments.families import REGISTERED
 from breadth.core.world.episodes.scores import HeldOutScore
 from breadth.core.world.runs.records import RunMeta
 from breadth.core.world.runs.settings import FinetuneSettings
@@ -30,7 +30,7 @@ def _run(mix: str, seed: int = 0, solved: dict[str, int] | None = None, base: st
     """A stored run of `mix`: every family scored on 100 sums, `solved` given, the rest 0."""
     settings = FinetuneSettings(seed=seed)
     solved = solved or {}
-    scores = {n: HeldOutScore(n, solved.get(n, 0), 100, {}) for n in FAMILIES}
+    scores = {n: HeldOutScore(n, solved.get(n, 0), 100, {}) for n in REGISTERED}
     run = RunMeta("finetune", settings, mix, seed, 100, scores, (1.0,), 5.0, 0.1)
     return StoredRun(run_key(mix, settings, 100, base or "b"), run, base or "b", "sweep")
 
@@ -97,7 +97,7 @@ def _store(tmp_path, monkeypatch, mixes: list[str]) -> None:
     base = weights_hash(BASE)
     with Store() as store:
         for mix in mixes:
-            store.add(_run(mix, solved={n: 100 for n in FAMILIES}, base=base))
+            store.add(_run(mix, solved={n: 100 for n in REGISTERED}, base=base))
 
 
 def _table(app) -> DataTable:

@@ -10,37 +10,39 @@ import pytest
 from breadth.core.results.grid import parse_budget, parse_share
 from breadth.core.results.matrix import parse_families
 from breadth.core.world.arithmetic.coordinates import Coordinates
-from breadth.core.world.environments.families import FAMILIES, Family, register
+from breadth.core.world.environments.families import REGISTERED, Environment, register
 from breadth.core.world.environments.mix import Mix, MixError
 from breadth.core.world.environments.probe import SumError, parse_sum
-from breadth.core.world.environments.registry import family_named
+from breadth.core.world.environments.registry import environment_named
 
 
 def test_the_plate_families_say_what_their_sums_are():
     """`three_digit` is three single digits (3+4+5), never `three-digit`, which an audience reads as 123+456."""
-    assert FAMILIES["two_digit"].label == "two-digit sums 23+45"
-    assert FAMILIES["three_digit"].label == "three single digits 3+4+5"
-    assert FAMILIES["add_3x2"].label == "three two-digit numbers 23+45+67"
-    assert not any("three-digit" in f.label for f in FAMILIES.values())
+    assert REGISTERED["two_digit"].label == "two-digit sums 23+45"
+    assert REGISTERED["three_digit"].label == "three single digits 3+4+5"
+    assert REGISTERED["add_3x2"].label == "three two-digit numbers 23+45+67"
+    assert not any("three-digit" in f.label for f in REGISTERED.values())
 
 
 def test_every_label_ends_with_an_example_made_from_the_family_coordinates():
     """The example in a label is a sum of that family (checked, not typed), and no two families share a label."""
-    for family in FAMILIES.values():
+    for family in REGISTERED.values():
         example = family.example
         assert family.contains(example.operands) and example.op == family.op
         assert family.label.endswith(" " + example.prompt.removesuffix("="))
         assert len(example.operands) == family.at.operands
-    assert len({f.label for f in FAMILIES.values()}) == len(FAMILIES)
-    assert len({f.words for f in FAMILIES.values()}) == len(FAMILIES)  # words alone (a verdict's) tell them apart too
-    made = Family("probe_5x2", "p5x2", "five two-digit numbers", "", Coordinates(4, 2, "-"))
+    assert len({f.label for f in REGISTERED.values()}) == len(REGISTERED)
+    assert len({f.words for f in REGISTERED.values()}) == len(
+        REGISTERED
+    )  # words alone (a verdict's) tell them apart too
+    made = Environment("probe_5x2", "p5x2", "five two-digit numbers", "", Coordinates(4, 2, "-"))
     assert made.contains(made.example.operands)  # a family not registered gets a valid example too
 
 
 def test_short_labels_are_coordinates_for_every_family():
     """`a2x2` is two two-digit numbers added, `a3x1` three single digits: the plate's columns read like the grid's."""
-    assert FAMILIES["two_digit"].short == "a2x2" and FAMILIES["three_digit"].short == "a3x1"
-    for family in FAMILIES.values():
+    assert REGISTERED["two_digit"].short == "a2x2" and REGISTERED["three_digit"].short == "a3x1"
+    for family in REGISTERED.values():
         at = family.at
         assert family.short == f"{at.operation.name[0]}{at.operands}x{at.digits}"
         assert re.fullmatch(r"[as][234]x[12]", family.short)
@@ -49,7 +51,7 @@ def test_short_labels_are_coordinates_for_every_family():
 @pytest.mark.parametrize("old,name", [("2d", "two_digit"), ("3D", "three_digit"), ("a2x2", "two_digit")])
 def test_old_short_labels_still_name_the_plate_families(old, name):
     """A probe, a mix, a share, a budget and a curve written with `2d`/`3d` before still mean the same families."""
-    family = family_named(old)
+    family = environment_named(old)
     assert family is not None and family.name == name
     assert parse_families(f"{old},add_3x2") == [name, "add_3x2"]
     assert Mix.parse(f"{old}=35") == Mix.of(**{name: 35}) == Mix.of(**{old: 35})
@@ -73,10 +75,10 @@ def test_old_short_labels_in_probes_mixes_shares_and_budgets():
 def test_a_family_whose_short_or_alias_is_taken_is_refused():
     """A new family cannot be called by a name, short label or alias another family answers to."""
     with pytest.raises(ValueError, match="would share a name with 'two_digit'"):
-        register(Family("twin", "t5x5", "twins", "", Coordinates(4, 2, "+"), aliases=("2d",)))
+        register(Environment("twin", "t5x5", "twins", "", Coordinates(4, 2, "+"), aliases=("2d",)))
     with pytest.raises(ValueError, match="would share a name with 'three_digit'"):
-        register(Family("trio", "a3x1", "trio", "", Coordinates(4, 2, "+")))
-    assert "twin" not in FAMILIES and "trio" not in FAMILIES
+        register(Environment("trio", "a3x1", "trio", "", Coordinates(4, 2, "+")))
+    assert "twin" not in REGISTERED and "trio" not in REGISTERED
 
 
 def test_the_presets_are_named_in_the_families_plain_words():
@@ -85,7 +87,7 @@ def test_the_presets_are_named_in_the_families_plain_words():
 
     labels = [p.label for p in PRESETS.values()]
     assert labels == ["two-digit sums 70", "three single digits 70", "mix 35+35"]
-    assert labels[0].startswith(FAMILIES["two_digit"].words) and labels[1].startswith(FAMILIES["three_digit"].words)
+    assert labels[0].startswith(REGISTERED["two_digit"].words) and labels[1].startswith(REGISTERED["three_digit"].words)
 
 
 CODE = re.compile(r"\b[as][234]x[12]\b")  # a family's coordinate code
@@ -94,14 +96,14 @@ CODE = re.compile(r"\b[as][234]x[12]\b")  # a family's coordinate code
 def test_every_family_has_brief_words_and_a_two_line_header_a_listener_reads():
     """`two-digit`, `3 singles`, `4 two-digit minus`: no code, no two alike; a column header of two lines of at most
     five characters (`add 3` over `0-9`), no two alike; with codes asked for, the short label."""
-    briefs = {name: f.brief for name, f in FAMILIES.items()}
+    briefs = {name: f.brief for name, f in REGISTERED.items()}
     assert briefs["two_digit"] == "two-digit" and briefs["three_digit"] == "3 singles"
     assert briefs["sub_4x1"] == "4 singles minus" and briefs["add_3x2"] == "3 two-digit"
-    assert len(set(briefs.values())) == len(FAMILIES) and not any(CODE.search(b) for b in briefs.values())
-    headers = [f.header for f in FAMILIES.values()]
-    assert FAMILIES["three_digit"].header == ("add 3", "0-9") and FAMILIES["sub_2x2"].header == ("sub 2", "10-99")
-    assert len(set(headers)) == len(FAMILIES) and all(len(line) <= 5 for h in headers for line in h)
-    assert all(f.name_for(codes=True) == f.short and f.name_for() == f.brief for f in FAMILIES.values())
+    assert len(set(briefs.values())) == len(REGISTERED) and not any(CODE.search(b) for b in briefs.values())
+    headers = [f.header for f in REGISTERED.values()]
+    assert REGISTERED["three_digit"].header == ("add 3", "0-9") and REGISTERED["sub_2x2"].header == ("sub 2", "10-99")
+    assert len(set(headers)) == len(REGISTERED) and all(len(line) <= 5 for h in headers for line in h)
+    assert all(f.name_for(codes=True) == f.short and f.name_for() == f.brief for f in REGISTERED.values())
 
 
 def test_a_mix_is_named_in_words_and_in_codes_where_asked():
@@ -115,7 +117,7 @@ def test_a_mix_is_named_in_words_and_in_codes_where_asked():
     assert spec_name("three_digit=36,sub_2x2=36") == "3 singles 36+two-digit minus 36"
     assert spec_name("@all=10") == "10 families 100" == spec_name("@all=10", codes=True)
     assert spec_name("nonsense=3") == "nonsense=3"
-    for family in FAMILIES:
+    for family in REGISTERED:
         assert not CODE.search(spec_name(f"{family}=20"))
 
 

@@ -238,11 +238,11 @@ async def test_on_stage_the_lanes_take_the_playgrounds_rows_and_each_verdict_its
 
 async def test_the_training_forms_counts_name_their_families_in_words_and_shift_f5_brings_the_codes():
     """The training form's counts at 80x24 name each family as the matrix names its column (`add 2 10-99`, under
-    "more families" `add 3 10-99`, whole, each count's box in the panel), its folded title too; Shift+F5 shows the
+    "more environments" `add 3 10-99`, whole, each count's box in the panel), its folded title too; Shift+F5 shows the
     codes (`a2x2`, `s3x1 40`) and pressing it again gives the words back."""
     from textual.widgets import Collapsible, Label
 
-    from breadth.core.world.environments.families import FAMILIES
+    from breadth.core.world.environments.families import REGISTERED
 
     app = fake_app()
     async with app.run_test(size=(80, 24)) as pilot:
@@ -253,21 +253,21 @@ async def test_the_training_forms_counts_name_their_families_in_words_and_shift_
         await pilot.pause()
 
         def labels() -> dict[str, str]:
-            return {n: str(panel.query_one(f"#label-{n}", Label).render()).strip() for n in FAMILIES}
+            return {n: str(panel.query_one(f"#label-{n}", Label).render()).strip() for n in REGISTERED}
 
-        words = {n: " ".join(filter(None, f.header)) for n, f in FAMILIES.items()}
+        words = {n: " ".join(filter(None, f.header)) for n, f in REGISTERED.items()}
         assert labels() == words and words["two_digit"] == "add 2 10-99" and words["add_3x2"] == "add 3 10-99"
         right = panel.content_region.right
-        for name in FAMILIES:
+        for name in REGISTERED:
             label, box = panel.query_one(f"#label-{name}", Label), panel.query_one(f"#count-{name}", Input)
             assert label.region.width > len(words[name]) and box.region.right <= right, name  # whole, in view
         more.collapsed = True
         await pilot.pause()
-        assert more.title == "more families: sub 3 0-9 40"
+        assert more.title == "more environments: sub 3 0-9 40"
         await pilot.press("shift+f5")
         await pilot.pause()
-        assert labels() == {n: f.short for n, f in FAMILIES.items()} and more.title == "more families: s3x1 40"
+        assert labels() == {n: f.short for n, f in REGISTERED.items()} and more.title == "more environments: s3x1 40"
         await pilot.press("shift+f5")
         await pilot.pause()
-        assert labels() == words and more.title == "more families: sub 3 0-9 40"
+        assert labels() == words and more.title == "more environments: sub 3 0-9 40"
         assert not CODE.search(" ".join(labels().values()))

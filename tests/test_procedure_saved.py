@@ -10,7 +10,7 @@ from breadth.core.engine import protocol as p
 from breadth.core.storage.header import read_metadata
 from breadth.core.storage.presets import PRESETS
 from breadth.core.storage.snapshot_file import sidecar_of
-from breadth.core.world.environments.families import FAMILIES
+from breadth.core.world.environments.families import REGISTERED
 from breadth.tui.app import BreadthApp
 from breadth.tui.catalog import ModelEntry
 from breadth.tui.screens.procedure_view import ProcedureView, saved_run
@@ -24,7 +24,7 @@ def _shown(app) -> list[str]:
 
 
 def _line(app, family: str) -> str:
-    i = list(FAMILIES).index(family)
+    i = list(REGISTERED).index(family)
     return str(app.screen.query_one(f"#procedure-line-{i}", Static).render())
 
 
@@ -56,12 +56,12 @@ async def test_the_procedure_view_shows_the_models_own_families_and_one_held_out
         await pilot.press("f9")
         await pilot.pause()
         assert _shown(app) == ["two_digit", "three_digit", "add_2x1"]
-        lines = [app.screen.query_one(f"#procedure-line-{i}", Static) for i in range(len(FAMILIES))]
-        assert [line.display for line in lines] == [True, True, True] + [False] * (len(FAMILIES) - 3)
+        lines = [app.screen.query_one(f"#procedure-line-{i}", Static) for i in range(len(REGISTERED))]
+        assert [line.display for line in lines] == [True, True, True] + [False] * (len(REGISTERED) - 3)
         await wait_for(pilot, lambda: all(line.verdict for line in app.screen.lines[:3]), what="three replays")
         assert all(line.probe == 0 for line in app.screen.lines[3:])  # hidden lines are not played
         await pilot.press("a")
-        assert _shown(app) == list(FAMILIES) and all(line.display for line in lines)
+        assert _shown(app) == list(REGISTERED) and all(line.display for line in lines)
         await wait_for(pilot, lambda: all(line.verdict for line in app.screen.lines), what="every family's replay")
         await pilot.press("a")
         assert _shown(app) == ["two_digit", "three_digit", "add_2x1"]
@@ -71,7 +71,7 @@ async def test_a_single_family_models_held_out_family_is_the_other_plate_family(
     """On the shipped two-digit model the procedure view shows two-digit sums and, held out, three single digits."""
     app = fake_app()
     async with app.run_test(size=(80, 24)) as pilot:
-        app.models.switch_to("shipped:two_digit_70")
+        app.catalogue.switch_to("shipped:two_digit_70")
         await pilot.press("f9")
         await pilot.pause()
         assert app.screen.run.key == "shipped:two_digit_70" and _shown(app) == ["two_digit", "three_digit"]
@@ -84,7 +84,7 @@ async def test_a_bad_snapshot_file_is_one_line_and_no_view(tmp_path):
     sidecar_of(path).write_bytes(sidecar_of(PRESETS["mix_35_35"].shipped).read_bytes()[:5000])
     app = fake_app()
     async with app.run_test(size=(80, 24)) as pilot:
-        app.models.add_loaded_model(ModelEntry.loaded(str(path), read_metadata(path)))
+        app.catalogue.add_loaded_model(ModelEntry.loaded(str(path), read_metadata(path)))
         await pilot.pause()
         await pilot.press("f9")
         await pilot.pause()

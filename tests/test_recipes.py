@@ -117,7 +117,7 @@ def test_a_recipes_record_round_trips_with_its_own_settings_and_title(toy):
     """A toy run's record reads back as a toy run with ToySettings; its title names the recipe and what differs."""
     run = _stored(ToySettings(temperature=0.5, seed=2), 20, "toy").run
     back = RunMeta.from_dict(run.to_dict())
-    assert back == run and isinstance(back.settings, ToySettings) and back.kind == "toy"
+    assert back == run and isinstance(back.settings, ToySettings) and back.recipe == "toy"
     assert back.settings_note == settings_note(back.settings) == "a toy temp 0.5"
     assert settings_note(FinetuneSettings(lr=1e-3)) == "lr 0.001"  # the plate's recipe is never named
 
@@ -151,7 +151,7 @@ def test_the_store_keeps_filters_and_reports_a_second_recipe_beside_the_first(to
         assert all(store.add(run) for run in runs)
         back = store.runs()
         hot = store.runs(temperature=0.5)
-    assert sorted(r.run.kind for r in back) == ["finetune"] * 2 + ["toy"] * 4
+    assert sorted(r.run.recipe for r in back) == ["finetune"] * 2 + ["toy"] * 4
     assert [(type(r.run.settings), r.run.settings.temperature) for r in hot] == [(ToySettings, 0.5)] * 2
     cells = summarise(runs)
     assert "recipe" in varied(cells) and "temperature" in varied(cells)
@@ -246,3 +246,11 @@ def _text(table) -> str:
     console = Console(width=250, record=True)
     console.print(table)
     return console.export_text()
+
+
+def test_a_run_names_its_recipe_as_recipe_and_keeps_the_stored_key_kind():
+    """`RunMeta.recipe` is the recipe's name; records keep it under "kind", so every committed file reads the same."""
+    stored = RunMeta.from_dict({"kind": "pretrain", "losses": [1.0]})
+    assert stored.recipe == "pretrain" and not stored.on_mix
+    assert stored.to_dict()["kind"] == "pretrain" and "recipe" not in stored.to_dict()
+    assert RunMeta.from_dict({"mix": "two_digit=70", "seed": 0}).recipe == "finetune"  # a record naming none

@@ -65,7 +65,7 @@ def test_eval_figure_draws_the_fresh_scores(capsys, tmp_path):
     printed = capsys.readouterr().out.replace("\n", "")
     assert f"wrote {out}.png" in printed and f"wrote {out}.svg" in printed
     assert png_size(out.with_suffix(".png").read_bytes()) == (1920, 1080)
-    assert "held-out sums (2 per family" in out.with_suffix(".svg").read_text()
+    assert "held-out sums (2 per environment" in out.with_suffix(".svg").read_text()
 
 
 def test_eval_figure_under_a_file_is_one_line_before_evaluating(capsys, tmp_path):

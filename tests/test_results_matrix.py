@@ -9,7 +9,7 @@ from breadth.core.results.grid import GridError
 from breadth.core.results.matrix import TRAINED, MatrixError, breadth_points, matrix, parse_families
 from breadth.core.results.report import summarise
 from breadth.core.storage.store import StoredRun, run_key
-from breadth.core.world.environments.families import FAMILIES
+from breadth.core.world.environments.families import REGISTERED
 from breadth.core.world.episodes.scores import HeldOutScore
 from breadth.core.world.runs.records import RunMeta
 from breadth.core.world.runs.settings import FinetuneSettings
@@ -18,7 +18,7 @@ from breadth.core.world.runs.settings import FinetuneSettings
 def _run(mix: str, seed: int, solved: dict[str, int]) -> StoredRun:
     """A run of `mix` on `seed` scoring `solved` of 100 per family (0 for the rest)."""
     settings = FinetuneSettings(seed=seed)
-    scores = {name: HeldOutScore(name, solved.get(name, 0), 100) for name in FAMILIES}
+    scores = {name: HeldOutScore(name, solved.get(name, 0), 100) for name in REGISTERED}
     run = RunMeta("finetune", settings, mix, seed, 100, scores, (1.0,), 1.0, 0.1)
     return StoredRun(run_key(mix, settings, 100, "h"), run, "h", "sweep")
 
@@ -50,7 +50,7 @@ def test_curve_families_are_named_by_name_or_short_label():
     assert parse_families("a3x2, sub_3x2") == ["add_3x2", "sub_3x2"]
     with pytest.raises(GridError, match="--curve: add_3x2 appears twice"):
         parse_families("a3x2, sub_3x2,add_3x2")
-    with pytest.raises(MatrixError, match="no family 'zz'; name one of a2x2, a3x1"):
+    with pytest.raises(MatrixError, match="no environment 'zz'; name one of a2x2, a3x1"):
         parse_families("a3x2,zz")
 
 

@@ -18,7 +18,7 @@ from breadth.core.storage.header import read_header
 from breadth.core.storage.presets import checkpoint_path
 from breadth.core.storage.store import Store
 from breadth.core.world.arithmetic.problem import Problem
-from breadth.core.world.environments.families import FAMILIES
+from breadth.core.world.environments.families import REGISTERED
 from breadth.core.world.environments.mix import Mix
 from breadth.core.world.episodes.episode import Episode
 from breadth.core.world.episodes.rewards import Judged, advantages, judged, metrics
@@ -141,7 +141,7 @@ def test_fast_decoding_plays_exactly_as_one_position_at_a_time(one_thread):
     """Feeding the prompts in one step and dropping finished rows from the batch gives the same episodes as
     the plain decoder, including one that runs on to the context's end, and for prompts of several lengths."""
     model, _ = checkpoint.load(checkpoint_path("two_digit_70"))
-    prompts = [q.prompt for q in FAMILIES["three_digit"].held_out(0, 6) + FAMILIES["two_digit"].held_out(0, 6)]
+    prompts = [q.prompt for q in REGISTERED["three_digit"].held_out(0, 6) + REGISTERED["two_digit"].held_out(0, 6)]
     prompts += ["0+0+0+0=", "99+99+99+99="]
     plain = [ep.transcript.text for ep in rollout(GreedyPolicy(model, len(prompts)), prompts)]
     fast = rollout(GreedyPolicy(model, len(prompts), drop_finished=True, feeds_many=True), prompts)
@@ -155,7 +155,7 @@ def test_fast_decoding_plays_exactly_as_one_position_at_a_time(one_thread):
 def test_sampling_for_reward_repeats_by_seed(one_thread):
     """The fast sampling policy is seeded like the plain one: the same seed, the same episodes."""
     model, _ = checkpoint.load(checkpoint_path("mix_35_35"))
-    problems = FAMILIES["two_digit"].demonstrations(0, 4)
+    problems = REGISTERED["two_digit"].demonstrations(0, 4)
 
     def texts(seed):
         groups = reward.sample(model, problems, 4, 1.0, torch.Generator().manual_seed(seed))
@@ -266,12 +266,12 @@ def test_the_reward_recipe_trains_through_the_engine_and_lands_in_the_store(one_
     assert p.decode(p.encode(steps[0])) == steps[0]  # the metrics cross the process boundary as JSON
     (trained,) = [e for e in events if isinstance(e, p.Trained)]
     meta = read_header(trained.path).run
-    assert meta.kind == "reward" and meta.settings == RewardSettings(**settings) and meta.base == start
+    assert meta.recipe == "reward" and meta.settings == RewardSettings(**settings) and meta.base == start
     assert set(meta.metrics) >= {"reward", "pass", "expected", "no_call", "calls", "chars"}
     assert all(len(v) == 2 for v in meta.metrics.values()) and "pass" in meta.before
     with Store() as store:
         (run,) = store.runs()
-    assert run.run.kind == "reward" and run.run.settings == RewardSettings(**settings)
+    assert run.run.recipe == "reward" and run.run.settings == RewardSettings(**settings)
     assert run.run.metrics == meta.metrics and run.checkpoint == trained.path
 
 
@@ -302,7 +302,7 @@ def test_breadth_rl_refuses_bad_input_in_one_line(capsys, tmp_path):
     out = tmp_path / "rl.safetensors"
     base = ["rl", "--mix", "three_digit=10", "--out", out]
     assert "group size must be at least 2" in _one_line_error(capsys, [*base, "--group-size", "1"])
-    assert "names no family" in _one_line_error(capsys, ["rl", "--mix", "@operands:9=5", "--out", out])
+    assert "names no environment" in _one_line_error(capsys, ["rl", "--mix", "@operands:9=5", "--out", out])
     assert "empty mix" in _one_line_error(capsys, ["rl", "--mix", "", "--out", out])
     assert "vocabulary differs" in _one_line_error(capsys, [*base, "--from", _other_vocabulary(tmp_path)])
     assert "no shipped model of that name" in _one_line_error(capsys, [*base, "--from", "nope"])
@@ -342,7 +342,7 @@ def test_breadth_rl_says_pass_at_g_first_prints_metrics_and_records_the_run(caps
     assert "reward has nothing to reinforce" in printed
     assert " step    loss reward pass@2 expected no call calls chars" in printed
     assert "after training: pass@2" in printed and "held-out" in printed
-    assert read_header(out).run.kind == "reward"
+    assert read_header(out).run.recipe == "reward"
     with Store() as store:
         (run,) = store.runs()
     assert run.run.settings == RewardSettings(steps=2, prompts=4, group=2) and run.source == "rl"
@@ -355,7 +355,7 @@ def test_breadth_train_takes_the_reward_recipe_through_the_seam(capsys, tmp_path
     argv = ["train", "--recipe", "reward", "--mix", "three_digit=4", "--base", "two_digit_70", "--steps", "2"]
     assert main([*argv, "--prompts", "2", "--group-size", "2", "--out", str(out)]) == 0
     run = read_header(out).run
-    assert run.kind == "reward" and run.settings == RewardSettings(steps=2, prompts=2, group=2)
+    assert run.recipe == "reward" and run.settings == RewardSettings(steps=2, prompts=2, group=2)
     assert "pass" in run.before and len(run.metrics["reward"]) == 2
     capsys.readouterr()
     plate = ["train", "--mix", "two_digit=4", "--group-size", "2", "--out", tmp_path / "x"]

@@ -154,7 +154,7 @@ async def test_an_app_told_no_files_refuses_each_path_action_in_one_line(action,
     app = fake_app()
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.pause()
-        {"save": app.models.save, "load": app.models.load, "figures": app.figures.save}[action]()
+        {"save": app.catalogue.save, "load": app.catalogue.load, "figures": app.figures.save}[action]()
         await pilot.pause()
         assert not any(isinstance(screen, PathPrompt) for screen in app.screen_stack)
         assert not app.figures.saving
@@ -167,14 +167,14 @@ def _store_one_run(tmp_path, monkeypatch) -> None:
     from breadth.core.storage.header import weights_hash
     from breadth.core.storage.paths import BASE
     from breadth.core.storage.store import Store, StoredRun, run_key
-    from breadth.core.world.environments.families import FAMILIES
+    from breadth.core.world.environments.families import REGISTERED
     from breadth.core.world.episodes.scores import HeldOutScore
     from breadth.core.world.runs.records import RunMeta
     from breadth.core.world.runs.settings import FinetuneSettings
 
     monkeypatch.setenv("BREADTH_STORE", str(tmp_path / "s.sqlite"))
     settings, mix, base = FinetuneSettings(seed=0), "two_digit=70", weights_hash(BASE)
-    scores = {n: HeldOutScore(n, 50, 100, {}) for n in FAMILIES}
+    scores = {n: HeldOutScore(n, 50, 100, {}) for n in REGISTERED}
     run = RunMeta("finetune", settings, mix, 0, 100, scores, (1.0,), 5.0, 0.1)
     with Store() as store:
         store.add(StoredRun(run_key(mix, settings, 100, base), run, base, "sweep"))
@@ -201,7 +201,7 @@ async def test_an_app_not_told_opens_the_path_prompt():
     app = fake_app()
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.pause()
-        app.models.load()
+        app.catalogue.load()
         await wait_for(pilot, lambda: isinstance(app.screen, PathPrompt), 5, "the Load prompt")
 
 

@@ -167,13 +167,13 @@ def _stored_run(mix: str) -> None:
     """Record a run of the shipped base in the results store of the current breadth folder (what training does)."""
     from breadth.core.storage.header import weights_hash
     from breadth.core.storage.store import StoredRun, run_key
-    from breadth.core.world.environments.families import FAMILIES
+    from breadth.core.world.environments.families import REGISTERED
     from breadth.core.world.episodes.scores import HeldOutScore
     from breadth.core.world.runs.records import RunMeta
     from breadth.core.world.runs.settings import FinetuneSettings
 
     settings, base = FinetuneSettings(seed=0), weights_hash(BASE)
-    scores = {n: HeldOutScore(n, 50, 100, {}) for n in FAMILIES}
+    scores = {n: HeldOutScore(n, 50, 100, {}) for n in REGISTERED}
     run = RunMeta("finetune", settings, mix, 0, 100, scores, (1.0,), 5.0, 0.1)
     with Store() as store:
         store.add(StoredRun(run_key(mix, settings, 100, base), run, base, "app"))
@@ -272,13 +272,13 @@ async def test_the_app_says_the_cap_when_reached_and_refuses_the_next_run_inline
         app.train_panel.query_one("#steps", Input).value = "2"
         app.train_panel.query_one("#held-out", Input).value = "2"
         await pilot.press("f2")
-        await wait_for(pilot, lambda: app.training is None and app.jobs.job == 1, 20, "the run to end")
+        await wait_for(pilot, lambda: app.training is None and app.training_jobs.job == 1, 20, "the run to end")
         panel = app.train_panel
         full = "folder full (1 model): reload for an empty one"
         assert "saved" in panel.status and panel.status.endswith(full)
         await pilot.press("f2")
         await pilot.pause()
-        assert app.jobs.job == 1 and app.training is None
+        assert app.training_jobs.job == 1 and app.training is None
         assert panel.status_is_error and panel.status == full
         assert any(n.message == full for n in app._notifications)
 

@@ -13,7 +13,7 @@ from textual.widgets import DataTable, Static
 from tui_helpers import screen_lines, wait_for
 
 from breadth.core.results.breadth_curve import warnings
-from breadth.core.world.environments.families import FAMILIES, where_words
+from breadth.core.world.environments.families import REGISTERED, where_words
 from breadth.tui.app import BreadthApp
 from breadth.tui.screens.curve_store import read_curve
 from breadth.tui.screens.curve_view import CurvePlot, CurveView
@@ -107,7 +107,7 @@ async def _check_procedure(pilot, act: Act, step: Step, say: str) -> str:
     text = _text(app, screen.region)
     assert f"step {moment.step} of" in text
     for line in shown:  # each family in words on stage, never its code
-        family = FAMILIES[line.problem.family]
+        family = REGISTERED[line.problem.family]
         assert f"{family.brief} " in text and family.short not in text, (family.brief, text)
     return text
 

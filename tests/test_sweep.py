@@ -18,7 +18,7 @@ import pytest
 from breadth.core.cli.main import USAGE_ERROR, main
 from breadth.core.storage.store import Store
 from breadth.core.sweeps import cluster
-from breadth.core.world.environments.families import FAMILIES
+from breadth.core.world.environments.families import REGISTERED
 
 pytestmark = pytest.mark.slow  # fine-tunes in worker processes
 QUICK = ["--steps", "3", "--held-out", "3"]
@@ -131,7 +131,7 @@ def test_an_unreachable_cluster_is_one_line_within_seconds(capsys, tmp_path, mon
 @pytest.mark.parametrize(
     "argv, needle",
     [
-        (["sweep", "--mix", "nope=4"], "unknown family"),
+        (["sweep", "--mix", "nope=4"], "unknown environment"),
         (["sweep", "--mix", "two_digit=4", "--lr", "0"], "lr"),
         (["sweep", "--mix", "two_digit=4", "--colour", "red"], "unrecognized"),
         (["sweep"], "no mixes"),
@@ -186,9 +186,9 @@ def test_runs_export_csv_and_json_and_report_compares_and_draws(capsys, tmp_path
     assert main(["runs", "--store", str(store), "--csv", str(table), "--json", str(data), "--lr", "1e-3"]) == 0
     rows = list(csv.DictReader(table.open()))
     assert (
-        len(rows) == 2 * len(FAMILIES)  # two runs, a row per family scored
+        len(rows) == 2 * len(REGISTERED)  # two runs, a row per family scored
         and {r["lr"] for r in rows} == {"0.001"}
-        and {r["family"] for r in rows} == set(FAMILIES)
+        and {r["family"] for r in rows} == set(REGISTERED)
     )
     assert len(json.loads(data.read_text())) == 2
     figure = tmp_path / "curve"
@@ -231,7 +231,7 @@ def test_the_matrix_runs_what_is_missing_and_prints_every_family_for_every_row(c
     assert "ran 4, already stored 0" in printed and "*" in printed
     rows = json.loads(data.read_text())
     assert [r["mix"] for r in rows] == ["add_4x1=3,add_4x2=3", "two_digit=3"]
-    assert all(set(r["families"]) == set(FAMILIES) and r["seeds"] == [0, 1] for r in rows)
+    assert all(set(r["families"]) == set(REGISTERED) and r["seeds"] == [0, 1] for r in rows)
     assert rows[0]["trained"] == ["add_4x1", "add_4x2"]
     cell = rows[1]["families"]["add_4x2"]  # held out from a 3-demonstration model: it fails, and says how
     unsolved = sum(cell["failures"].values())

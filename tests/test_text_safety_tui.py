@@ -104,7 +104,7 @@ async def test_a_loaded_checkpoint_with_hostile_failure_kinds_and_file_name_show
         await pilot.pause()
         assert app.entries[app.current].title == shown(path.name[:18])
         assert shown(path.name[:18]) in app.score_panel.heading
-        assert f"{shown(KIND)} 3" in _text(app.score_panel.query_one("#family-scores", Static))
+        assert f"{shown(KIND)} 3" in _text(app.score_panel.query_one("#environment-scores", Static))
         _no_escapes(app)
 
 

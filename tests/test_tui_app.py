@@ -11,7 +11,7 @@ from textual.widgets import Input
 from tui_helpers import fake_app, other_cells, screen_lines, type_text, wait_for
 
 from breadth.core.storage.presets import PRESETS
-from breadth.core.world.environments.families import FAMILIES
+from breadth.core.world.environments.families import REGISTERED
 from breadth.tui.app import BreadthApp
 from breadth.tui.keys import APP_KEYS
 from breadth.tui.parts.engine_watch import STARTING
@@ -78,15 +78,15 @@ async def test_start_shows_three_panels_with_the_shipped_mix_loaded():
             assert region.width > 0 and region.height > 0
             assert region.right <= 80 and region.bottom <= 24
         assert app.current == "shipped:mix_35_35"
-        shown = str(app.score_panel.query_one("#family-scores").render())
+        shown = str(app.score_panel.query_one("#environment-scores").render())
         scores = app.entries["shipped:mix_35_35"].scores
-        assert len(scores) == len(FAMILIES)
+        assert len(scores) == len(REGISTERED)
         for name, s in scores.items():
             own = name in ("two_digit", "three_digit")
             if own:
                 assert f"{s.solved}/{s.total}" in shown, f"{name} score not shown"
             else:  # under its matrix column's words (`add 2` over `0-9`)
-                assert other_cells(shown)[FAMILIES[name].header] == f"{100 * s.rate:.0f}", f"{name} score not shown"
+                assert other_cells(shown)[REGISTERED[name].header] == f"{100 * s.rate:.0f}", f"{name} score not shown"
 
 
 async def test_layout_survives_resizing_between_small_and_large_terminals():

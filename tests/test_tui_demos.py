@@ -79,7 +79,7 @@ async def test_ctrl_d_lists_the_forms_mix_and_seed_with_the_model_s_characters_m
         assert f"seed 7: 9 demonstrations, {chars:,} characters" in status
         assert f"with loss: {with_loss:,} ({100 * with_loss / chars:.0f}%)" in status
         assert status.startswith("mix 5+4, seed 7")
-        assert "per family: two-digit" in status and "· 3 singles" in status
+        assert "per environment: two-digit" in status and "· 3 singles" in status
         lines = _content(app, "#demos-lines").plain
         assert "3 singles: 4 demonstrations" in lines  # at 80 columns the long label does not fit beside the counts
         assert not CODE.search(status + lines)
@@ -87,7 +87,7 @@ async def test_ctrl_d_lists_the_forms_mix_and_seed_with_the_model_s_characters_m
         await pilot.pause()
         assert _shown(app)[0] == ["a2x2"] * 5 + ["a3x1"] * 4
         coded = _content(app, "#demos-status").plain
-        assert coded.startswith("a2x2 5+a3x1 4, seed 7") and "per family: a2x2" in coded and "· a3x1" in coded
+        assert coded.startswith("a2x2 5+a3x1 4, seed 7") and "per environment: a2x2" in coded and "· a3x1" in coded
         assert "a3x1: 4 demonstrations" in _content(app, "#demos-lines").plain
         await pilot.press("shift+f5")
         await pilot.pause()

@@ -10,7 +10,7 @@ import pytest
 from textual.widgets import Button, Input
 from tui_helpers import type_text, wait_for
 
-from breadth.core.world.environments.families import FAMILIES
+from breadth.core.world.environments.families import REGISTERED
 from breadth.tui.app import BreadthApp
 from breadth.tui.widgets.loss_plot import LossPlot
 
@@ -53,11 +53,11 @@ async def test_train_streams_loss_then_scores_and_saves_the_model(runs):
         entry = app.entries[app.current]
         assert entry.origin == "trained" and entry.run.mix == "two_digit=8,three_digit=8"
         assert len(entry.run.losses) == 40
-        assert set(entry.scores) == set(FAMILIES)  # every family of the grid is scored
+        assert set(entry.scores) == set(REGISTERED)  # every family of the grid is scored
         assert all(s.total == 12 for s in entry.scores.values())  # the held-out size asked for
         assert Path(entry.path).parent == runs and Path(entry.path).is_file()
         assert len(app.score_panel.query_one("#runs").rows) == 4  # three shipped + this run
-        assert str(entry.scores["two_digit"].solved) in str(app.score_panel.query_one("#family-scores").render())
+        assert str(entry.scores["two_digit"].solved) in str(app.score_panel.query_one("#environment-scores").render())
         assert not app.train_panel.status_is_error
 
 

@@ -1,33 +1,33 @@
-"""Filling the form's counts by coordinates: a selector from the registry and a count under "more families"."""
+"""Filling the form's counts by coordinates: a selector from the registry and a count under "more environments"."""
 
 from __future__ import annotations
 
 from textual.widgets import Collapsible, Input, Select
 from tui_helpers import fake_app, type_text, wait_for
 
-from breadth.core.world.environments.families import FAMILIES, families_where
+from breadth.core.world.environments.families import REGISTERED, registered_where
 from breadth.core.world.environments.mix import select
 from breadth.tui.widgets.train_panel import fill_choices
 
 
 def _counts(panel) -> dict[str, str]:
     """Every family's count field as typed."""
-    return {name: panel.query_one(f"#count-{name}", Input).value for name in FAMILIES}
+    return {name: panel.query_one(f"#count-{name}", Input).value for name in REGISTERED}
 
 
 def test_the_choices_come_from_the_registry_and_each_names_families():
     """All families, each value of each dimension, then one leave-one-out per family; every selector parses."""
     choices = dict(fill_choices())
-    assert choices["all families"] == "all"
+    assert choices["all environments"] == "all"
     assert choices["all with 2 operands"] == "operands:2" and choices["all with 1 digit"] == "digits:1"
     assert choices["all sub"] == "op:sub"
-    for family in FAMILIES.values():
-        assert select(choices[f"all but {family.label}"]) == [n for n in FAMILIES if n != family.name]
-    assert len(choices) == 1 + 3 + 2 + 2 + len(FAMILIES)
+    for family in REGISTERED.values():
+        assert select(choices[f"all but {family.label}"]) == [n for n in REGISTERED if n != family.name]
+    assert len(choices) == 1 + 3 + 2 + 2 + len(REGISTERED)
 
 
 async def test_all_with_two_operands_fills_the_counts_and_trains_that_mix(tmp_path, monkeypatch):
-    """Opening "more families", choosing "all with 2 operands" by keyboard, count 20 and Enter sets the 2-operand
+    """Opening "more environments", choosing "all with 2 operands" by keyboard, count 20 and Enter sets the 2-operand
     families to 20 and the rest to 0; F2 trains exactly that mix."""
     monkeypatch.setenv("BREADTH_STORE", str(tmp_path / "s.sqlite"))
     monkeypatch.setenv("BREADTH_RUNS", str(tmp_path / "runs"))
@@ -50,9 +50,9 @@ async def test_all_with_two_operands_fills_the_counts_and_trains_that_mix(tmp_pa
         await type_text(pilot, "20")
         await pilot.press("enter")
         await pilot.pause()
-        two = families_where(operands="2")
+        two = registered_where(operands="2")
         assert two == ["two_digit", "add_2x1", "sub_2x2"]
-        assert _counts(panel) == {n: "20" if n in two else "0" for n in FAMILIES}
+        assert _counts(panel) == {n: "20" if n in two else "0" for n in REGISTERED}
         assert panel.query_one("#preset", Select).value == "custom" and not panel.status_is_error
         panel.query_one("#steps", Input).value = "10"
         await pilot.press("f2")
@@ -75,7 +75,7 @@ async def test_a_count_over_a_family_pool_is_refused_inline_and_leaves_the_count
         panel.query_one("#fill-count", Input).value = "70"
         await pilot.click("#fill")
         await pilot.pause()
-        pool = FAMILIES["add_2x1"].demo_pool
+        pool = REGISTERED["add_2x1"].demo_pool
         assert panel.status_is_error and panel.status == f"add 2 0-9: a count from 0 to {pool}, not 70"
         assert _counts(panel) == before
         count = panel.query_one("#fill-count", Input)

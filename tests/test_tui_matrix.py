@@ -11,7 +11,7 @@ from breadth.core.results.matrix import columns
 from breadth.core.storage.header import weights_hash
 from breadth.core.storage.paths import BASE
 from breadth.core.storage.store import Store, StoredRun, run_key
-from breadth.core.world.environments.families import FAMILIES
+from breadth.core.world.environments.families import REGISTERED
 from breadth.core.world.episodes.scores import FailedEpisode, HeldOutScore
 from breadth.core.world.runs.records import RunMeta
 from breadth.core.world.runs.settings import FinetuneSettings
@@ -24,7 +24,7 @@ def _run(mix: str, seed: int, solved: dict[str, int], base_hash: str) -> StoredR
     """A stored sweep run of `mix`: every family scored on 100 sums, `solved` given, the rest 0, failures 'no call'."""
     settings = FinetuneSettings(seed=seed)
     scores = {}
-    for name in FAMILIES:
+    for name in REGISTERED:
         n = solved.get(name, 0)
         scores[name] = HeldOutScore(name, n, 100, {"no call": 100 - n} if n < 100 else {})
     run = RunMeta("finetune", settings, mix, seed, 100, scores, (1.0,), 5.0, 0.1)
@@ -64,7 +64,7 @@ async def test_the_matrix_shows_a_row_per_mix_with_trained_cells_marked_at_80x24
         await wait_for(pilot, lambda: isinstance(app.screen, MatrixView) and _table(app).row_count == 2, what="rows")
         table = _table(app)
         headers = [str(c.label).split("\n") for c in table.columns.values()]
-        assert [(top.strip(), bottom.strip()) for top, bottom in headers] == [FAMILIES[n].header for n in columns()]
+        assert [(top.strip(), bottom.strip()) for top, bottom in headers] == [REGISTERED[n].header for n in columns()]
         assert headers[0][0].strip() == "add 2" and headers[1][0].strip() == "add 2"  # 3+4, then 23+45
         names = columns()
         first = [str(v) for v in table.get_row_at(0)]

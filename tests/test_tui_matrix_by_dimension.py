@@ -78,9 +78,9 @@ async def test_the_score_panel_pools_a_run_scored_on_generated_environments(tmp_
     async with app.run_test(size=(80, 24)) as pilot:
         await wait_for(pilot, lambda: len(app.entries) == 7, what="the stored runs")
         key = next(k for k, e in app.entries.items() if e.origin == "stored" and e.run.mix == "2s1=30")
-        app.models.switch_to(key)
+        app.catalogue.switch_to(key)
         await pilot.pause()
-        shown = str(app.score_panel.query_one("#family-scores", Static).render())
+        shown = str(app.score_panel.query_one("#environment-scores", Static).render())
         lines = shown.splitlines()
         assert lines[0].startswith("own ") and "100/100 100%" in lines[0]
         assert lines[1].strip() == "1 environment" and lines[2] == "other environments  mean 4% of 11"

@@ -9,7 +9,7 @@ from tui_helpers import fake_app, wait_for
 
 from breadth.core.storage.header import read_metadata
 from breadth.core.storage.presets import PRESETS
-from breadth.core.world.environments.families import FAMILIES
+from breadth.core.world.environments.families import REGISTERED
 from breadth.tui.catalog import ModelEntry
 from breadth.tui.screens.procedure_view import ProcedureView, probes
 from breadth.tui.widgets.loss_plot import LossPlot
@@ -18,7 +18,7 @@ STEPS = 50  # the scripted run: snapshots at 0, 25 and 50; the first half of the
 
 
 def _line(app, family: str) -> str:
-    i = list(FAMILIES).index(family)
+    i = list(REGISTERED).index(family)
     return str(app.screen.query_one(f"#procedure-line-{i}", Static).render())
 
 
@@ -53,7 +53,7 @@ async def test_the_procedure_view_replays_each_familys_probe_at_the_chosen_step_
         await pilot.press("shift+f5")  # the run and its families by code
         await pilot.pause()
         assert _line(app, "two_digit").startswith("*a2x2 ") and _status(app).startswith("a2x2 35+a3x1 35 #1 · ")
-        assert f" {FAMILIES['three_digit'].short} " in str(app.screen.query_one("#procedure-legend", Static).render())
+        assert f" {REGISTERED['three_digit'].short} " in str(app.screen.query_one("#procedure-legend", Static).render())
         await pilot.press("shift+f5")
         await pilot.pause()
         assert _line(app, "two_digit") == line and _status(app) == status
@@ -74,7 +74,7 @@ async def test_without_a_run_the_key_says_what_to_do(tmp_path):
     bare.write_bytes(PRESETS["two_digit_70"].shipped.read_bytes())
     app = fake_app()
     async with app.run_test(size=(80, 24)) as pilot:
-        app.models.add_loaded_model(ModelEntry.loaded(str(bare), read_metadata(bare)))
+        app.catalogue.add_loaded_model(ModelEntry.loaded(str(bare), read_metadata(bare)))
         await pilot.pause()
         await pilot.press("f9")
         await pilot.pause()
@@ -107,7 +107,7 @@ async def test_the_procedure_views_families_are_named_in_words_or_in_codes_where
             await wait_for(pilot, lambda: sorted(app.screen.run.scores) == [0, 25, 50], what="every snapshot scored")
             await wait_for(pilot, lambda: "✓" in _line(app, "two_digit"), what="the last step's verdict")
             shown = list(app.screen.run.families)
-            names = [FAMILIES[name].name_for(codes) for name in shown]
+            names = [REGISTERED[name].name_for(codes) for name in shown]
             assert len(set(names)) == len(shown) and (names[0] == "a2x2") == codes, names
             lines = [_line(app, name) for name in shown]
             for name, line in zip(names, lines, strict=True):
@@ -150,7 +150,9 @@ async def test_the_procedure_view_replays_snapshots_while_the_run_is_still_train
         app.query_one("#steps", Input).value = "200"  # 10 s of scripted steps: time to look while it trains
         await pilot.press("f2")
         await wait_for(
-            pilot, lambda: app.jobs.progress and next(iter(app.jobs.progress.values())).kept, what="a snapshot"
+            pilot,
+            lambda: app.training_jobs.progress and next(iter(app.training_jobs.progress.values())).kept,
+            what="a snapshot",
         )
         await pilot.press("f9")
         await wait_for(pilot, lambda: isinstance(app.screen, ProcedureView), what="the view")
@@ -164,4 +166,4 @@ async def test_the_procedure_view_replays_snapshots_while_the_run_is_still_train
         await pilot.press("escape")
         await pilot.press("f3")
         await wait_for(pilot, lambda: app.training is None, what="the stop")
-        assert run.key not in app.jobs.progress  # a stopped run's snapshots went with it
+        assert run.key not in app.training_jobs.progress  # a stopped run's snapshots went with it

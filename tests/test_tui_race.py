@@ -207,7 +207,7 @@ async def test_a_race_keeps_at_least_two_and_at_most_four_models(tmp_path):
         for name in ("a", "b"):  # two more models with a checkpoint: runs-table rows 3 and 4
             path = tmp_path / f"{name}.safetensors"
             shutil.copy(PRESETS["mix_35_35"].shipped, path)
-            app.models.add_loaded_model(ModelEntry.loaded(str(path), read_metadata(path)))
+            app.catalogue.add_loaded_model(ModelEntry.loaded(str(path), read_metadata(path)))
         await pilot.press("f4")
         table = app.score_panel.query_one("#runs")
         message = app.playground.query_one("#sum-message")
@@ -238,7 +238,7 @@ async def test_models_the_engine_let_go_are_loaded_again_for_their_lanes(tmp_pat
         for name in ("a", "b"):
             path = tmp_path / f"{name}.safetensors"
             shutil.copy(PRESETS["mix_35_35"].shipped, path)
-            app.models.add_loaded_model(ModelEntry.loaded(str(path), read_metadata(path)))
+            app.catalogue.add_loaded_model(ModelEntry.loaded(str(path), read_metadata(path)))
             await pilot.pause()
         await wait_for(
             pilot, lambda: not set(DEFAULT_RACE) <= app.supervisor.loaded, what="the engine to unload a shipped model"

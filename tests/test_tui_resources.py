@@ -32,7 +32,7 @@ ROUNDS = 4  # rounds of opening and closing the views after the first (a leak sh
 
 def _a_run_to_watch(app) -> None:
     """A run in progress (no snapshot kept yet), so that F9 has something to show without replaying."""
-    app.jobs.progress["run:1"] = RunProgress("run:1", "2d 4 #1", 0, 30, ("two_digit",))
+    app.training_jobs.progress["run:1"] = RunProgress("run:1", "2d 4 #1", 0, 30, ("two_digit",))
 
 
 def _tracked(monkeypatch, *kinds: type) -> dict[type, weakref.WeakSet]:
@@ -261,9 +261,9 @@ async def test_a_procedure_view_closed_while_its_probes_play_drops_them_without_
         await pilot.press("f2")
         await wait_for(pilot, lambda: app.current == "run:1", timeout=20, what="the run")
         await pilot.press("f9", "escape")
-        assert len(app.screen_stack) == 1 and app.play.listeners
+        assert len(app.screen_stack) == 1 and app.play_router.listeners
         app.supervisor.engine.release()
-        await wait_for(pilot, lambda: not app.play.listeners, timeout=20, what="the replays to end")
+        await wait_for(pilot, lambda: not app.play_router.listeners, timeout=20, what="the replays to end")
         await pilot.pause(0.2)
         assert not [n.message for n in app._notifications if n.severity == "error"]
         assert not app.playground.probes

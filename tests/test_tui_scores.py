@@ -8,7 +8,7 @@ from tui_helpers import fake_app, wait_for
 from breadth.core.storage.header import weights_hash
 from breadth.core.storage.paths import BASE
 from breadth.core.storage.store import Store, StoredRun, run_key
-from breadth.core.world.environments.families import FAMILIES
+from breadth.core.world.environments.families import REGISTERED
 from breadth.core.world.episodes.scores import HeldOutScore
 from breadth.core.world.runs.records import RunMeta
 from breadth.core.world.runs.settings import FinetuneSettings
@@ -40,10 +40,10 @@ async def test_own_families_have_bars_the_other_environments_a_summary_and_every
     app = fake_app()
     async with app.run_test(size=(80, 24)) as pilot:
         await wait_for(pilot, lambda: len(app.entries) == 4, what="the stored run")
-        app.models.switch_to("shipped:two_digit_70")
+        app.catalogue.switch_to("shipped:two_digit_70")
         await pilot.pause()
         panel = app.score_panel
-        shown = str(panel.query_one("#family-scores").render())
+        shown = str(panel.query_one("#environment-scores").render())
         assert "30/30 100%" in shown  # its own family, with a bar
         assert "other environments  mean 0%" in shown
         assert shown.splitlines()[-3:] == [  # add 3 numbers of 0-9 (three_digit) 0%, add 2 of 0-9 0%, ...
@@ -55,13 +55,13 @@ async def test_own_families_have_bars_the_other_environments_a_summary_and_every
         assert all(len(line) <= room for line in shown.splitlines())  # nothing wrapped or cut
         assert len(shown.splitlines()[0]) < room  # the bar's interval leaves a column before the border
         await pilot.press("shift+f5")
-        coded = str(panel.query_one("#family-scores").render())
-        for family in FAMILIES.values():
+        coded = str(panel.query_one("#environment-scores").render())
+        for family in REGISTERED.values():
             if family.name != "two_digit":
                 assert f"{family.short:<5}  0" in coded, f"{family.name} missing from the summary"
         await pilot.press("shift+f5")
-        assert str(panel.query_one("#family-scores").render()) == shown
-        assert panel.query_one("#family-scores").region.right <= panel.region.right
+        assert str(panel.query_one("#environment-scores").render()) == shown
+        assert panel.query_one("#environment-scores").region.right <= panel.region.right
         table = panel.query_one("#runs")
         assert sum(c.get_render_width(table) for c in table.ordered_columns) <= table.scrollable_content_region.width
         assert table.region.bottom <= panel.region.bottom
@@ -70,9 +70,9 @@ async def test_own_families_have_bars_the_other_environments_a_summary_and_every
         assert _row(table, "shipped:mix_35_35")[1:] == ["0", "100", "97", "98", "1"]
         (old,) = [k for k, e in app.entries.items() if e.origin == "stored"]
         assert _row(table, old)[1:] == ["3", "90", "0", "90", "-"]  # 8 families never scored
-        app.models.switch_to(old)
+        app.catalogue.switch_to(old)
         await pilot.pause()
-        shown = str(panel.query_one("#family-scores").render())
+        shown = str(panel.query_one("#environment-scores").render())
         assert "mean 0% of 1 scored" in shown
         assert shown.splitlines()[-2:] == [  # add 3 numbers of 0-9 alone scored
             "  0-9       -   0   -           -   -",
@@ -81,14 +81,14 @@ async def test_own_families_have_bars_the_other_environments_a_summary_and_every
 
 
 async def test_a_family_outside_the_plate_is_set_under_more_families_and_trained(tmp_path, monkeypatch):
-    """Counts set under "more families" (named in its folded title) train that family alone; the new model's
+    """Counts set under "more environments" (named in its folded title) train that family alone; the new model's
     own family gets the bar and the plate's two join the other environments."""
     monkeypatch.setenv("BREADTH_STORE", str(tmp_path / "s.sqlite"))
     monkeypatch.setenv("BREADTH_RUNS", str(tmp_path / "runs"))
     app = fake_app()
     async with app.run_test(size=(80, 24)) as pilot:
         panel = app.train_panel
-        sub = FAMILIES["sub_3x1"]
+        sub = REGISTERED["sub_3x1"]
         for name in ("two_digit", "three_digit"):
             panel.query_one(f"#count-{name}", Input).value = "0"
         panel.query_one("#count-sub_3x1", Input).value = str(sub.demo_pool + 1)
@@ -99,17 +99,17 @@ async def test_a_family_outside_the_plate_is_set_under_more_families_and_trained
         panel.query_one("#steps", Input).value = "10"
         await pilot.pause()
         assert panel.query_one("#preset", Select).value == "custom"
-        assert panel.query_one("#more", Collapsible).title == "more families: sub 3 0-9 40"  # its matrix column
+        assert panel.query_one("#more", Collapsible).title == "more environments: sub 3 0-9 40"  # its matrix column
         await pilot.press("f2")
         await wait_for(
             pilot, lambda: app.training is None and app.entries[app.current].origin == "trained", what="training"
         )
         entry = app.entries[app.current]
-        assert entry.origin == "trained" and entry.run.mix == "sub_3x1=40" and set(entry.scores) == set(FAMILIES)
-        shown = str(app.score_panel.query_one("#family-scores").render())
+        assert entry.origin == "trained" and entry.run.mix == "sub_3x1=40" and set(entry.scores) == set(REGISTERED)
+        shown = str(app.score_panel.query_one("#environment-scores").render())
         assert shown.startswith(sub.brief) and "other environments" in shown  # `3 singles minus`, in words
         assert "      add   2   3   4 sub   2   3" in shown  # two_digit (add 2 over 10-99) now among the others
-        assert not [f for f in FAMILIES.values() if f.short in shown]  # in words, no code
+        assert not [f for f in REGISTERED.values() if f.short in shown]  # in words, no code
 
 
 def test_a_long_title_keeps_its_run_number_in_the_runs_table():

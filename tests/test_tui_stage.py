@@ -59,7 +59,7 @@ async def test_readline_keys_edit_the_sum_box_and_start_nothing():
         assert box.selection.start != box.selection.end  # not shading: Shift+Left selects in the box
         await pilot.press("ctrl+t", "ctrl+r", "ctrl+d", "ctrl+x")
         await pilot.pause()
-        assert app.jobs.job == 0 and not app.playground.racing and app.focused is box
+        assert app.training_jobs.job == 0 and not app.playground.racing and app.focused is box
 
 
 async def test_ctrl_c_says_how_to_quit_in_plain_words():
@@ -80,7 +80,7 @@ async def test_focus_returns_to_the_sum_box_when_training_ends():
     async with app.run_test(size=(80, 24)) as pilot:
         _small(app)
         await pilot.click("#train")
-        await wait_for(pilot, lambda: app.jobs.job == 1 and app.training is None, what="training to end")
+        await wait_for(pilot, lambda: app.training_jobs.job == 1 and app.training is None, what="training to end")
         await pilot.pause()
         assert app.focused is app.query_one("#sum", Input)
 
@@ -92,7 +92,7 @@ async def test_focus_the_user_moved_during_training_stays_where_it_was_put(monke
         _small(app)
         app.train_panel.query_one("#steps", Input).value = "400"  # 20 s at the fake's pace: time to move focus
         await pilot.click("#train")
-        await wait_for(pilot, lambda: app.jobs.job == 1, what="training to start")
+        await wait_for(pilot, lambda: app.training_jobs.job == 1, what="training to start")
         table = app.score_panel.query_one("#runs")
         table.focus()
         monkeypatch.setattr("fake_engine.STEP_SECONDS", 0.0)  # focus moved: the steps left run at once
@@ -139,7 +139,9 @@ async def test_the_trained_note_hides_neither_the_sum_box_nor_the_lanes():
             _small(app)
             await pilot.press("f2")
             job = 1 + stage
-            await wait_for(pilot, lambda job=job: app.jobs.job == job and app.training is None, what="training")
+            await wait_for(
+                pilot, lambda job=job: app.training_jobs.job == job and app.training is None, what="training"
+            )
             await wait_for(pilot, lambda: bool(app.screen.query(Toast)), what="the note")
             await pilot.pause()
             sum_box = app.query_one("#sum").region

@@ -42,7 +42,7 @@ async def test_stored_runs_join_the_table_and_their_seeds_summarise(tmp_path, mo
         stored = [e for e in app.entries.values() if e.origin == "stored"]
         assert [e.scores_only for e in stored] == [True, True, True, False]
         assert list(app.entries)[:3] == ["shipped:two_digit_70", "shipped:three_digit_70", "shipped:mix_35_35"]
-        app.models.switch_to(stored[0].key)
+        app.catalogue.switch_to(stored[0].key)
         await pilot.pause()
         line = str(app.score_panel.query_one("#across-seeds").render())
         assert "two-digit 70 ×3: two-digit 90 [78-100] 3 singles 0 [0-0]" in line
@@ -52,7 +52,7 @@ async def test_stored_runs_join_the_table_and_their_seeds_summarise(tmp_path, mo
         await pilot.pause()
         shown = str(app.playground.query_one("#sum-message").render())
         assert "kept no model" in shown and not app.playground.probes
-        app.models.switch_to(stored[3].key)  # a stored run whose checkpoint is on disk plays
+        app.catalogue.switch_to(stored[3].key)  # a stored run whose checkpoint is on disk plays
         await type_text(pilot, "3+4+5")
         await pilot.press("enter")
         await wait_for(pilot, lambda: app.playground.probes and not app.playground.busy(), what="the probe")

@@ -47,7 +47,9 @@ async def _train(pilot) -> None:
     app.train_panel.query_one("#steps", Input).value = "2"
     app.train_panel.query_one("#held-out", Input).value = "2"
     await pilot.press("f2")
-    await wait_for(pilot, lambda: app.training is None and app.jobs.job == 1, timeout=20, what="the run to end")
+    await wait_for(
+        pilot, lambda: app.training is None and app.training_jobs.job == 1, timeout=20, what="the run to end"
+    )
 
 
 def _messages(app, severity: str | None = None) -> list[str]:

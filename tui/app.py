@@ -24,6 +24,7 @@ from textual.reactive import var
 from textual.screen import ModalScreen, Screen
 
 from breadth.core.world.text.shown import shown
+from breadth.tui import messages as m
 from breadth.tui.engine import EngineProcess, engine_log
 from breadth.tui.guard import guarded, log_error
 from breadth.tui.keys import APP_KEYS, key_name
@@ -33,7 +34,7 @@ from breadth.tui.parts.environments import Board
 from breadth.tui.parts.figures import Figures
 from breadth.tui.parts.models import DEFAULT_MODEL, Catalogue
 from breadth.tui.parts.play import PlayRouter
-from breadth.tui.parts.training import Training
+from breadth.tui.parts.training import TrainingJobs
 from breadth.tui.screens.curve_view import CurveView
 from breadth.tui.screens.demos_view import DemosView
 from breadth.tui.screens.help import HelpScreen
@@ -69,16 +70,24 @@ class BreadthApp(App):
         super().__init__()
         factory = engine_factory or (lambda: EngineProcess(engine_log()))
         self.auto_start = start_engine
-        self.models = Catalogue(self)  # the models catalogue: the runs table's models and the current one
+        self.catalogue = Catalogue(self)  # the models catalogue: the runs table's models and the current one
         self.engine_watch = EngineWatch(self)  # the engine's status, what it holds, its restarts
-        self.jobs = Training(self)  # the training job and every run's snapshots
-        self.play = PlayRouter(self)  # single play, races and the procedure view's replays
+        self.training_jobs = TrainingJobs(self)  # the training job and every run's snapshots
+        self.play_router = PlayRouter(self)  # single play, races and the procedure view's replays
         self.demo_mode = DemoMode(self, demo)  # `breadth-tui --demo`
         self.figures = Figures(self)  # F12
         self.board = Board(self)  # Shift+F4: every environment's score of the playing model, kept per model
         self.supervisor = Supervisor(self, factory, on_start=self.engine_watch.started)
-        self.hearers: dict[type[Message], list[Callable]] = {}  # message type -> its parts' handlers, in order
-        for part in (self.models, self.engine_watch, self.jobs, self.play, self.demo_mode, self.figures, self.board):
+        self.hearers: dict[object, list[Callable]] = {}  # what is heard (`hears`) -> its parts' handlers, in order
+        for part in (
+            self.catalogue,
+            self.engine_watch,
+            self.training_jobs,
+            self.play_router,
+            self.demo_mode,
+            self.figures,
+            self.board,
+        ):
             for kind, handler in part.handlers():
                 self.hearers.setdefault(kind, []).append(handler)
 
@@ -96,17 +105,22 @@ class BreadthApp(App):
 
     @guarded
     def on_mount(self) -> None:
-        self.models.start()
+        self.catalogue.start()
         self.playground.focus_sum()
         if self.auto_start:  # the first frame says the model is starting; torch loads after it
             self.engine_watch.starting()
         self.demo_mode.start()
         self.stage = self.demo_mode.demo is not None  # `--demo` starts in the stage layout
-        self.call_after_refresh(self.models.read_store)
+        self.call_after_refresh(self.catalogue.read_store)
 
     @on(Message)
     def deliver(self, message: Message) -> None:
-        """Hand a message that reached the app to each part that hears its type (each handler is guarded)."""
+        """Hand a message that reached the app to each part that hears its type (each handler is guarded); an
+        engine event itself to each part that hears the event (`m.heard_as`)."""
+        if isinstance(message, m.FromEngine):
+            for handler in self.hearers.get(m.heard_as(message.event), ()):
+                handler(message.event)
+            return
         for handler in self.hearers.get(type(message), ()):
             handler(message)
 
@@ -115,7 +129,7 @@ class BreadthApp(App):
     @property
     def entries(self):
         """The models catalogue's entries by key (the runs table's rows)."""
-        return self.models.entries
+        return self.catalogue.entries
 
     def watch_training(self, job: int | None) -> None:
         self.train_panel.training = job is not None
@@ -155,12 +169,12 @@ class BreadthApp(App):
 
     @guarded
     def action_next_model(self) -> None:
-        self.models.next_model()
+        self.catalogue.next_model()
 
-    action_save = guarded(lambda self: self.models.save())  # Ctrl+S
-    action_load = guarded(lambda self: self.models.load())  # Ctrl+O
+    action_save = guarded(lambda self: self.catalogue.save())  # Ctrl+S
+    action_load = guarded(lambda self: self.catalogue.load())  # Ctrl+O
     action_codes = guarded(lambda self: setattr(self, "codes", not self.codes))  # Shift+F5: codes, or words again
-    watch_codes = guarded(lambda self: self.models.relabel())
+    watch_codes = guarded(lambda self: self.catalogue.relabel())
 
     @guarded
     def action_race(self) -> None:
@@ -169,9 +183,9 @@ class BreadthApp(App):
 
     @guarded
     def action_procedure(self) -> None:
-        self.jobs.watch_procedure()
+        self.training_jobs.watch_procedure()
 
-    action_rollouts = guarded(lambda self: self.jobs.watch_rollouts())  # Shift+F1
+    action_rollouts = guarded(lambda self: self.training_jobs.watch_rollouts())  # Shift+F1
     action_environments = guarded(lambda self: self.board.open())  # Shift+F4
 
     @guarded

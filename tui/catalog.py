@@ -16,12 +16,12 @@ from breadth.core.storage.header import CheckpointError, read_metadata, weights_
 from breadth.core.storage.paths import BASE
 from breadth.core.storage.presets import PRESETS
 from breadth.core.storage.store import Store
-from breadth.core.world.environments.families import FAMILIES
+from breadth.core.world.environments.families import REGISTERED
 from breadth.core.world.episodes.scores import HeldOutScore
 from breadth.core.world.runs.records import RunMeta
 from breadth.core.world.text.shown import shown
 
-PLATE = tuple(n for n in FAMILIES if any(n in dict(p.mix.counts) for p in PRESETS.values()))  # the plate's families
+PLATE = tuple(n for n in REGISTERED if any(n in dict(p.mix.counts) for p in PRESETS.values()))  # the plate's families
 JUST_NOW = "trained just now"  # how a model trained in this app session is called, before its mix
 
 

@@ -17,7 +17,7 @@ from textual.worker import get_current_worker
 from breadth.core.engine import protocol as p
 from breadth.tui.engine import EngineGone, EngineProcess
 from breadth.tui.guard import guarded
-from breadth.tui.messages import EngineDied, for_event
+from breadth.tui.messages import EngineDied, FromEngine
 
 STOP_GRACE = 2.0  # seconds to wait for the engine to confirm a Stop before killing it
 MAX_RESTARTS = 3  # engine restarts allowed within RESTART_WINDOW before giving up
@@ -99,7 +99,7 @@ class Supervisor:
         self.engine.kill()
 
     def _read(self, engine: EngineProcess) -> None:
-        """Post each of `engine`'s events to the app as its message until the engine is gone (a thread worker)."""
+        """Post each of `engine`'s events to the app (`FromEngine`) until the engine is gone (a thread worker)."""
         worker = get_current_worker()
         while not worker.is_cancelled and not self.closed:
             try:
@@ -108,9 +108,8 @@ class Supervisor:
                 if engine is self.engine and not worker.is_cancelled and not self.closed:
                     self.app.post_message(EngineDied(e.exitcode, e.last_words))
                 return
-            message = for_event(event)
-            if message is not None and not self.closed:
-                self.app.post_message(message)
+            if not self.closed:
+                self.app.post_message(FromEngine(event))
 
     def close(self) -> None:
         """End the engine for good (the app is quitting)."""

@@ -30,7 +30,7 @@ from breadth.core.results.matrix import band
 from breadth.core.storage.files import write_json
 from breadth.core.world.arithmetic.calculator import FORMS
 from breadth.core.world.arithmetic.problem import PLATE_FORM
-from breadth.core.world.environments.families import Family
+from breadth.core.world.environments.families import Environment
 from breadth.core.world.environments.registry import EnvError, draw, environment
 from breadth.core.world.runs.settings import FinetuneSettings, held_out_from_text
 from breadth.core.world.text.shown import shown
@@ -41,7 +41,7 @@ STYLE = {"high": "bold green", "middle": "yellow", "low": "red", "none": "dim re
 MISSING = "·"  # a cell no chosen environment sits at
 
 
-def chosen(envs: str | None, conditions: list[str], n: int | None, seed: int) -> list[Family]:
+def chosen(envs: str | None, conditions: list[str], n: int | None, seed: int) -> list[Environment]:
     """The environments `--envs all|ID,ID`, `--where` (all must hold) and `--draw N` (by `seed`) choose."""
     from breadth.core.cli.envs import chosen_environments
 
@@ -130,7 +130,7 @@ def evaluate_environments(args) -> int:
     from breadth.core.learning.train import use_one_thread
 
     if args.figure:
-        raise UsageError("--figure draws the ten families' scores; with --envs, --where or --draw use --json")
+        raise UsageError("--figure draws the ten named environments' scores; with --envs, --where or --draw use --json")
     held_out = held_out_from_text(args.held_out)
     seed = None if args.seed is None else FinetuneSettings.from_text(seed=args.seed).seed
     families = chosen(args.envs, args.where or [], args.draw, args.draw_seed)  # refused before the model loads

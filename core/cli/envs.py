@@ -13,7 +13,7 @@ from rich.text import Text
 
 from breadth.core.storage.files import write_json
 from breadth.core.world.arithmetic.calculator import FORMS
-from breadth.core.world.environments.families import Family
+from breadth.core.world.environments.families import Environment
 from breadth.core.world.environments.registry import EnvError, coordinates_of, draw, env_id, environments, where
 from breadth.core.world.text.shown import episode_text, shown, shown_text
 
@@ -54,7 +54,7 @@ def _either(names) -> str:
     return " or ".join([", ".join(names[:-1]), names[-1]] if len(names) > 1 else names)
 
 
-def chosen_environments(conditions: list[str], n: int | None, seed: int) -> list[Family]:
+def chosen_environments(conditions: list[str], n: int | None, seed: int) -> list[Environment]:
     """The environments `--where DIM=VALUE` (repeatable, all must hold) picks, then `--draw N` of them by `seed`."""
     values: dict[str, str] = {}
     for text in conditions:
@@ -72,12 +72,12 @@ def chosen_environments(conditions: list[str], n: int | None, seed: int) -> list
     return pool if n is None else draw(n, seed, pool)
 
 
-def _example(family: Family):
+def _example(family: Environment):
     """The environment's first problem of seed 0: the same demonstration every time it is listed."""
     return family.problem(0, 0)
 
 
-def env_json(family: Family) -> dict:
+def env_json(family: Environment) -> dict:
     """Everything `breadth envs --json` says of one environment."""
     return {
         "id": env_id(family),

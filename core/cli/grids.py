@@ -37,7 +37,7 @@ from breadth.core.storage.paths import BASE
 from breadth.core.storage.presets import PRESETS
 from breadth.core.storage.store import Store, store_files
 from breadth.core.sweeps.sweep import run_jobs
-from breadth.core.world.environments.families import FAMILIES
+from breadth.core.world.environments.families import REGISTERED
 from breadth.core.world.environments.mix import Mix
 from breadth.core.world.runs.recipes import FINETUNE, recipe, swept_by_any
 from breadth.core.world.runs.settings import held_out_from_text, swept
@@ -80,7 +80,7 @@ def _run_grid(grid: Grid, args, source: str, what: str, extra_outputs: list[Path
         where = f"Dask at {args.cluster}" if args.cluster else f"{args.workers} local processes"
         console.print(
             f"{len(jobs)} runs: {what} x {len(grid.seeds)} seeds, held-out "
-            f"{'all' if grid.held_out is None else grid.held_out} per family, on {shown(where)}{how}; "
+            f"{'all' if grid.held_out is None else grid.held_out} per environment, on {shown(where)}{how}; "
             f"store {shown(store.path)}"
         )
         outcome = run_with_progress(work, store, base, base_hash, source, args.workers, args.cluster)
@@ -113,7 +113,7 @@ def matrix(args) -> int:
     """Run what the store lacks for the matrix's rows (mixes x seeds), then print and draw the matrix."""
     mixes: list[Mix] = parse_mixes(args.mix)
     if args.single:
-        mixes += [Mix.of(**{f.name: min(args.single, f.demo_pool)}) for f in FAMILIES.values()]
+        mixes += [Mix.of(**{f.name: min(args.single, f.demo_pool)}) for f in REGISTERED.values()]
     if args.plate:
         mixes += [p.mix for p in PRESETS.values()]
     if not mixes:
@@ -121,7 +121,7 @@ def matrix(args) -> int:
     mixes = list(dict.fromkeys(mixes))
     curve = parse_families(args.curve) if args.curve else []
     if trained := sorted({name for m in mixes for name, _ in m.counts} & set(curve)):
-        raise MatrixError(f"--curve names a family some row trains on, so not held out: {', '.join(trained)}")
+        raise MatrixError(f"--curve names an environment some row trains on, so not held out: {', '.join(trained)}")
     curve_figure = figure_paths(_curve_path(args.figure)) if curve and args.figure else []
     settings = recipe_settings(args)
     grid = Grid(tuple(mixes), settings, (), parse_seeds(args.seeds), held_out_from_text(args.held_out))
@@ -264,7 +264,7 @@ def write_outputs(cells: list[CellSummary], json_path: Path | None, figure_path:
     """Print the cost-of-mixing table where the cells hold one, and write the cells' JSON and figure if asked."""
     points = budget(cells)
     if points:
-        title = "the cost of mixing: each family alone and in an even mix of the same total"
+        title = "the cost of mixing: each environment alone and in an even mix of the same total"
         console.print(budget_table(points, title, console.width))
     if json_path:
         write_json(json_path, [_cell_json(c) for c in cells])

@@ -73,10 +73,10 @@ def _held_out_flag(s: argparse.ArgumentParser, filter_only: bool = False) -> Non
     from breadth.core.world.episodes.scores import HELD_OUT
 
     if filter_only:
-        s.add_argument("--held-out", help="only runs scored on this many sums per family (a number or 'all')")
+        s.add_argument("--held-out", help="only runs scored on this many sums per environment (a number or 'all')")
     else:
         s.add_argument(
-            "--held-out", default=str(HELD_OUT), help=f"sums per family: a number or 'all' (default {HELD_OUT})"
+            "--held-out", default=str(HELD_OUT), help=f"sums per environment: a number or 'all' (default {HELD_OUT})"
         )
 
 
@@ -111,7 +111,7 @@ def build_parser() -> argparse.ArgumentParser:
     ft = FinetuneSettings()
     p = _Parser(
         prog="breadth",
-        description="Fine-tune a tiny character model to call a calculator, and see which task families it learns.",
+        description="Fine-tune a tiny character model to call a calculator, and see which environments it learns.",
     )
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
@@ -134,11 +134,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser(
         "train",
-        help="fine-tune the base on a mix of task families",
-        description="Fine-tune the base model on demonstrations from a mix of task "
-        "families (loss on the model's own actions only), then score held-out sums.",
+        help="fine-tune the base on a mix of environments",
+        description="Fine-tune the base model on demonstrations from a mix of "
+        "environments (loss on the model's own actions only), then score held-out sums.",
     )
-    s.add_argument("--mix", required=True, help="demonstrations per family, e.g. two_digit=35,three_digit=35")
+    s.add_argument("--mix", required=True, help="demonstrations per environment, e.g. two_digit=35,three_digit=35")
     s.add_argument("--seed", help=f"seeds demonstrations, held-out sets and training (default {ft.seed})")
     _recipe_flag(s)
     _settings_flags(s)
@@ -154,10 +154,12 @@ def build_parser() -> argparse.ArgumentParser:
         description="Learn from reward on a mix's training sums (nanochat's RL recipe): a group of sampled "
         "episodes per prompt, the calculator in the loop, advantage = reward - the group's mean, loss on the "
         "model's own characters only, the learning rate decaying to 0. Says pass@G on the training prompts "
-        "before training, prints the metrics as it goes, then scores held-out sums of every family.",
+        "before training, prints the metrics as it goes, then scores held-out sums of every named environment.",
     )
     s.add_argument(
-        "--mix", required=True, help="training sums per family, e.g. three_digit=200 or two_digit=100,three_digit=100"
+        "--mix",
+        required=True,
+        help="training sums per environment, e.g. three_digit=200 or two_digit=100,three_digit=100",
     )
     s.add_argument(
         "--from",
@@ -177,8 +179,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser(
         "eval",
-        help="score a checkpoint on held-out sums of every family (or of many environments: --envs)",
-        description="Greedy rollouts, with the calculator in the loop, on each family's "
+        help="score a checkpoint on held-out sums of the ten named environments (or of many more: --envs)",
+        description="Greedy rollouts, with the calculator in the loop, on each named environment's "
         "held-out sums; prints solved/total and the failure kinds. With --envs, --where or --draw: every chosen "
         "environment's test split, summarised by dimension (a table per operand count: digits of each number x "
         "the operation at each gap, in each call form), with the means per form, operation and operand count.",
@@ -189,7 +191,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument(
         "--envs",
         metavar="all|ID,...",
-        help="score environments instead of the ten families: all, or ids (breadth/two-digit-v1,...); "
+        help="score environments instead of the ten named ones: all, or ids (breadth/two-digit-v1,...); "
         "summarised by dimension",
     )
     s.add_argument("--where", action="append", metavar="DIM=VALUE", help="only environments at this coordinate")
@@ -277,12 +279,12 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--mix", action="append", default=[], help="a mix to run (repeat for several)")
     s.add_argument(
         "--share",
-        help="a share between two families, e.g. two_digit/three_digit=70:7 "
+        help="a share between two environments, e.g. two_digit/three_digit=70:7 "
         "(70 demonstrations split 0/70, 7/63, ..., 70/0)",
     )
     s.add_argument(
         "--budget",
-        help="the cost of mixing, e.g. two_digit/three_digit=10,20,35,70,140: at each total, each family alone "
+        help="the cost of mixing, e.g. two_digit/three_digit=10,20,35,70,140: at each total, each environment alone "
         "and an even mix of the two",
     )
     s.add_argument("--plate", action="store_true", help="the plate's three mixes")
@@ -295,17 +297,19 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser(
         "matrix",
-        help="the transfer matrix: training mixes x every family, success over seeds",
-        description="Rows: training mixes; columns: every family, grouped by operation, operands and digits; "
-        "cells: mean held-out success over seeds with a 95%% interval. Runs what the store lacks, then prints the "
-        "table; a family outside a row's mix is a held-out environment.",
+        help="the transfer matrix: training mixes x every named environment, success over seeds",
+        description="Rows: training mixes; columns: every named environment, grouped by operation, operands and "
+        "digits; cells: mean held-out success over seeds with a 95%% interval. Runs what the store lacks, then prints "
+        "the table; an environment outside a row's mix is held out.",
     )
     s.add_argument("--mix", action="append", default=[], help="a row: a mix, e.g. @operands:2=35 (repeatable)")
-    s.add_argument("--single", type=_positive_int, help="a row per family trained alone on this many demonstrations")
+    s.add_argument(
+        "--single", type=_positive_int, help="a row per environment trained alone on this many demonstrations"
+    )
     s.add_argument(
         "--curve",
-        metavar="FAMILIES",
-        help="also the breadth curve: success on these held-out families (e.g. a3x2,s3x2) against how many "
+        metavar="ENVIRONMENTS",
+        help="also the breadth curve: success on these held-out environments (e.g. a3x2,s3x2) against how many "
         "environments each row trained on; with --figure, also FIGURE-curve.png and .svg",
     )
     s.add_argument("--plate", action="store_true", help="rows for the plate's three mixes")

@@ -11,7 +11,7 @@ from rich.table import Table
 from breadth.core.storage.header import read_header
 from breadth.core.storage.paths import shipped_checkpoint
 from breadth.core.storage.presets import PRESETS, SHIPPED
-from breadth.core.world.environments.families import FAMILIES
+from breadth.core.world.environments.families import REGISTERED
 from breadth.core.world.text.shown import shown_text
 
 console = Console(highlight=False, markup=False, emoji=False)
@@ -25,7 +25,7 @@ def models(args) -> int:
     t.add_column("trained on")
     t.add_column("seed", justify="right")
     for family in PLATE:
-        t.add_column(shown_text(FAMILIES[family].short), justify="right")
+        t.add_column(shown_text(REGISTERED[family].short), justify="right")
     t.add_column("others", justify="right")
     for name in SHIPPED:
         run = read_header(shipped_checkpoint(name)).run

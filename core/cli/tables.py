@@ -16,7 +16,7 @@ from breadth.core.results.matrix_dimensions import OWN, dimension_columns, poole
 from breadth.core.results.report import BudgetPoint, CellSummary, PairedDifference, varied
 from breadth.core.storage.presets import PRESETS
 from breadth.core.storage.store import StoredRun
-from breadth.core.world.environments.families import FAMILIES, short_label
+from breadth.core.world.environments.families import REGISTERED, short_label
 from breadth.core.world.environments.mix import Mix, MixError, short_spec
 from breadth.core.world.episodes.scores import HeldOutScore
 from breadth.core.world.episodes.scoring import Scored
@@ -30,7 +30,7 @@ from breadth.core.world.text.transcript import Transcript, visible
 def scores_table(scores: dict[str, HeldOutScore], title: str) -> Table:
     """Per family: solved/total, the rate, its 95% Wilson interval, and the failure kinds."""
     t = Table(title=shown_text(title), title_justify="left")
-    t.add_column("family")
+    t.add_column("environment", min_width=len("environment"))  # never environm…
     t.add_column("solved", justify="right")
     t.add_column("rate", justify="right")
     t.add_column("95% interval", justify="right")
@@ -48,16 +48,16 @@ def plate_table(records: dict[tuple[str, int], RunMeta], seeds: list[int], held_
     """The plate's figure: per preset and family, mean ± sd over seeds, each seed, and the plate's number."""
     n = "all" if held_out is None else held_out
     t = Table(
-        title=f"held-out success, {n} sums per family; mean ± sd over seeds {','.join(map(str, seeds))}",
+        title=f"held-out success, {n} sums per environment; mean ± sd over seeds {','.join(map(str, seeds))}",
         title_justify="left",
         box=box.SIMPLE_HEAD,  # no rules between columns: the table fits 80 columns with ten seeds
     )
     plate = list(dict.fromkeys(fam for preset in PRESETS.values() for fam in preset.plate))
-    others = [fam for fam in FAMILIES if fam not in plate]
+    others = [fam for fam in REGISTERED if fam not in plate]
     # the labels keep their words whole (`three-digit 70`); per-seed numbers fold onto more lines when narrow
     t.add_column("trained on", min_width=max(len(w) for p in PRESETS.values() for w in p.label.split()))
     for fam in plate:
-        t.add_column(FAMILIES[fam].short, justify="right", no_wrap=True)
+        t.add_column(REGISTERED[fam].short, justify="right", no_wrap=True)
         t.add_column("seeds", justify="right", style="dim", max_width=11)  # three a line; ten seeds on four
     if others:
         t.add_column("others", justify="right")  # the mean over every family no plate mix trains on
@@ -107,7 +107,7 @@ def cells_table(cells: list[CellSummary], title: str) -> Table:
     t = Table(title=shown_text(title), title_justify="left", pad_edge=False)  # room for one-decimal intervals
     t.add_column("#", justify="right", style="dim")
     t.add_column("cell")
-    t.add_column("family")
+    t.add_column("environment", min_width=len("environment"))
     t.add_column("seeds", justify="right")
     t.add_column("mean %", justify="right")
     t.add_column("95% seeds", justify="right", no_wrap=True)  # intervals stay whole; the labels fold instead
@@ -150,7 +150,7 @@ def cell_label(cell: CellSummary, shown: tuple[str, ...]) -> str:
 def differences_table(differences: list[PairedDifference], title: str) -> Table:
     """Per family: seeds paired, mean difference in points, its 95% interval."""
     t = Table(title=shown_text(title), title_justify="left")
-    t.add_column("family")
+    t.add_column("environment", min_width=len("environment"))
     t.add_column("seeds", justify="right")
     t.add_column("mean difference", justify="right")
     t.add_column("95% interval", justify="right")
@@ -245,7 +245,7 @@ def _runs_folded(runs: list[StoredRun], title: str) -> Table:
             f"{r.run.train_seconds + r.run.eval_seconds:.0f}",
             shown_text(r.source),
         )
-    t.caption = "own: mean over the mix's families; other: over the rest; --csv for every family"
+    t.caption = "own: mean over the mix's environments; other: over the rest; --csv for every environment"
     t.caption_justify = "left"
     return t
 
@@ -267,7 +267,7 @@ def budget_table(points: list[BudgetPoint], title: str, width: int | None = None
     Narrower than the full table needs (`width`), the alone, mix and demos columns narrow to their longest word or
     value (their headers fold), so the paired column keeps room for its interval and no cell is cut."""
     t = Table(title=shown_text(title), title_justify="left")
-    t.add_column("family")
+    t.add_column("environment", min_width=len("environment"))
     t.add_column("total", justify="right")
     t.add_column("alone %", justify="right")
     t.add_column("95%", justify="right", style="dim", no_wrap=True)  # intervals stay whole; the headers fold
@@ -386,7 +386,7 @@ def breadth_table(points: list[BreadthPoint], title: str) -> Table:
     t.add_column("demos", justify="right", style="dim")
     names = list(dict.fromkeys(p.family for p in points))
     for name in names:
-        t.add_column("own (mean)" if name == TRAINED else f"{FAMILIES[name].short} held out", justify="right")
+        t.add_column("own (mean)" if name == TRAINED else f"{REGISTERED[name].short} held out", justify="right")
     for mix in dict.fromkeys(p.mix for p in points):
         mine = {p.family: p for p in points if p.mix == mix}
         first = next(iter(mine.values()))

@@ -33,7 +33,7 @@ from breadth.core.storage.paths import folder_full
 from breadth.core.storage.snapshot_file import snapshot_problems
 from breadth.core.storage.store import Store, StoredRun, StoreError, run_key
 from breadth.core.world.arithmetic.calculator import Lie
-from breadth.core.world.environments.families import FAMILIES
+from breadth.core.world.environments.families import REGISTERED
 from breadth.core.world.environments.mix import Mix
 from breadth.core.world.environments.probe import parse_sum
 from breadth.core.world.environments.registry import environments
@@ -247,7 +247,7 @@ class Session:
         model = self.models.restore(kept[step])
         problems = snapshot_problems(seed)
         scored = play(lambda batch: self.models.policy(model, batch), problems, max_length=self.models.context(model))
-        scores = tally(scored, list(FAMILIES))
+        scores = tally(scored, list(REGISTERED))
         self.snapshot_scores.setdefault(key, {})[step] = scores
         self.emit(p.SnapshotScored(key, step, {name: sc.to_dict() for name, sc in scores.items()}))
 

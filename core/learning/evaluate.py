@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from breadth.core.learning.model import GPT
 from breadth.core.learning.policy import GreedyPolicy, greedy
-from breadth.core.world.environments.families import FAMILIES
-from breadth.core.world.environments.registry import family
+from breadth.core.world.environments.families import REGISTERED
+from breadth.core.world.environments.registry import by_name
 from breadth.core.world.episodes.rollout import complete
 from breadth.core.world.episodes.scores import HELD_OUT, HeldOutScore
 from breadth.core.world.episodes.scoring import Scored, play, tally
@@ -21,8 +21,8 @@ def evaluate(
 ) -> tuple[dict[str, HeldOutScore], list[Scored]]:
     """Per-family held-out scores for `seed` on the test split (held_out None: all of it) and every episode; by
     default on every registered family, or on `families` (registered or generated environments, by name)."""
-    names = list(FAMILIES) if families is None else families
-    problems = [p for name in names for p in family(name).held_out(seed, held_out)]
+    names = list(REGISTERED) if families is None else families
+    problems = [p for name in names for p in by_name(name).held_out(seed, held_out)]
     scored = play(greedy(model), problems, max_length=model.config.block_size)
     return tally(scored, names), scored
 
@@ -37,7 +37,7 @@ def evaluate_environments(
     prompts of a batch fed in one step and finished rows dropped from it (`GreedyPolicy`'s feeds_many and
     drop_finished), in batches of `batch`.
     The episodes, verdicts and scores are exactly `evaluate`'s (tests/test_env_scores.py)."""
-    problems = [p for name in names for p in family(name).held_out(seed, held_out)]
+    problems = [p for name in names for p in by_name(name).held_out(seed, held_out)]
     # alike prompts share their first step, and one environment's episodes tend to end alike
     by_length = sorted(range(len(problems)), key=lambda i: (len(problems[i].prompt), problems[i].family))
     policy = lambda rows: GreedyPolicy(model, rows, drop_finished=True, feeds_many=True)  # noqa: E731

@@ -33,9 +33,9 @@ from breadth.core.learning.model import GPT
 from breadth.core.learning.train import demonstration_tensors, use_one_thread
 from breadth.core.storage.paths import BASE
 from breadth.core.world.arithmetic.problem import Problem
-from breadth.core.world.environments.families import FAMILIES
+from breadth.core.world.environments.families import REGISTERED
 from breadth.core.world.environments.mix import Mix
-from breadth.core.world.environments.registry import family
+from breadth.core.world.environments.registry import by_name
 from breadth.core.world.episodes.episode import Episode
 from breadth.core.world.episodes.rollout import run_episodes
 from breadth.core.world.episodes.scores import HELD_OUT, HeldOutScore
@@ -239,9 +239,9 @@ def evaluate_lockstep(
     """Each model's held-out scores for its seed, as `evaluate.evaluate` scores them, the models playing together:
     greedy rollouts of every model at once (`stacked.Decoder`), `EVAL_ROWS` episodes at a time. `families`, per
     model, the environments it is scored on (None: every registered family)."""
-    names = [list(FAMILIES) if f is None else list(f) for f in (families or [None] * len(models))]
+    names = [list(REGISTERED) if f is None else list(f) for f in (families or [None] * len(models))]
     problems = [
-        [p for n in each for p in family(n).held_out(seed, held_out)] for each, seed in zip(names, seeds, strict=True)
+        [p for n in each for p in by_name(n).held_out(seed, held_out)] for each, seed in zip(names, seeds, strict=True)
     ]
     weights, config = stacked.frozen(models), models[0].config
     rope = stacked.rope_tables(models[0], config.block_size)

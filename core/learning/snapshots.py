@@ -31,7 +31,7 @@ from breadth.core.storage.snapshot_file import (
     sidecar_of,
     snapshot_problems,
 )
-from breadth.core.world.environments.families import FAMILIES
+from breadth.core.world.environments.families import REGISTERED
 from breadth.core.world.episodes.scores import HeldOutScore
 from breadth.core.world.episodes.scoring import play, tally
 from breadth.core.world.runs.records import RunMeta
@@ -66,7 +66,7 @@ def score(kept: Snapshot, seed: int, held_out: int = HELD_OUT) -> dict[str, Held
     """A snapshot's scores on the first `held_out` held-out sums of every family (as the engine scores them)."""
     model = restore(kept)
     scored = play(greedy(model), snapshot_problems(seed, held_out), max_length=model.config.block_size)
-    return tally(scored, list(FAMILIES))
+    return tally(scored, list(REGISTERED))
 
 
 def save(

@@ -32,7 +32,7 @@ from breadth.core.results.groups import Group, lockstep_groups
 from breadth.core.storage.store import StoredRun, run_key
 from breadth.core.world.arithmetic.coordinates import ENV_DIMENSIONS
 from breadth.core.world.environments.mix import Mix
-from breadth.core.world.environments.registry import family
+from breadth.core.world.environments.registry import by_name
 from breadth.core.world.runs.records import MAX_GROUP
 from breadth.core.world.runs.settings import MAX_HELD_OUT, MAX_SEED, FinetuneSettings, SettingsError
 from breadth.core.world.runs.stats import mean_interval
@@ -149,7 +149,7 @@ class CurvePlan:
             raise GridError(f"a stored curve plan of more than {MAX_RUNS:,} runs")
         for name in pool:
             try:
-                family(name)
+                by_name(name)
             except KeyError:
                 raise GridError(f"a stored curve's environment {name[:40]!r} is not registered here") from None
         try:
@@ -243,7 +243,7 @@ def _whole(x: object) -> bool:
 
 
 def _pool(name: str) -> int:
-    return family(name).demo_pool
+    return by_name(name).demo_pool
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from breadth.core.world.arithmetic.calculator import FORMS
 from breadth.core.world.arithmetic.coordinates import ENV_DIMENSIONS, Coordinates
 from breadth.core.world.arithmetic.problem import PLATE_FORM
-from breadth.core.world.environments.registry import env_id, family
+from breadth.core.world.environments.registry import by_name, env_id
 from breadth.core.world.episodes.scores import HeldOutScore
 
 
@@ -47,7 +47,7 @@ def rate(scores: Iterable[HeldOutScore]) -> Rate:
 
 def coordinates(name: str) -> Coordinates:
     """Where the environment of this name (registered or generated) sits."""
-    return family(name).at
+    return by_name(name).at
 
 
 def value(at: Coordinates, dimension: str) -> str:
@@ -154,7 +154,7 @@ def environments_json(scores: Mapping[str, HeldOutScore]) -> dict[str, dict]:
     out = {}
     for name, score in scores.items():
         at = coordinates(name)
-        out[env_id(family(name))] = {"name": name, **{d: at.value(d) for d in ENV_DIMENSIONS}, **score.to_dict()}
+        out[env_id(by_name(name))] = {"name": name, **{d: at.value(d) for d in ENV_DIMENSIONS}, **score.to_dict()}
     return out
 
 

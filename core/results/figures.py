@@ -14,7 +14,7 @@ from pathlib import Path
 from breadth.core.results.matrix import TRAINED, BreadthPoint, MatrixRow, columns, group_of, row_names
 from breadth.core.results.report import BudgetPoint, CellSummary, budget, varied
 from breadth.core.storage.files import write_atomic
-from breadth.core.world.environments.families import FAMILIES
+from breadth.core.world.environments.families import REGISTERED
 from breadth.core.world.environments.mix import Mix, MixError
 from breadth.core.world.runs.records import RunMeta
 from breadth.core.world.runs.stats import wilson
@@ -33,10 +33,10 @@ def axis(cells: list[CellSummary]) -> tuple[str, list[float]]:
     if what[0] != "mix":
         return what[0].replace("_", " "), [float(getattr(c.key.settings, what[0])) for c in cells]
     mixes = [dict(Mix.parse(c.key.mix).counts) for c in cells]
-    names = sorted({name for counts in mixes for name in counts}, key=list(FAMILIES).index)
+    names = sorted({name for counts in mixes for name in counts}, key=list(REGISTERED).index)
     if len(names) != 2 or len({sum(counts.values()) for counts in mixes}) != 1:
-        raise FigureError("mixes make a curve only as a share between two families of one total")
-    label = FAMILIES[names[0]].label
+        raise FigureError("mixes make a curve only as a share between two environments of one total")
+    label = REGISTERED[names[0]].label
     return f"{label} demonstrations (of {sum(mixes[0].values())})", [float(c.get(names[0], 0)) for c in mixes]
 
 
@@ -107,7 +107,7 @@ def budget_figure(points: list[BudgetPoint], out: Path) -> list[Path]:
     families = list(dict.fromkeys(p.family for p in points))
     for k, name in enumerate(families):
         mine = [p for p in points if p.family == name]
-        shown = FAMILIES[name].label if name in FAMILIES else name
+        shown = REGISTERED[name].label if name in REGISTERED else name
         colour = f"C{k}"
         for which, style in (("alone", "-"), ("mixed", "--")):
             summaries = [getattr(p, which) for p in mine]
@@ -128,7 +128,7 @@ def budget_figure(points: list[BudgetPoint], out: Path) -> list[Path]:
     seeds = sorted({len(p.alone.rates) for p in points} | {len(p.mixed.rates) for p in points})
     n = seeds[0] if len(seeds) == 1 else f"{seeds[0]}-{seeds[-1]}"
     title = f"the cost of mixing: mean over {n} seeds, 95% intervals over seeds"
-    success_axes(ax, "demonstrations in all (a mix gives each family half)", title, legend_size=8)
+    success_axes(ax, "demonstrations in all (a mix gives each environment half)", title, legend_size=8)
     return finish(plt, fig, out)
 
 
@@ -144,7 +144,7 @@ def sweep_figure(cells: list[CellSummary], out: Path, title: str = "") -> list[P
         x = [p for p, _ in points]
         mean = [100 * f.mean for _, f in points]
         err = [[100 * (f.mean - f.low) for _, f in points], [100 * (f.high - f.mean) for _, f in points]]
-        shown = FAMILIES[name].label if name in FAMILIES else name
+        shown = REGISTERED[name].label if name in REGISTERED else name
         ax.errorbar(x, mean, yerr=err, marker="o", capsize=3, label=figure_text(f"{shown} held-out"))
     if label == "lr":
         ax.set_xscale("log")
@@ -201,7 +201,7 @@ def matrix_figure(rows: list[MatrixRow], out: Path, names_of_rows: list[str] | N
         if j:
             ax.axvline(j - 0.5, color="black", linewidth=1)
         ax.text((j + end - 1) / 2, len(rows) - 0.5 + 0.35, group_of(names[j]), ha="center", va="top", fontsize=9)
-    ax.set_xticks(range(len(names)), [f"{FAMILIES[n].short}" for n in names], fontsize=8)
+    ax.set_xticks(range(len(names)), [f"{REGISTERED[n].short}" for n in names], fontsize=8)
     ax.set_yticks(range(len(rows)), [figure_text(n) for n in names_of_rows or row_names(rows)], fontsize=8)
     ax.xaxis.set_ticks_position("top")
     seeds = sorted({len(r.seeds) for r in rows})
@@ -228,7 +228,9 @@ def breadth_figure(points: list[BreadthPoint], out: Path, seeds: int) -> list[Pa
         mean = [100 * p.mean for p in line]
         err = [[100 * (p.mean - p.low) for p in line], [100 * (p.high - p.mean) for p in line]]
         label = (
-            "own families (mean)" if name == TRAINED else f"{FAMILIES[name].label} ({FAMILIES[name].short}), held out"
+            "own environments (mean)"
+            if name == TRAINED
+            else f"{REGISTERED[name].label} ({REGISTERED[name].short}), held out"
         )
         style = {"linestyle": "--", "color": "gray"} if name == TRAINED else {}
         ax.errorbar(x, mean, yerr=err, marker="o", capsize=3, label=label, **style)
@@ -304,8 +306,8 @@ def model_figure(run: RunMeta, out: Path, name: str = "") -> list[Path]:
 def _scores_axes(ax, run: RunMeta) -> None:
     """Horizontal bars, one per scored family, top to bottom: trained (blue), then held out (vermillion)."""
     own = _own(run)
-    others = [n for n in FAMILIES if n not in own and n in run.scores]
-    others += [n for n in run.scores if n not in FAMILIES and n not in own]
+    others = [n for n in REGISTERED if n not in own and n in run.scores]
+    others += [n for n in run.scores if n not in REGISTERED and n not in own]
     names = own + others
     if not any(run.scores.get(n) and run.scores[n].total for n in names):
         ax.text(0.5, 0.5, "not evaluated on held-out sums", ha="center", va="center", transform=ax.transAxes)
@@ -324,14 +326,14 @@ def _scores_axes(ax, run: RunMeta) -> None:
         ax.text(100 * hi + 2, y, f"{rate:.0f}%", va="center")
     if own and others:
         ax.axhline(len(own) - 0.5, color="black", linewidth=1.5, linestyle="--")
-    ax.set_yticks(range(len(names)), [figure_text(FAMILIES[n].brief if n in FAMILIES else n) for n in names])
+    ax.set_yticks(range(len(names)), [figure_text(REGISTERED[n].brief if n in REGISTERED else n) for n in names])
     ax.set_ylim(len(names) - 0.5, -0.5)  # the first family on top
     ax.set_xlim(0, 118)
     ax.set_xticks([0, 25, 50, 75, 100])
     ax.set_xlabel("held-out success (%), 95% interval")
     held = sorted({run.scores[n].total for n in names if n in run.scores and run.scores[n].total})
     sums = f"{held[0]}" if len(held) == 1 else f"{held[0]}-{held[-1]}"
-    ax.set_title(f"held-out sums ({sums} per family, never trained on)")
+    ax.set_title(f"held-out sums ({sums} per environment, never trained on)")
     ax.grid(axis="x", alpha=0.4)
     handles = [_patch(OWN, "trained on (its mix)")] if own else []
     scored = [run.scores[n].rate for n in others if run.scores[n].total]
@@ -366,7 +368,7 @@ def _loss_axes(ax, run: RunMeta) -> None:
     ax.yaxis.set_minor_formatter(_plain_log(minor_thresholds=(1, 0.5)))  # 2, 3 too, within one decade
     ax.set_xlabel("optimiser step")
     ax.set_ylabel("training loss (log scale)")
-    ax.set_title("pre-training loss" if run.kind == "pretrain" else "fine-tuning loss")
+    ax.set_title("pre-training loss" if run.recipe == "pretrain" else "fine-tuning loss")
     ax.grid(alpha=0.4)
 
 

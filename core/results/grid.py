@@ -167,7 +167,7 @@ def parse_share(text: str) -> tuple[Mix, ...]:
         raise GridError(f"expected a share such as two_digit/three_digit=70:7, got {text[:60]!r}")
     total_n, step_n = int(total), int(step)
     if first.strip() == second.strip():
-        raise GridError(f"a share is between two different families, not {first.strip()!r} twice")
+        raise GridError(f"a share is between two different environments, not {first.strip()!r} twice")
     if step_n <= 0 or total_n <= 0:
         raise GridError("a share's total and step are positive")
     counts = list(range(0, total_n + 1, step_n))
@@ -190,13 +190,13 @@ def parse_budget(text: str) -> tuple[Mix, ...]:
     if not (eq and slash and totals and all(_is_count(t) for t in totals)):
         raise GridError(f"expected a budget such as two_digit/three_digit=10,20,35,70,140, got {text[:60]!r}")
     if first == second:
-        raise GridError(f"a budget compares two different families, not {first!r} twice")
+        raise GridError(f"a budget compares two different environments, not {first!r} twice")
     mixes = []
     try:
         refuse_repeats("a budget's totals", [int(t) for t in totals])
         for total in (int(t) for t in totals):
             if total < 2:
-                raise GridError(f"a budget's totals are at least 2 (one demonstration per family), not {total}")
+                raise GridError(f"a budget's totals are at least 2 (one demonstration per environment), not {total}")
             mixes += [
                 Mix.of(**{first: total}),
                 Mix.of(**{second: total}),

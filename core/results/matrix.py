@@ -17,9 +17,9 @@ from dataclasses import dataclass
 
 from breadth.core.results.grid import refuse_repeats
 from breadth.core.results.report import CellKey, CellSummary, FamilySummary, varied
-from breadth.core.world.environments.families import FAMILIES
+from breadth.core.world.environments.families import REGISTERED
 from breadth.core.world.environments.mix import Mix, MixError, short_spec, spec_name
-from breadth.core.world.environments.registry import family, family_named
+from breadth.core.world.environments.registry import by_name, environment_named
 from breadth.core.world.runs.settings import FinetuneSettings
 from breadth.core.world.runs.stats import mean_interval
 
@@ -50,12 +50,12 @@ def columns(rows: Sequence[MatrixRow] = ()) -> list[str]:
     """Every registered family, grouped by operation, then operands, then digits; then the generated environments
     some of `rows` were scored on (a breadth curve's), grouped alike and by call form (names that no longer resolve
     to an environment left out)."""
-    registered = sorted(FAMILIES, key=lambda n: tuple(_order(FAMILIES[n].at.value(d)) for d in GROUPING))
-    scored = {name for row in rows for name in row.cells} - set(FAMILIES)
+    registered = sorted(REGISTERED, key=lambda n: tuple(_order(REGISTERED[n].at.value(d)) for d in GROUPING))
+    scored = {name for row in rows for name in row.cells} - set(REGISTERED)
     generated = []
     for name in scored:
         try:
-            at = family(name).at
+            at = by_name(name).at
         except KeyError:  # a stored run's environment of a version no longer generated
             continue
         generated.append((tuple(_order(at.value(d)) for d in (*GROUPING, "form")), name))
@@ -68,7 +68,7 @@ def _order(value: str) -> tuple[int, str]:
 
 def group_of(name: str) -> str:
     """The column group a family or environment belongs to: its first grouping dimension's value (`add`, `sub`)."""
-    return family(name).at.value(GROUPING[0])
+    return by_name(name).at.value(GROUPING[0])
 
 
 def matrix(cells: list[CellSummary], mixes: list[str]) -> list[MatrixRow]:
@@ -114,7 +114,7 @@ def row_names(rows: list[MatrixRow], codes: bool = True) -> list[str]:
         group = [i for i, n in enumerate(names) if n == label]
         common = frozenset.intersection(*(rows[i].trained for i in group))
         for i in group:
-            own = [FAMILIES[n].short for n in columns() if n in rows[i].trained - common]
+            own = [REGISTERED[n].short for n in columns() if n in rows[i].trained - common]
             names[i] = f"{label} ({','.join(own)})" if own else label
     alike = {name: names.count(name) for name in names}
     seen: dict[str, int] = {}
@@ -173,12 +173,14 @@ def parse_families(text: str) -> list[str]:
     """`a3x2,sub_3x2` -> registered family names; MatrixError (one line) for an unknown one."""
     names = []
     for part in filter(None, (t.strip() for t in text.split(","))):
-        family = family_named(part)
+        family = environment_named(part)
         if family is None:
-            raise MatrixError(f"no family {part[:20]!r}; name one of {', '.join(f.short for f in FAMILIES.values())}")
+            raise MatrixError(
+                f"no environment {part[:20]!r}; name one of {', '.join(f.short for f in REGISTERED.values())}"
+            )
         names.append(family.name)
     if not names:
-        raise MatrixError("name at least one family, e.g. a3x2,s3x2")
+        raise MatrixError("name at least one environment, e.g. a3x2,s3x2")
     refuse_repeats("--curve", names)
     return names
 
@@ -188,7 +190,7 @@ def breadth_points(rows: list[MatrixRow], held_out: list[str]) -> list[BreadthPo
     and the mean over the row's own families, seed by seed, each with its 95% interval over seeds."""
     trained_on = sorted({name for row in rows for name in row.trained} & set(held_out))
     if trained_on:
-        raise MatrixError(f"a held-out family is trained on by some row: {', '.join(trained_on)}")
+        raise MatrixError(f"a held-out environment is trained on by some row: {', '.join(trained_on)}")
     points = []
     for row in rows:
         counts = dict(Mix.parse(row.mix).counts) if row.trained else {}

@@ -20,7 +20,7 @@ from breadth.core.results.report import FamilySummary
 from breadth.core.world.arithmetic.calculator import FORMS
 from breadth.core.world.arithmetic.coordinates import Coordinates
 from breadth.core.world.arithmetic.operations import OPERATIONS
-from breadth.core.world.environments.registry import family
+from breadth.core.world.environments.registry import by_name
 
 OWN = "own"  # the column pooling the environments a row trained on
 HELD = "held out"  # the column pooling every environment a row was scored on and did not train on
@@ -71,7 +71,7 @@ def dimension_value(name: str, dimension: str) -> str | None:
     """An environment's value on `dimension` as the columns name it (`2`, `+`, `mixed`, `infix`); None for a name no
     longer registered or generated (a stored run's), which only the `own` and `held out` columns pool."""
     try:
-        at: Coordinates = family(name).at
+        at: Coordinates = by_name(name).at
     except KeyError:
         return None
     if dimension == "op":

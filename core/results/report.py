@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from breadth.core.storage.store import StoredRun
-from breadth.core.world.environments.families import FAMILIES
+from breadth.core.world.environments.families import REGISTERED
 from breadth.core.world.environments.mix import Mix, MixError
 from breadth.core.world.episodes.scores import FailedEpisode
 from breadth.core.world.runs.recipes import swept_by_any
@@ -234,5 +234,5 @@ def budget(cells: list[CellSummary]) -> list[BudgetPoint]:
         else:
             return []
     points = [BudgetPoint(f, t, alone[f, t], *mixed[f, t]) for f, t in alone if (f, t) in mixed]
-    order = list(FAMILIES)
+    order = list(REGISTERED)
     return sorted(points, key=lambda p: (order.index(p.family) if p.family in order else len(order), p.total))

@@ -30,7 +30,7 @@ from breadth.core.storage.header import (
 )
 from breadth.core.storage.paths import BASE
 from breadth.core.world.arithmetic.problem import Problem
-from breadth.core.world.environments.families import FAMILIES
+from breadth.core.world.environments.families import REGISTERED
 from breadth.core.world.episodes.scores import HeldOutScore, MetadataError
 from breadth.core.world.runs.records import RunMeta
 
@@ -98,7 +98,7 @@ def sidecar_of(checkpoint: str | os.PathLike) -> Path:
 
 def snapshot_problems(seed: int, held_out: int = HELD_OUT) -> list[Problem]:
     """The sums a snapshot is scored on: the first `held_out` held-out sums of every family for `seed`."""
-    return [q for family in FAMILIES.values() for q in family.held_out(seed, held_out)]
+    return [q for family in REGISTERED.values() for q in family.held_out(seed, held_out)]
 
 
 def stored_steps(kept: list[int], last: int, limit: int = STORED) -> list[int]:

@@ -19,7 +19,7 @@ import urllib.parse
 from collections.abc import Iterable
 from pathlib import Path
 
-from breadth.core.world.environments.families import FAMILIES
+from breadth.core.world.environments.families import REGISTERED
 from breadth.core.world.runs.recipes import FINETUNE, recipe_of
 from breadth.core.world.runs.settings import FinetuneSettings, SettingsError
 
@@ -51,7 +51,7 @@ def run_key(
     the keys they have trained alone, in order (its numbers depend on its group); none for a run trained alone,
     whose key is the one it always had.
     """
-    scored = sorted(FAMILIES if families is None else families)
+    scored = sorted(REGISTERED if families is None else families)
     what = {"mix": mix, "settings": settings.to_dict(), "held_out": held_out, "base": base_hash, "families": scored}
     made_by = recipe_of(settings).name
     if made_by != FINETUNE:

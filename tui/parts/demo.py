@@ -20,10 +20,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import partial
 
+from breadth.core.engine import protocol as p
 from breadth.core.world.arithmetic.calculator import OFF_BY_ONE, Lie
 from breadth.core.world.environments.probe import parse_sum
 from breadth.core.world.episodes.verdict import Failure
-from breadth.tui import messages as m
 from breadth.tui.guard import guarded
 from breadth.tui.parts import Part, hears
 from breadth.tui.screens.curve_store import read_ahead
@@ -80,7 +80,7 @@ class DemoMode(Part):
         if self.demo is None:
             return
         self.app.playground.racing = True
-        self.app.play.show_race()  # the lanes in the first frame (the router hears of racing frames later)
+        self.app.play_router.show_race()  # the lanes in the first frame (the router hears of racing frames later)
         self.app.playground.pace = AUDIENCE
         self.caption = self.app.query_one(Caption)
         self._say()
@@ -95,9 +95,9 @@ class DemoMode(Part):
             note += f" · skipped {skipped[0]}{more}"
         self.app.playground.say(note, error=bool(skipped))
 
-    @hears(m.EngineReady)
+    @hears(p.Ready)
     @guarded
-    def play_waiting(self, message: m.EngineReady) -> None:
+    def play_waiting(self, ev: p.Ready) -> None:
         """The engine is ready: play the probe that waited for it, or keep the story's keys in view."""
         if self.demo is None:
             return
@@ -109,14 +109,14 @@ class DemoMode(Part):
         else:
             self._note(self.said)  # the engine's readiness cleared the line: the story's place stays in view
 
-    @hears(m.ProbeFinished)
+    @hears(p.Played)
     @guarded
-    def explain_verdict(self, message: m.ProbeFinished) -> None:
+    def explain_verdict(self, event: p.Played) -> None:
         """The first time a failure kind ends a lane in a talk, the line under the sum box says it in plain words
         after where the story is (unless the caption on screen says it already); one kind at a time, the others when
         they show again. A copy of the lie after the right calls shows no kind; one after wrong calls shows both.
         A view's replays (the procedure act's snapshots) are not the race: their verdicts are the view's."""
-        kind, event, playground = message.event.failure, message.event, self.app.playground
+        kind, playground = event.failure, self.app.playground
         shown = not (event.copied and kind == Failure.ANSWER_DIFFERS.value)
         if self.demo is None or event.solved or not shown or kind not in IN_PLAIN_WORDS or kind in self.explained:
             return

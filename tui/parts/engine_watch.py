@@ -16,7 +16,7 @@ class EngineWatch(Part):
 
     def starting(self) -> None:
         """Before the first frame: say the model is starting, in the playground's border and under the sum box (where
-        the cursor is; a demo's note goes over it; EngineReady clears it), and start the engine after that frame."""
+        the cursor is; a demo's note goes over it; Ready clears it), and start the engine after that frame."""
         self.app.engine_status = STARTING
         self.app.playground.say(STARTING)
         self.app.call_after_refresh(self.app.supervisor.ensure)  # torch loads after the first frame
@@ -25,32 +25,32 @@ class EngineWatch(Part):
         """A new engine is up: say so and load the current model into it."""
         app = self.app
         app.engine_status = STARTING
-        entry = app.models.entries.get(app.current) if app.current else None
+        entry = app.catalogue.entries.get(app.current) if app.current else None
         if entry is not None and entry.path:
             app.supervisor.engine.send(p.Load(app.current, entry.path))
 
-    @hears(m.EngineReady)
+    @hears(p.Ready)
     @guarded
-    def ready(self, message: m.EngineReady) -> None:
+    def ready(self, ev: p.Ready) -> None:
         self.app.supervisor.ready = True
         self.app.engine_status = "engine ready"
         self.app.playground.clear_note()
 
-    @hears(m.ModelLoaded)
+    @hears(p.Loaded)
     @guarded
-    def note_loaded(self, message: m.ModelLoaded) -> None:
-        self.app.supervisor.loaded.add(message.event.key)
+    def note_loaded(self, ev: p.Loaded) -> None:
+        self.app.supervisor.loaded.add(ev.key)
 
-    @hears(m.ModelUnloaded)
+    @hears(p.Unloaded)
     @guarded
-    def note_unloaded(self, message: m.ModelUnloaded) -> None:
-        self.app.supervisor.loaded.discard(message.event.key)  # loaded again if chosen
+    def note_unloaded(self, ev: p.Unloaded) -> None:
+        self.app.supervisor.loaded.discard(ev.key)  # loaded again if chosen
 
-    @hears(m.CommandFailed)
+    @hears(p.Failed)
     @guarded
-    def say_failed(self, message: m.CommandFailed) -> None:
-        """A command none of the parts answers for (train, play and save failures have their own messages)."""
-        self.app.notify(f"{message.event.what} failed: {message.event.message}", severity="error")
+    def say_failed(self, ev: p.Failed) -> None:
+        """A command none of the parts answers for (train, play, save and scoring failures are heard by what failed)."""
+        self.app.notify(f"{ev.what} failed: {ev.message}", severity="error")
 
     @hears(m.EngineDied)
     @guarded

@@ -106,19 +106,17 @@ class Board(Part):
         key = self.jobs.get(job)
         return self.kept.get(key) if key is not None else None
 
-    @hears(m.EnvironmentsProgressed)
+    @hears(p.EnvironmentsProgress)
     @guarded
-    def progressed(self, message: m.EnvironmentsProgressed) -> None:
-        ev = message.event
+    def progressed(self, ev: p.EnvironmentsProgress) -> None:
         scoring = self._under_way(ev.id)
         if scoring is not None:
             scoring.done, scoring.total = ev.done, ev.total
 
-    @hears(m.EnvironmentsScored)
+    @hears(p.EnvironmentsScored)
     @guarded
-    def scored(self, message: m.EnvironmentsScored) -> None:
+    def scored(self, ev: p.EnvironmentsScored) -> None:
         """Every environment's score: kept for this model (a malformed one is one line, never a traceback)."""
-        ev = message.event
         scoring = self._under_way(ev.id)
         if scoring is None:
             return
@@ -131,13 +129,13 @@ class Board(Part):
         scoring.scores, scoring.done, scoring.total = scores, len(scores), len(scores)
         scoring.seed, scoring.held_out, scoring.seconds, scoring.busy = ev.seed, ev.held_out, ev.seconds, ev.busy
 
-    @hears(m.ScoringFailed)
+    @hears(m.failed("scoreenvironments"))
     @guarded
-    def failed(self, message: m.ScoringFailed) -> None:
-        scoring = self._under_way(message.event.id)
+    def failed(self, ev: p.Failed) -> None:
+        scoring = self._under_way(ev.id)
         if scoring is not None:
-            del self.jobs[message.event.id]
-            scoring.error = message.event.message
+            del self.jobs[ev.id]
+            scoring.error = ev.message
 
     @hears(m.EngineDied)
     @guarded

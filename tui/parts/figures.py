@@ -41,7 +41,7 @@ class Figures(Part):
             self._say(view, "still saving the last figures; press F12 again once they are written")
             return
         svg = app.export_screenshot()  # reads the screen: the one step that must run here
-        entry = app.models.entries.get(app.current)
+        entry = app.catalogue.entries.get(app.current)
         run, name = (entry.run, entry.title) if entry and slide is None else (None, "")
         stamp = time.strftime("%Y%m%d-%H%M%S")
         self.saving, self.asked_by = True, view

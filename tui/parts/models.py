@@ -94,7 +94,7 @@ class Catalogue(Part):
                 screen.show_codes(codes)
         self.name_apart()
         self.app.current = self.app.current  # redraw the runs table and the playing model's line
-        self.app.play.show_race()
+        self.app.play_router.show_race()
 
     def start(self) -> None:
         """The shipped models, the default one current (the store's runs come with `read_store`)."""
@@ -160,11 +160,10 @@ class Catalogue(Part):
         """Enter on a runs-table row: that model becomes current (the race hears it too)."""
         self.switch_to(message.key)
 
-    @hears(m.ModelTrained)
+    @hears(p.Trained)
     @guarded
-    def add_trained(self, message: m.ModelTrained) -> None:
+    def add_trained(self, ev: p.Trained) -> None:
         """A trained model joins the table, held by the engine, and becomes current."""
-        ev = message.event
         self.entries[ev.key] = ModelEntry.trained(ev.key, ev.id, ev.path, ev.meta)
         self.name_apart()
         self.app.supervisor.loaded.add(ev.key)
@@ -198,21 +197,20 @@ class Catalogue(Part):
         self.saving[self.save_id] = key
         self.app.notify(f"saving {self.title(key)} to {target.path}...", timeout=3)
 
-    @hears(m.ModelSaved)
+    @hears(p.Saved)
     @guarded
-    def note_saved(self, message: m.ModelSaved) -> None:
+    def note_saved(self, ev: p.Saved) -> None:
         """The engine wrote a model it kept in memory: the model now has a file (and outlives the engine)."""
-        ev = message.event
         key = self.saving.pop(ev.id, None)
         if key in self.entries and not self.entries[key].path:
             self.entries[key].path = ev.path
         self.app.notify(f"saved {ev.path}")
 
-    @hears(m.SaveFailed)
+    @hears(m.failed("save"))
     @guarded
-    def say_not_saved(self, message: m.SaveFailed) -> None:
-        key = self.saving.pop(message.event.id, None)
-        self.app.notify(f"not saved: {message.event.message} ({self.title(key)} is still in memory)", severity="error")
+    def say_not_saved(self, ev: p.Failed) -> None:
+        key = self.saving.pop(ev.id, None)
+        self.app.notify(f"not saved: {ev.message} ({self.title(key)} is still in memory)", severity="error")
 
     def load(self) -> None:
         """Load a checkpoint from a path and switch to it."""

@@ -24,8 +24,8 @@ class PlayRouter(Part):
         self.listeners: dict[int, ProcedureView] = {}  # probe id -> the view that sent it (not the playground)
 
     @property
-    def models(self):
-        return self.app.models
+    def catalogue(self):
+        return self.app.catalogue
 
     @hears(Playground.PlayRequested)
     @guarded
@@ -41,7 +41,7 @@ class PlayRouter(Part):
         if supervisor.gave_up:
             playground.say(engine_gone(), error=True)
             return
-        if self.models.entries[current].scores_only:
+        if self.catalogue.entries[current].scores_only:
             playground.say(
                 "this stored run kept no model (a sweep's, or its file is gone): pick a row with a "
                 "model (Shift+F9) to play",
@@ -51,13 +51,13 @@ class PlayRouter(Part):
         if not supervisor.ready:
             playground.say("the model is starting (a few seconds); this sum plays as soon as it is ready")
         self.probe += 1
-        playground.begin(self.probe, message.problem, self.models.title(current))
+        playground.begin(self.probe, message.problem, self.catalogue.title(current))
         self._send(self.probe, current, message.text)
 
     def race(self, message: Playground.PlayRequested) -> None:
         """Play the sum on every model of the race at once, each in its lane, each its own Play."""
         playground, supervisor = self.app.playground, self.app.supervisor
-        keys = self.roster.playable(self.models.entries)
+        keys = self.roster.playable(self.catalogue.entries)
         if supervisor.gave_up:
             playground.say(engine_gone(), error=True)
             return
@@ -69,7 +69,7 @@ class PlayRouter(Part):
         lanes = []
         for key in keys:
             self.probe += 1
-            lanes.append((self.probe, key, self.models.title(key)))
+            lanes.append((self.probe, key, self.catalogue.title(key)))
         playground.begin_race(message.problem, lanes)
         held_first = sorted(lanes, key=lambda lane: lane[1] not in supervisor.loaded)  # stable sort
         for probe, key, _ in held_first:  # once played they are the last used: loading the others cannot drop them
@@ -79,8 +79,8 @@ class PlayRouter(Part):
         """Play `text` on `key`, loading it first if the engine let it go (it holds four models at most)."""
         supervisor = self.app.supervisor
         supervisor.ensure()
-        if self.models.entries[key].path:
-            supervisor.load(key, self.models.entries[key].path)
+        if self.catalogue.entries[key].path:
+            supervisor.load(key, self.catalogue.entries[key].path)
         supervisor.send(p.Play(probe, key, text, lie=self.app.playground.lie_spec()))
 
     # the race's lanes
@@ -89,24 +89,24 @@ class PlayRouter(Part):
     @guarded
     def show_race(self, message: Playground.RacingChanged | None = None) -> None:
         """Give the race view one lane per model of the race."""
-        lanes = [(key, self.models.title(key)) for key in self.roster.playable(self.models.entries)]
+        lanes = [(key, self.catalogue.title(key)) for key in self.roster.playable(self.catalogue.entries)]
         self.app.playground.race.set_lanes(lanes)
 
     @hears(ScorePanel.ModelChosen)
     @guarded
     def join_or_leave(self, message: ScorePanel.ModelChosen) -> None:
         """While racing, a chosen model joins the race, or leaves it if it runs."""
-        if self.app.playground.racing and message.key in self.models.entries:
+        if self.app.playground.racing and message.key in self.catalogue.entries:
             try:
-                self.app.playground.say(self.roster.toggle(message.key, self.models.entries))
+                self.app.playground.say(self.roster.toggle(message.key, self.catalogue.entries))
             except ValueError as e:
                 self.app.playground.say(str(e), error=True)
             self.show_race()
 
-    @hears(m.ModelTrained)
+    @hears(p.Trained)
     @guarded
-    def join_trained(self, message: m.ModelTrained) -> None:
-        self.roster.join(message.event.key, self.models.entries)
+    def join_trained(self, ev: p.Trained) -> None:
+        self.roster.join(ev.key, self.catalogue.entries)
         self.show_race()
 
     # replays for the procedure view
@@ -125,19 +125,18 @@ class PlayRouter(Part):
 
     # what the engine streams back
 
-    @hears(m.CharStreamed)
+    @hears(p.Char)
     @guarded
-    def stream_char(self, message: m.CharStreamed) -> None:
-        view = self.listeners.get(message.event.id)
+    def stream_char(self, ev: p.Char) -> None:
+        view = self.listeners.get(ev.id)
         if view is None:
-            self.app.playground.char(message.event)
+            self.app.playground.char(ev)
         elif view in self.app.screen_stack:  # a closed procedure view's probes end unseen
-            view.char(message.event)
+            view.char(ev)
 
-    @hears(m.ProbeFinished)
+    @hears(p.Played)
     @guarded
-    def show_verdict(self, message: m.ProbeFinished) -> None:
-        ev = message.event
+    def show_verdict(self, ev: p.Played) -> None:
         if ev.id in self.listeners:
             view = self.listeners.pop(ev.id)
             if view in self.app.screen_stack:
@@ -145,10 +144,9 @@ class PlayRouter(Part):
             return
         self.app.playground.finish(ev.id, ev.solved, ev.failure, ev.answer, ev.copied)
 
-    @hears(m.PlayFailed)
+    @hears(m.failed("play"))
     @guarded
-    def show_failure(self, message: m.PlayFailed) -> None:
-        ev = message.event
+    def show_failure(self, ev: p.Failed) -> None:
         if ev.id in self.listeners:
             view = self.listeners.pop(ev.id)
             if view in self.app.screen_stack:

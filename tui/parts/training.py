@@ -19,7 +19,7 @@ from breadth.tui.screens.rollouts_view import Feed, RolloutsView
 from breadth.tui.widgets.train_panel import TrainPanel
 
 
-class Training(Part):
+class TrainingJobs(Part):
     """The job being trained (`app.training`), the last job's id, and every run's progress by key."""
 
     def __init__(self, app) -> None:
@@ -70,10 +70,9 @@ class Training(Part):
             )
         )
 
-    @hears(m.TrainingStep)
+    @hears(p.Step)
     @guarded
-    def plot_step(self, message: m.TrainingStep) -> None:
-        ev = message.event
+    def plot_step(self, ev: p.Step) -> None:
         if ev.id == self.app.training:
             self.app.train_panel.step(ev.step, ev.steps, ev.loss, ev.elapsed, ev.metrics)
         if ev.id == self.rollouts_job and ev.metrics:
@@ -84,42 +83,42 @@ class Training(Part):
             if isinstance(self.app.screen, ProcedureView) and self.app.screen.run is run:
                 self.app.screen.add_loss(ev.loss)
 
-    @hears(m.RunMeasured)
+    @hears(p.Measured)
     @guarded
-    def show_measured(self, message: m.RunMeasured) -> None:
+    def show_measured(self, ev: p.Measured) -> None:
         """pass@G before training, under the reward plot."""
-        if message.event.id == self.app.training:
-            self.app.train_panel.measured(message.event.metrics)
-        if message.event.id == self.rollouts_job:
-            self.rollouts.measured(before=message.event.metrics)
+        if ev.id == self.app.training:
+            self.app.train_panel.measured(ev.metrics)
+        if ev.id == self.rollouts_job:
+            self.rollouts.measured(before=ev.metrics)
 
-    @hears(m.RolloutsSampled)
+    @hears(p.Rollouts)
     @guarded
-    def keep_rollouts(self, message: m.RolloutsSampled) -> None:
+    def keep_rollouts(self, ev: p.Rollouts) -> None:
         """The reward run's latest group, for the rollouts view (which redraws from it on its own timer)."""
-        if message.event.id == self.rollouts_job:
-            self.rollouts.sampled(message.event.step, message.event.group)
+        if ev.id == self.rollouts_job:
+            self.rollouts.sampled(ev.step, ev.group)
 
     def watch_rollouts(self) -> None:
         """Open the rollouts view on the latest reward run's latest group (or its one line saying there is none)."""
         self.app.open_screen(RolloutsView, lambda: RolloutsView(self.rollouts))
 
-    @hears(m.EvaluationStarted)
+    @hears(p.Evaluating)
     @guarded
-    def say_evaluating(self, message: m.EvaluationStarted) -> None:
-        if message.event.id == self.app.training:
+    def say_evaluating(self, ev: p.Evaluating) -> None:
+        if ev.id == self.app.training:
             self.app.train_panel.show("evaluating on held-out sums...")
 
-    @hears(m.ModelTrained)
+    @hears(p.Trained)
     @guarded
-    def say_trained(self, message: m.ModelTrained) -> None:
+    def say_trained(self, ev: p.Trained) -> None:
         """The job is done (the catalogue made its model current; the loss plot keeps its curves).
 
         One the engine could not save (`path` '') stays in its memory: the status line and a notification
         say why, and Ctrl+S saves it. A note beside a saved file (the run not recorded in the results store)
         is shown the same way, in addition to the saved message.
         """
-        app, ev = self.app, message.event
+        app = self.app
         if ev.id == app.training:
             app.training = None
             self.give_back_focus()
@@ -127,7 +126,7 @@ class Training(Part):
             self.rollouts.end()
         if ev.key in self.progress:
             self.progress[ev.key].finished = True
-        entry = app.models.entries[ev.key]
+        entry = app.catalogue.entries[ev.key]
         if ev.path and not ev.note:
             app.train_panel.show(f"done in {entry.run.train_seconds:.1f}s, saved in {Path(ev.path).parent}")
             app.notify(f"Trained and saved: {entry.title}", timeout=6)  # one line; the folder is in the status line
@@ -151,21 +150,21 @@ class Training(Part):
         app.train_panel.show("stopping...")
         app.supervisor.stop(job, still_running=lambda: app.training == job, give_up=self.abort)
 
-    @hears(m.TrainingStopped)
+    @hears(p.Stopped)
     @guarded
-    def end_stopped_job(self, message: m.TrainingStopped) -> None:
+    def end_stopped_job(self, ev: p.Stopped) -> None:
         self.app.training = None
         self.rollouts.end()
         self.give_back_focus()
-        self.progress.pop(f"run:{message.event.id}", None)  # the engine dropped its snapshots
-        title = self.app.models.title(self.app.current)
-        self.app.train_panel.show(f"stopped at step {message.event.steps}; kept {title}")
+        self.progress.pop(f"run:{ev.id}", None)  # the engine dropped its snapshots
+        title = self.app.catalogue.title(self.app.current)
+        self.app.train_panel.show(f"stopped at step {ev.steps}; kept {title}")
 
-    @hears(m.TrainFailed)
+    @hears(m.failed("train"))
     @guarded
-    def end_failed_job(self, message: m.TrainFailed) -> None:
-        if message.event.id == self.app.training:
-            self.abort(f"training failed: {message.event.message}")
+    def end_failed_job(self, ev: p.Failed) -> None:
+        if ev.id == self.app.training:
+            self.abort(f"training failed: {ev.message}")
 
     @hears(m.EngineDied)
     @guarded
@@ -197,18 +196,17 @@ class Training(Part):
 
     # watching the procedure form (snapshots)
 
-    @hears(m.SnapshotKept)
+    @hears(p.Snapshot)
     @guarded
-    def note_snapshot(self, message: m.SnapshotKept) -> None:
-        run = self.progress.get(f"run:{message.event.id}")
+    def note_snapshot(self, ev: p.Snapshot) -> None:
+        run = self.progress.get(f"run:{ev.id}")
         if run is not None:
-            run.kept.append(message.event.step)
+            run.kept.append(ev.step)
             self._refresh_procedure(run)
 
-    @hears(m.SnapshotScored)
+    @hears(p.SnapshotScored)
     @guarded
-    def note_snapshot_scores(self, message: m.SnapshotScored) -> None:
-        ev = message.event
+    def note_snapshot_scores(self, ev: p.SnapshotScored) -> None:
         run = self.progress.get(ev.key)
         if run is not None:
             run.scores[ev.step] = {name: HeldOutScore.from_dict(name, data) for name, data in ev.scores.items()}
@@ -231,7 +229,7 @@ class Training(Part):
 
     def _saved_run(self) -> RunProgress | None:
         """The current model's snapshots saved with its checkpoint, already scored (a bad file: one line, None)."""
-        entry = self.app.models.entries.get(self.app.current or "")
+        entry = self.app.catalogue.entries.get(self.app.current or "")
         if entry is None or not entry.path:
             return None
         try:

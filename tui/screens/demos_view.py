@@ -23,7 +23,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static
 
 from breadth.core.world.arithmetic.problem import Problem
-from breadth.core.world.environments.families import FAMILIES
+from breadth.core.world.environments.families import REGISTERED
 from breadth.core.world.environments.mix import Mix
 from breadth.core.world.runs.settings import FinetuneSettings
 from breadth.core.world.text.transcript import Role, visible
@@ -98,8 +98,8 @@ def summary(mix: Mix, seed: int, lines: list[DemoLine], codes: bool = False) -> 
     )
     out.append(f"with loss: {total.with_loss:,} ({100 * total.share:.0f}%)", style="bold")
     if len(per_family) > 1:
-        shares = (f"{FAMILIES[name].name_for(codes)} {100 * t.share:.0f}%" for name, t in per_family.items())
-        out.append(" · per family: " + " · ".join(shares), style="dim")
+        shares = (f"{REGISTERED[name].name_for(codes)} {100 * t.share:.0f}%" for name, t in per_family.items())
+        out.append(" · per environment: " + " · ".join(shares), style="dim")
     return out
 
 
@@ -118,7 +118,7 @@ def legend() -> Text:
 def family_header(name: str, tally: Tally, width: int, codes: bool = False) -> Text:
     """A family's tally above its demonstrations; its long label only if the line still fits `width` (with `codes`,
     after its code)."""
-    family = FAMILIES[name]
+    family = REGISTERED[name]
     counts = (
         f"{tally.demonstrations} demonstrations, {tally.chars:,} characters, "
         f"{tally.with_loss:,} with loss ({100 * tally.share:.0f}%)"
@@ -138,7 +138,7 @@ def laid_out(lines: list[DemoLine], width: int, codes: bool = False) -> Text:
     """
     if not lines:
         return Text()
-    label = max(len(FAMILIES[line.family].name_for(codes)) for line in lines)
+    label = max(len(REGISTERED[line.family].name_for(codes)) for line in lines)
     groups = [(name, list(group)) for name, group in groupby(lines, key=lambda line: line.family)]
     rows: list[Text] = []
     for name, group in groups:
@@ -150,7 +150,7 @@ def laid_out(lines: list[DemoLine], width: int, codes: bool = False) -> Text:
             row = Text()
             for i, line in enumerate(group[start : start + columns]):
                 row.append(" " * (i * (cell + COLUMN_GAP) - row.cell_len))  # to column i's start
-                row.append(f"{FAMILIES[line.family].name_for(codes):<{label}} ", style="bold").append_text(line.text)
+                row.append(f"{REGISTERED[line.family].name_for(codes):<{label}} ", style="bold").append_text(line.text)
             rows.append(row)
     return Text("\n", no_wrap=True, overflow="ellipsis").join(rows)
 

@@ -28,7 +28,7 @@ from breadth.core.results.dimensions import Column, Rate, coordinates, rate, sum
 from breadth.core.results.matrix import band, band_ranges
 from breadth.core.world.arithmetic.calculator import FORMS
 from breadth.core.world.arithmetic.problem import PLATE_FORM
-from breadth.core.world.environments.registry import env_id, family
+from breadth.core.world.environments.registry import by_name, env_id
 from breadth.core.world.episodes.scores import HeldOutScore
 from breadth.core.world.text.shown import shown
 from breadth.tui.guard import guarded
@@ -149,10 +149,10 @@ def cell_detail(h: Heat, row: int, column: int, trained: frozenset[str], width: 
     if len(names) == 1:
         name = names[0]
         s = h.scores[name]
-        out = Text.assemble((env_id(family(name)), "bold"), "  ", percent(r.mean), f"% ({s.solved}/{s.total})")
+        out = Text.assemble((env_id(by_name(name)), "bold"), "  ", percent(r.mean), f"% ({s.solved}/{s.total})")
         if name in trained:
             out.append("  trained on", style="bold")
-        out.append(f"\n{family(name).description}", style="dim")
+        out.append(f"\n{by_name(name).description}", style="dim")
         kinds = ", ".join(f"{shown(k)} {n}" for k, n in sorted(s.failures.items(), key=lambda kv: -kv[1]))
         return out.append(f"\nfailures: {kinds}" if kinds else "\nfailures: none")
     out = Text.assemble((where(h, row, column), "bold"), ": mean ", percent(r.mean))
@@ -160,7 +160,7 @@ def cell_detail(h: Heat, row: int, column: int, trained: frozenset[str], width: 
     ranked = sorted(names, key=lambda n: -h.scores[n].rate)
     lines: list[Text] = [Text()]
     for i, name in enumerate(ranked):
-        named = family(name).name_for(codes)
+        named = by_name(name).name_for(codes)
         entry = Text(("*" if name in trained else "") + named + " ").append_text(percent(h.scores[name].rate))
         room = width - (len(f"  +{len(ranked) - i} more") if len(lines) == ENTRY_LINES else 0)
         if lines[-1].cell_len and lines[-1].cell_len + 3 + entry.cell_len > room:

@@ -26,8 +26,8 @@ more. Here it learns to use a calculator: it writes a call `B23+45|`, the **calc
 `68|`, and the model writes the answer `68|`. It learns from examples of two kinds of sum:
 **two-digit** sums such as `23+45` (one call) and **three single digits** such as `3+4+5` (two calls;
 the second uses the first answer). Eight more kinds make a grid: 2 to 4 numbers, one or two digits,
-`+` or `-` (`9-4-3`, never below zero); the form sets them under *more families* (a family is one
-kind of sum).
+`+` or `-` (`9-4-3`, never below zero); the form sets them under *more environments* (an environment is
+one kind of sum).
 
 Taught one kind only, a model learns that kind's steps and fails the other kinds completely. A
 **mix** of kinds learns both. Train a mix, watch the loss fall, then try the model on any sum.
@@ -40,27 +40,28 @@ Taught one kind only, a model learns that kind's steps and fails the other kinds
 colour); the picked character is reversed.
 
 **Scores**: sums the model never saw while it learned, answered with its likeliest character each time.
-The families it learned from come with a bar and a 95% interval (where the true rate most likely
-lies); every other family is under *other environments*, with their mean, named as the matrix names its
+The environments it learned from come with a bar and a 95% interval (where the true rate most likely
+lies); every other environment is under *other environments*, with their mean, named as the matrix names its
 columns (`add` over how many numbers, a row for each range). The runs table (percent)
 lists the shipped models, the runs of the results store (dim rows kept no model: scores only) and
-this session's, with `own` (the mean over the families a run learned from) and `other` (the mean
+this session's, with `own` (the mean over the environments a run learned from) and `other` (the mean
 over the rest; `-` if one was never scored). When the current mix and settings were run on several
-seeds, a line gives each family's mean and 95% interval over those seeds.
+seeds, a line gives each environment's mean and 95% interval over those seeds.
 
 While a model trains, the scores shown are the playing model's (the panel's bottom border says so).
 Models trained here are saved as soon as they finish, in the runs folder shown after training.
 
-**Fill** (first row under *more families*): choose all families, all with N numbers or digits, all
-add or subtract, or all but one family, give a count and press `fill` (or `Enter` in the count):
-those families get the count, every other family 0; a count over a family's pool is refused.
+**Fill** (first row under *more environments*): choose all environments, all with N numbers or digits,
+all add or subtract, or all but one environment, give a count and press `fill` (or `Enter` in the count):
+those environments get the count, every other environment 0; a count over an environment's pool is
+refused.
 
 **Stage layout** (F5; `breadth-tui --demo` starts in it): the playground alone, each race lane a bordered
 row named by its model with the sum in it; F5 again for the panels.
 
 ## Short labels
 
-Tables and the form name a family by a short label that says where it sits in the grid: `a3x2`
+Tables and the form name an environment by a short label that says where it sits in the grid: `a3x2`
 **a**dds **3** numbers of **2** digits, `s3x1` **s**ubtracts 3 single digits. The two-digit sums
 are `a2x2`, the three single digits `a3x1` (`2d` and `3d` still work). More in docs/app.md.
 """

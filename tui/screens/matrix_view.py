@@ -33,7 +33,7 @@ from breadth.core.storage.presets import PRESETS
 from breadth.core.storage.store import Store, StoredRun
 from breadth.core.world.environments.families import short_label
 from breadth.core.world.environments.mix import Mix, MixError
-from breadth.core.world.environments.registry import family
+from breadth.core.world.environments.registry import by_name
 from breadth.core.world.runs.records import settings_note
 from breadth.core.world.text.shown import clip, episode_text, shown
 from breadth.core.world.text.transcript import Transcript
@@ -103,8 +103,8 @@ def widths(screen_width: int, names: list[str], columns_count: int, least: int =
 
 def column_header(names: list[str], i: int, width: int, codes: bool = False) -> str:
     """Column `i`'s two header lines right-justified to `width`: in words, what is done to how many numbers over
-    their range (`add 3` over `0-9`: `Family.header`); with `codes`, its group over a group's first column, then its
-    short label (`a3x1`)."""
+    their range (`add 3` over `0-9`: `Environment.header`); with `codes`, its group over a group's first column, then
+    its short label (`a3x1`)."""
     name = names[i]
     if codes:
         first = i == 0 or group_of(names[i - 1]) != group_of(name)
@@ -116,7 +116,7 @@ def column_header(names: list[str], i: int, width: int, codes: bool = False) -> 
 
 def _header(name: str) -> tuple[str, str]:
     try:
-        return family(name).header
+        return by_name(name).header
     except KeyError:  # a stored run's environment no longer generated
         return "", name
 
@@ -132,7 +132,7 @@ def cell_detail(row: MatrixRow, name: str, codes: bool = False) -> Text:
     then a few failed transcripts (seeds in turn) in their writers' colours, each with its failure kind. Families
     are named in words, with their codes where a person asked for them.
     """
-    fam = family(name)
+    fam = by_name(name)
     named = f"{fam.label} ({fam.short})" if codes else fam.label
     hidden = f" (+{row.hidden} other settings not shown)" if row.hidden else ""
     counts = "+".join(f"{shown(_name(name, codes))} {n}" for name, n in _counts(row.mix))  # every family
@@ -170,7 +170,7 @@ def cell_detail(row: MatrixRow, name: str, codes: bool = False) -> Text:
 def _name(name: str, codes: bool) -> str:
     """A family's brief words, or its code with `codes`; a stored name no longer registered as it is."""
     try:
-        return family(name).name_for(codes)
+        return by_name(name).name_for(codes)
     except KeyError:
         return name
 

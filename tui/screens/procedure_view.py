@@ -27,7 +27,7 @@ from textual_plotext import PlotextPlot
 from breadth.core.engine import protocol as p
 from breadth.core.storage.snapshot_file import saved_snapshots
 from breadth.core.world.arithmetic.problem import Problem
-from breadth.core.world.environments.families import FAMILIES
+from breadth.core.world.environments.families import REGISTERED
 from breadth.core.world.environments.mix import Mix
 from breadth.core.world.episodes.scores import HeldOutScore
 from breadth.core.world.runs.records import RunMeta
@@ -64,8 +64,8 @@ class RunProgress:
     @property
     def families(self) -> tuple[str, ...]:
         """The families shown by default: the run's own, then the first it never trained on (the held-out one)."""
-        own = tuple(name for name in FAMILIES if name in self.trained)
-        other = next((name for name in FAMILIES if name not in self.trained), None)
+        own = tuple(name for name in REGISTERED if name in self.trained)
+        other = next((name for name in REGISTERED if name not in self.trained), None)
         return own + ((other,) if other else ())
 
 
@@ -93,7 +93,7 @@ def saved_run(key: str, title: str, path: str, run: RunMeta) -> RunProgress | No
 
 def probes(seed: int) -> list[Problem]:
     """The fixed probe per family: its first held-out sum for the run's seed (never a demonstration)."""
-    return [family.held_out(seed, 1)[0] for family in FAMILIES.values()]
+    return [family.held_out(seed, 1)[0] for family in REGISTERED.values()]
 
 
 @dataclass
@@ -118,7 +118,7 @@ class ProcedureView(Screen):
         Binding("right", "step(1)", "Later"),
         Binding("home", "step(-1000)", "First", show=False),
         Binding("end", "step(1000)", "Last", show=False),
-        Binding("a", "all_families", "All families"),
+        Binding("a", "all_families", "All environments"),
     ]
 
     @dataclass
@@ -272,7 +272,7 @@ class ProcedureView(Screen):
             else f"step {step} of {self.run.steps} (snapshot {self.at + 1} of {len(self.run.kept)})"
         )
         scored = "" if step in self.run.scores else " · scores come when the engine has scored this snapshot"
-        families = f"{sum(map(self._shown, self.lines))} of {len(self.lines)} families"  # `a` for all
+        families = f"{sum(map(self._shown, self.lines))} of {len(self.lines)} environments"  # `a` for all
         self.query_one("#procedure-status", Static).update(
             Text.assemble((self.run.title_for(self.codes), "bold"), f" · {where} · {families}{scored}")
         )
@@ -281,11 +281,13 @@ class ProcedureView(Screen):
 
     def _show(self, line: Line) -> None:
         i = self.lines.index(line)
-        family = FAMILIES[line.problem.family]
+        family = REGISTERED[line.problem.family]
         mark = "*" if family.name in self.run.trained else " "
         score = self.run.scores.get(self.step, {}).get(family.name)
         codes = self.codes  # families in words, or in codes where a person asked (Shift+F5)
-        width = max(len(FAMILIES[o.problem.family].name_for(codes)) for o in self.lines if self._shown(o) or o is line)
+        width = max(
+            len(REGISTERED[o.problem.family].name_for(codes)) for o in self.lines if self._shown(o) or o is line
+        )
         text = Text.assemble(
             (f"{mark}{family.name_for(codes):<{width + 1}}", "bold" if mark == "*" else ""),
             (f"{score.percent():>5} " if score else "    - ", "cyan"),
@@ -311,7 +313,7 @@ class ProcedureView(Screen):
         lines = (*own, OTHERS) if self.all_families or not held_out else (*own, *held_out)
         legend = Text("held-out % by step" + ("" if steps else ": scored after training") + "  ", style="dim")
         for n, name in enumerate(lines):
-            label = OTHERS if name == OTHERS else FAMILIES[name].name_for(self.codes)
+            label = OTHERS if name == OTHERS else REGISTERED[name].name_for(self.codes)
             legend.append(f" {label} ", style=f"bold {COLORS[n % len(COLORS)]}")
             if steps:
                 plt.plot(

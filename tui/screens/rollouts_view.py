@@ -20,7 +20,7 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
-from breadth.core.world.environments.families import FAMILIES
+from breadth.core.world.environments.families import REGISTERED
 from breadth.core.world.episodes.scores import MetadataError, SampledGroup
 from breadth.core.world.text.shown import episode_text, shown
 from breadth.core.world.text.transcript import Role, Transcript
@@ -105,7 +105,7 @@ def group_lines(group: SampledGroup, width: int = 200, codes: bool = False) -> T
     """The prompt and its family (in words, or by code with `codes`), then each episode: reward, a mark, its verdict
     and the transcript in colour, on one line if it fits in `width` columns, else the transcript on the next line,
     indented (long ones wrap there)."""
-    family = FAMILIES.get(group.family)
+    family = REGISTERED.get(group.family)
     name = family.name_for(codes) if family is not None else shown(group.family)
     out = Text.assemble(("prompt ", "bold"), (shown(group.prompt), "bold"), (f"  ({name})", "dim"))
     said = [shown(e.failure) if e.failure else "correct" for e in group.episodes]

@@ -10,7 +10,7 @@ from textual.widgets import Static
 
 from breadth.core.engine import protocol as p
 from breadth.core.world.arithmetic.problem import Problem
-from breadth.core.world.environments.families import FAMILIES
+from breadth.core.world.environments.families import REGISTERED
 from breadth.core.world.text.transcript import visible
 from breadth.tui.widgets.race import PICKED, char_style
 
@@ -31,8 +31,8 @@ class ProbeState:
 def where(problem: Problem) -> str:
     """What the family holding `problem` is, in plain words (`three single digits`; no example sum beside the sum
     posed), or `outside every family`."""
-    family = FAMILIES.get(problem.family)
-    return family.words if family else "outside every family"
+    family = REGISTERED.get(problem.family)
+    return family.words if family else "outside every environment"
 
 
 class ProbeView(Static):

@@ -13,9 +13,9 @@ from rich.text import Text
 from breadth.core.results.dimensions import group
 from breadth.core.results.report import cells_by_seed, lockstep_note
 from breadth.core.world.arithmetic.coordinates import ENV_DIMENSIONS
-from breadth.core.world.environments.families import FAMILIES
+from breadth.core.world.environments.families import REGISTERED
 from breadth.core.world.environments.mix import Mix, MixError
-from breadth.core.world.environments.registry import family
+from breadth.core.world.environments.registry import by_name
 from breadth.core.world.episodes.scores import HeldOutScore
 from breadth.core.world.runs.records import RunMeta
 from breadth.core.world.runs.stats import mean_interval, wilson
@@ -30,7 +30,7 @@ GRID_COLUMNS = 4  # other environments per line in the summary (4 x 9 cells fit 
 SEED_WIDTH = 4  # seeds are small numbers; the header `seed` follows `model`, never a long title
 # the runs table after model and seed: (key, width); cells are right-justified, no padding between
 SCORE_COLUMNS = (  # a plate column is one wider than its widest header line (`10-99`), which would touch its neighbour
-    *((n, 1 + max(len(FAMILIES[n].short), *map(len, FAMILIES[n].header))) for n in PLATE),
+    *((n, 1 + max(len(REGISTERED[n].short), *map(len, REGISTERED[n].header))) for n in PLATE),
     ("own", 4),
     ("other", 5),  # its header under `own`'s line: `other` fills the column
 )
@@ -38,10 +38,10 @@ SCORE_COLUMNS = (  # a plate column is one wider than its widest header line (`1
 
 def column_label(key: str, width: int, codes: bool = False) -> str:
     """A runs-table column's two header lines, right-justified to `width`: a plate family as the matrix names its
-    column (`add 2` over `10-99`: `Family.header`), or, with `codes`, its short label (`a2x2`); `own` over the
+    column (`add 2` over `10-99`: `Environment.header`), or, with `codes`, its short label (`a2x2`); `own` over the
     bottom line's `other`, so that the two touch on neither line; `seed` at the bottom."""
-    if key in FAMILIES:
-        lines = ("", FAMILIES[key].short) if codes else FAMILIES[key].header
+    if key in REGISTERED:
+        lines = ("", REGISTERED[key].short) if codes else REGISTERED[key].header
     else:
         lines = (key, "") if key == "own" else ("", key)
     return "\n".join(f"{line:>{width}}" for line in lines)
@@ -57,14 +57,14 @@ def own_families(run: RunMeta) -> list[str]:
 
 def registered_only(scores: dict[str, HeldOutScore], own: list[str]) -> bool:
     """True if a run's mix and scores name the registered families alone (the panel as it has always been)."""
-    return all(n in FAMILIES for n in (*own, *scores))
+    return all(n in REGISTERED for n in (*own, *scores))
 
 
 def others_of(scores: dict[str, HeldOutScore], own: list[str]) -> list[str]:
     """The environments `other` means: every registered family outside the mix, or, for a run scored on generated
     environments, every one it was scored on outside its mix."""
     if registered_only(scores, own):
-        return [n for n in FAMILIES if n not in own]
+        return [n for n in REGISTERED if n not in own]
     return [n for n in scores if n not in own]
 
 
@@ -109,7 +109,7 @@ def score_bar(score: HeldOutScore, bar: int = BAR) -> Text:
 
 def other_environments(scores: dict[str, HeldOutScore], own: list[str], codes: bool = False) -> Text:
     """The families outside `own` under their mean, `other environments  mean 1%`, as a small table in the words
-    the matrix names its columns with (`Family.header`: what is done to how many numbers, over their range):
+    the matrix names its columns with (`Environment.header`: what is done to how many numbers, over their range):
 
         add   2   3   4 sub   2   3   4
       0-9   7       0           0   0      (0-9: add 2 numbers 7%, add 4 0%, sub 3 0%, sub 4 0%)
@@ -118,7 +118,7 @@ def other_environments(scores: dict[str, HeldOutScore], own: list[str], codes: b
     With `codes`, by short label, four to a line: `a2x1   7 a4x1   0 ...`. A family never scored shows `-`; the mean
     is over those scored, and says so when some are missing.
     """
-    names = [n for n in FAMILIES if n not in own]
+    names = [n for n in REGISTERED if n not in own]
     scored = [n for n in names if n in scores and scores[n].total]
     heading = Text("other environments" if own else "every environment (mix unknown)", style="bold")
     if scored:
@@ -144,7 +144,9 @@ def _codes_grid(scores: dict[str, HeldOutScore], names: list[str]) -> list[Text]
     for i in range(0, len(names), GRID_COLUMNS):
         line = Text()
         for j, name in enumerate(names[i : i + GRID_COLUMNS]):
-            line.append(" " if j else "").append(f"{FAMILIES[name].short:<5}", "dim").append_text(_score(scores, name))
+            line.append(" " if j else "").append(f"{REGISTERED[name].short:<5}", "dim").append_text(
+                _score(scores, name)
+            )
         lines.append(line)
     return lines
 
@@ -152,7 +154,7 @@ def _codes_grid(scores: dict[str, HeldOutScore], names: list[str]) -> list[Text]
 def _words_table(scores: dict[str, HeldOutScore], names: list[str]) -> list[Text]:
     """The families by their matrix columns' words: a column for each operation and count (`add` over 2, 3, 4), a
     row for each range of numbers (`0-9`); a cell is blank where no family outside the mix sits."""
-    at = {FAMILIES[n].header: n for n in names}  # (`add 3`, `0-9`) -> family
+    at = {REGISTERED[n].header: n for n in names}  # (`add 3`, `0-9`) -> family
     done = {what: what.split(" ", 1) for what, _ in at}  # `add 3` -> [`add`, `3`]
     ops = list(dict.fromkeys(verb for verb, _ in done.values()))
     columns = [[w for w in sorted(done, key=lambda w: done[w][1]) if done[w][0] == op] for op in ops]
@@ -190,7 +192,7 @@ def pooled_lines(scores: dict[str, HeldOutScore], own: list[str]) -> list[Text]:
     others = {}
     for n in others_of(scores, own):
         try:
-            family(n)  # a stored run's environment of a version no longer generated is left out
+            by_name(n)  # a stored run's environment of a version no longer generated is left out
         except KeyError:
             continue
         if scores[n].total:
@@ -241,7 +243,7 @@ def across_seeds(entries: list[ModelEntry], current: ModelEntry | None = None, c
         if registered_only(some.run.scores, own):
             first = [*own, *(n for n in PLATE if n not in own)]
             parts = [
-                _over_seeds(family(n).name_for(codes), [_rate(r.scores, [n]) for r in runs.values()]) for n in first
+                _over_seeds(by_name(n).name_for(codes), [_rate(r.scores, [n]) for r in runs.values()]) for n in first
             ]
         else:  # generated environments: their own pooled, as the panel shows them
             first = own
@@ -250,9 +252,9 @@ def across_seeds(entries: list[ModelEntry], current: ModelEntry | None = None, c
         if others and None not in other:
             parts.append(_over_seeds("other", other))
         else:  # some run lacks a family outside its mix: each further family scored, as it stands
-            rest = (n for n in FAMILIES if n not in first)
+            rest = (n for n in REGISTERED if n not in first)
             parts += [
-                _over_seeds(family(n).name_for(codes), [_rate(r.scores, [n]) for r in runs.values()]) for n in rest
+                _over_seeds(by_name(n).name_for(codes), [_rate(r.scores, [n]) for r in runs.values()]) for n in rest
             ]
         title = " ".join(filter(None, (shown(some.run.mix_name(codes)), lockstep_note(size, part))))
         lines.append(Text.assemble((f"{title} ×{len(runs)}: ", "bold"), " ".join(filter(None, parts))))

@@ -25,7 +25,7 @@ from textual.reactive import var
 from textual.widgets import DataTable, Static
 from textual.widgets.data_table import ColumnKey
 
-from breadth.core.world.environments.families import FAMILIES
+from breadth.core.world.environments.families import REGISTERED
 from breadth.core.world.text.shown import shown
 from breadth.tui.catalog import ModelEntry
 from breadth.tui.guard import guarded
@@ -88,7 +88,7 @@ class ScorePanel(Vertical):
         self.border_subtitle = self.TRAINING_NOTE if training else ""
 
     def compose(self) -> ComposeResult:
-        yield Static("", id="family-scores")
+        yield Static("", id="environment-scores")
         table = DataTable(id="runs", cursor_type="row", zebra_stripes=True, cell_padding=0, header_height=2)
         table.add_column("\nmodel", key="model", width=MODEL_WIDTH)  # longer titles are cut: scores stay in view
         for key, width in (("seed", SEED_WIDTH), *SCORE_COLUMNS):
@@ -102,7 +102,7 @@ class ScorePanel(Vertical):
         if entry is None:
             self.heading = f"{self.BORDER_TITLE}: no model loaded"
             self.border_title = Content(self.heading)
-            self.query_one("#family-scores", Static).update("")
+            self.query_one("#environment-scores", Static).update("")
             return
         seed = f", seed {entry.seed}" if entry.seed != "-" else ""
         note = f"  {note}" if note else ""
@@ -110,21 +110,21 @@ class ScorePanel(Vertical):
         self.border_title = Content(self.heading)  # text, never markup: a title may hold `[b]`
         own = own_families(entry.run)
         if not registered_only(entry.scores, own):  # generated environments: pooled, by dimension
-            self.query_one("#family-scores", Static).update(Text("\n").join(pooled_lines(entry.scores, own)))
+            self.query_one("#environment-scores", Static).update(Text("\n").join(pooled_lines(entry.scores, own)))
             return
         lines = []
         codes, room = self.codes, self.room()
-        width = max((len(FAMILIES[n].name_for(codes)) for n in own), default=0) + 1
+        width = max((len(REGISTERED[n].name_for(codes)) for n in own), default=0) + 1
         bar = max(1, min(BAR, room - 1 - width - BAR_TEXT))  # a column left before the border
         for name in own:  # the families it was trained on, each with its bar
             s = entry.scores.get(name)
-            label = Text(f"{FAMILIES[name].name_for(codes):<{width}}", style="bold")
+            label = Text(f"{REGISTERED[name].name_for(codes):<{width}}", style="bold")
             lines.append(label + (score_bar(s, bar) if s else Text("not evaluated", style="dim")))
             if s and s.failures:  # why the rest failed: the procedure, not the arithmetic
                 kinds = ", ".join(f"{shown(kind)} {n}" for kind, n in s.failures.items())  # a checkpoint's words
                 lines.append(Text(f"    {kinds}", style="dim", no_wrap=True, overflow="ellipsis"))
         lines.append(other_environments(entry.scores, own, codes))
-        self.query_one("#family-scores", Static).update(Text("\n").join(lines))
+        self.query_one("#environment-scores", Static).update(Text("\n").join(lines))
 
     def room(self) -> int:
         """The columns the scores have: the panel's inside once laid out (80x24's before)."""

@@ -21,7 +21,7 @@ from textual.widgets import Button, Collapsible, Input, Label, Select, Static
 
 from breadth.core.storage.presets import DEFAULT_PRESET, PRESETS, preset_of
 from breadth.core.world.arithmetic.coordinates import DIMENSIONS
-from breadth.core.world.environments.families import FAMILIES, dimension_values
+from breadth.core.world.environments.families import REGISTERED, dimension_values
 from breadth.core.world.environments.mix import Mix, MixError, select
 from breadth.core.world.episodes.scores import HELD_OUT
 from breadth.core.world.runs.recipes import FINETUNE, REWARD, Recipe, mix_recipes, recipe, recipe_of
@@ -34,7 +34,7 @@ from breadth.tui.widgets.loss_plot import LossPlot
 from breadth.tui.widgets.reward_plot import RewardPlot, reward_line
 
 CUSTOM = "custom"
-MORE = tuple(n for n in FAMILIES if n not in PLATE)  # families under "more families"
+MORE = tuple(n for n in REGISTERED if n not in PLATE)  # families under "more families"
 MORE_COLUMNS = 2  # count inputs per row under "more families" (`add 3 10-99` and its count, twice, fit 80x24)
 FILL_COUNT = 35  # the count the fill-by-coordinates row starts with
 
@@ -86,7 +86,7 @@ class TrainPanel(Vertical):
         default = dict(PRESETS[DEFAULT_PRESET].mix.counts)
         with Horizontal(classes="row"):
             yield from _counts(PLATE, default, "num")
-        with Collapsible(title="more families", id="more"):
+        with Collapsible(title="more environments", id="more"):
             with Horizontal(classes="row"):
                 yield Select(fill_choices(), value="all", allow_blank=False, compact=True, id="fill-by")
                 yield BoundedInput(str(FILL_COUNT), type="integer", max_length=3, compact=True, id="fill-count")
@@ -104,7 +104,7 @@ class TrainPanel(Vertical):
                 yield BoundedInput(
                     str(HELD_OUT), type="integer", max_length=3, compact=True, id="held-out", classes="num"
                 )
-                yield Label("per family", classes="lbl")
+                yield Label("per environment", classes="lbl")
         self.loss_plot = LossPlot(id="loss")
         yield self.loss_plot
         self.reward_plot = RewardPlot(id="reward")  # in the loss plot's place while a run learns from reward
@@ -120,7 +120,7 @@ class TrainPanel(Vertical):
         """Choosing a preset fills in its counts."""
         if event.value in PRESETS:
             counts = dict(PRESETS[event.value].mix.counts)
-            for name in FAMILIES:
+            for name in REGISTERED:
                 self.query_one(f"#count-{name}", Input).value = str(counts.get(name, 0))
 
     @on(Select.Changed, "#recipe")
@@ -142,7 +142,7 @@ class TrainPanel(Vertical):
             self.show_error("fill: the count must be a whole number")
             return
         n = int(text)
-        bad = next((FAMILIES[name] for name in select(selector) if n > FAMILIES[name].demo_pool), None)
+        bad = next((REGISTERED[name] for name in select(selector) if n > REGISTERED[name].demo_pool), None)
         if bad is not None:  # name the family as the form does, with its own limit
             self.show_error(f"{bad.column(self.codes)}: a count from 0 to {bad.demo_pool}, not {n}")
             return
@@ -152,7 +152,7 @@ class TrainPanel(Vertical):
             self.show_error(str(e))
             return
         counts = dict(mix.counts)
-        for name in FAMILIES:
+        for name in REGISTERED:
             self.query_one(f"#count-{name}", Input).value = str(counts.get(name, 0))
         self.show(f"filled {mix.name_for(self.codes)}")
 
@@ -184,12 +184,12 @@ class TrainPanel(Vertical):
     def _title_more(self) -> None:
         """Folded, "more families" names the counts set under it, so none trains unseen."""
         counts = ((n, self.query_one(f"#count-{n}", Input).value.strip()) for n in MORE)
-        set_here = ", ".join(f"{FAMILIES[n].column(self.codes)} {v}" for n, v in counts if v not in ("", "0"))
-        self.query_one("#more", Collapsible).title = f"more families: {set_here}" if set_here else "more families"
+        set_here = ", ".join(f"{REGISTERED[n].column(self.codes)} {v}" for n, v in counts if v not in ("", "0"))
+        self.query_one("#more", Collapsible).title = f"more environments{': ' * bool(set_here)}{set_here}"
 
     def _mix(self) -> Mix:
         counts = {}
-        for family in FAMILIES.values():
+        for family in REGISTERED.values():
             text = self.query_one(f"#count-{family.name}", Input).value.strip() or "0"
             if not (text.isascii() and text.isdigit()):
                 raise MixError(f"{family.column(self.codes)} count must be a whole number from 0 to {family.demo_pool}")
@@ -197,7 +197,7 @@ class TrainPanel(Vertical):
         try:
             return Mix.of(**counts)
         except MixError as e:  # name the family as the form does, with its own limit
-            bad = next((f for f in FAMILIES.values() if not 0 <= counts[f.name] <= f.demo_pool), None)
+            bad = next((f for f in REGISTERED.values() if not 0 <= counts[f.name] <= f.demo_pool), None)
             if bad is None:
                 raise
             raise MixError(
@@ -244,9 +244,9 @@ class TrainPanel(Vertical):
     def watch_codes(self, codes: bool) -> None:
         """Name each count's family in words (`add 3 0-9`), or by its code (`a3x1`) where a person asked; the reward
         line's key too."""
-        for name in FAMILIES:
+        for name in REGISTERED:
             label = self.query_one(f"#label-{name}", Label)
-            label.update(FAMILIES[name].column(codes))
+            label.update(REGISTERED[name].column(codes))
             label.styles.width = label_width(MORE if name in MORE else (name,), codes)
         self._title_more()
         if self.rewarded:  # the reward line's colour key names the run's families too
@@ -333,11 +333,11 @@ def fill_choices() -> list[tuple[str, str]]:
 
     All families, all at each value of each dimension, then all but each family (leave one out).
     """
-    choices = [("all families", "all")]
+    choices = [("all environments", "all")]
     for dimension in DIMENSIONS:
         for value in dimension_values(dimension):
             choices.append((_all_at(dimension, value), f"{dimension}:{value}"))
-    for family in FAMILIES.values():
+    for family in REGISTERED.values():
         at = "&".join(f"{d}:{family.at.value(d)}" for d in DIMENSIONS)
         choices.append((f"all but {family.label}", f"all!{at}"))
     return choices
@@ -373,14 +373,14 @@ def _setting_inputs(where: str):
 
 def label_width(names, codes: bool = False) -> int:
     """The width of the count labels of `names`: the longest name and a space, so that the counts stand in columns."""
-    return max(len(FAMILIES[n].column(codes)) for n in names) + 1
+    return max(len(REGISTERED[n].column(codes)) for n in names) + 1
 
 
 def _counts(names, default: dict[str, int], classes: str, among=()):
     """A label and a count input for each family in `names`, the family in words (`add 3 0-9`; Shift+F5: codes);
     with `among`, labels as wide as the widest of those, so that rows of counts stand in columns."""
     for name in names:
-        label = Label(FAMILIES[name].column(), id=f"label-{name}", classes="lbl count-lbl")
+        label = Label(REGISTERED[name].column(), id=f"label-{name}", classes="lbl count-lbl")
         label.styles.width = label_width(among or (name,))
         yield label
         yield BoundedInput(

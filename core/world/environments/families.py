@@ -52,10 +52,10 @@ def numbers_words(operands: int, digits: int) -> str:
     return f"{count} single digits" if digits == 1 else f"{count} {digits_word(digits)} numbers"
 
 
-class Family:
-    """A task family (an environment): its coordinates, labels, its space of sums, its seeded orders and splits.
+class Environment:
+    """An environment (a kind of sum): its coordinates, labels, its space of sums, its seeded orders and splits.
 
-    The family owns its data and never looks itself up by name, so it works registered or not. `version`
+    It owns its data and never looks itself up by name, so it works registered or not. `version`
     changes whenever its problems or transcripts would (its id names it: `core.world.environments.registry`).
     """
 
@@ -79,7 +79,7 @@ class Family:
         self._orders: dict[int, _Order] = {}  # seed -> seeded order (the last few seeds)
 
     def __repr__(self) -> str:
-        return f"Family({self.name!r})"
+        return f"Environment({self.name!r})"
 
     def names(self) -> tuple[str, ...]:
         """Every name a person may call it by, lower case: its name, its short label, its aliases."""
@@ -259,7 +259,7 @@ class _Listed(_Order):
 class _Sampled(_Order):
     """A seeded order of a space too large to list: distinct indices drawn one by one, kept as drawn."""
 
-    def __init__(self, family: Family, rng: random.Random) -> None:
+    def __init__(self, family: Environment, rng: random.Random) -> None:
         self.family, self.rng = family, rng
         self.items: list[tuple[int, ...]] = []
         self.seen: set[int] = set()
@@ -277,38 +277,38 @@ class _Sampled(_Order):
 
 _ORDERS_KEPT = 16  # seeded orders cached per family
 
-FAMILIES: dict[str, Family] = {}
+REGISTERED: dict[str, Environment] = {}  # the named environments, by name, in registry order
 
 
-def register(family: Family) -> Family:
-    """Add a family to the registry; a second family of the same name, short label, alias or coordinates is refused."""
-    if family.name in FAMILIES:
-        raise ValueError(f"a family named {family.name!r} is already registered")
-    taken = next((f for f in FAMILIES.values() for n in family.names() if n in f.names()), None)
+def register(family: Environment) -> Environment:
+    """Add an environment to the registry; one of the same name, short label, alias or coordinates is refused."""
+    if family.name in REGISTERED:
+        raise ValueError(f"an environment named {family.name!r} is already registered")
+    taken = next((f for f in REGISTERED.values() for n in family.names() if n in f.names()), None)
     if taken is not None:
         raise ValueError(f"{family.name!r} would share a name with {taken.name!r}: {', '.join(taken.names())}")
-    same = next((f.name for f in FAMILIES.values() if f.at == family.at), None)
+    same = next((f.name for f in REGISTERED.values() if f.at == family.at), None)
     if same is not None:
         raise ValueError(f"{family.name!r} sits at the same coordinates as {same!r}")
-    FAMILIES[family.name] = family
+    REGISTERED[family.name] = family
     return family
 
 
-def family_of(operands: tuple[int, ...], op: str = "+") -> str:
-    """The name of the registered family holding this sum, or '' for a sum outside all of them."""
-    return next((f.name for f in FAMILIES.values() if f.op == op and f.contains(operands)), "")
+def environment_of(operands: tuple[int, ...], op: str = "+") -> str:
+    """The name of the registered environment holding this sum, or '' for a sum outside all of them."""
+    return next((f.name for f in REGISTERED.values() if f.op == op and f.contains(operands)), "")
 
 
 def short_label(name: str) -> str:
     """A family's short label (`2d`) by name; the name itself for a family not registered."""
-    family = FAMILIES.get(name)
+    family = REGISTERED.get(name)
     return family.short if family else name
 
 
 def name_label(name: str, codes: bool = False) -> str:
     """A family's brief words by name (`two-digit`), or with `codes` its short label (`a2x2`); the name itself for a
     family not registered (a generated environment's id, which has no words)."""
-    family = FAMILIES.get(name)
+    family = REGISTERED.get(name)
     return family.name_for(codes) if family else name
 
 
@@ -317,10 +317,10 @@ def grid_short(operands: int, digits: int, op: str) -> str:
     return f"{operation(op).name[0]}{operands}x{digits}"  # no sign in it: mixes join shorts with `+`
 
 
-def grid_family(operands: int, digits: int, op: str) -> Family:
-    """A family named by its coordinates: `add_3x2` (short `a3x2`) is three two-digit operands added (two calls)."""
+def grid_environment(operands: int, digits: int, op: str) -> Environment:
+    """An environment named by its coordinates: `add_3x2` (short `a3x2`) adds three two-digit operands (two calls)."""
     name, numbers, calls = operation(op).name, digits_word(digits), operands - 1
-    return Family(
+    return Environment(
         f"{name}_{operands}x{digits}",
         grid_short(operands, digits, op),
         numbers_words(operands, digits) + ("" if op == "+" else " subtracted"),  # words that tell families apart
@@ -332,7 +332,7 @@ def grid_family(operands: int, digits: int, op: str) -> Family:
 # The plate's two families keep their plate names (stores and checkpoints hold them); their short labels are
 # their coordinates like every other family's, and the plate's old `2d` and `3d` are still read wherever typed.
 register(
-    Family(
+    Environment(
         "two_digit",
         grid_short(2, 2, "+"),
         "two-digit sums",
@@ -342,7 +342,7 @@ register(
     )
 )
 register(
-    Family(
+    Environment(
         "three_digit",
         grid_short(3, 1, "+"),
         "three single digits",
@@ -362,15 +362,15 @@ for _operands, _digits, _op in (
     (4, 1, "-"),
     (3, 2, "-"),
 ):
-    register(grid_family(_operands, _digits, _op))
+    register(grid_environment(_operands, _digits, _op))
 
 
-def families_where(**values: str) -> list[str]:
-    """Registered families whose coordinates have these values (`operands="2"`, `op="sub"`), in registry order."""
+def registered_where(**values: str) -> list[str]:
+    """Registered environments whose coordinates have these values (`operands="2"`, `op="sub"`), in registry order."""
     unknown = [d for d in values if d not in DIMENSIONS]
     if unknown:
         raise ValueError(f"unknown dimension {unknown[0]!r}; dimensions: {', '.join(DIMENSIONS)}")
-    return [f.name for f in FAMILIES.values() if all(f.at.value(d) == v for d, v in values.items())]
+    return [f.name for f in REGISTERED.values() if all(f.at.value(d) == v for d, v in values.items())]
 
 
 def where_words(where: str) -> str:
@@ -394,5 +394,5 @@ def where_words(where: str) -> str:
 
 def dimension_values(dimension: str) -> list[str]:
     """The values a dimension takes over the registered families, in order."""
-    seen = {f.at.value(dimension): None for f in FAMILIES.values()}
+    seen = {f.at.value(dimension): None for f in REGISTERED.values()}
     return sorted(seen, key=lambda v: (not v.isdigit(), int(v) if v.isdigit() else math.inf, v))

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 from breadth.core.world.arithmetic.coordinates import DIMENSIONS
 from breadth.core.world.arithmetic.problem import Problem
-from breadth.core.world.environments.families import FAMILIES, families_where, short_label
-from breadth.core.world.environments.registry import family, family_named, order_of
+from breadth.core.world.environments.families import REGISTERED, registered_where, short_label
+from breadth.core.world.environments.registry import by_name, environment_named, order_of
 
 PLATE_MIX = ("two_digit", "three_digit")  # the plate's mix of its two families, called `mix` on its own
 
@@ -35,15 +35,17 @@ class Mix:
         """A mix from keyword counts, e.g. Mix.of(two_digit=35, three_digit=35) (or by short label, a2x2=35)."""
         named: dict[str, int] = {}
         for name, n in counts.items():
-            found = family_named(name)
+            found = environment_named(name)
             if found is None:
-                raise MixError(f"unknown family {name!r}; known: {', '.join(FAMILIES)} (`breadth envs` lists more)")
+                raise MixError(
+                    f"unknown environment {name!r}; known: {', '.join(REGISTERED)} (`breadth envs` lists more)"
+                )
             if found.name in named:
-                raise MixError(f"family {found.name!r} appears twice in the mix")
+                raise MixError(f"environment {found.name!r} appears twice in the mix")
             named[found.name] = n
         counts = named
         for name, n in counts.items():
-            pool = family(name).demo_pool
+            pool = by_name(name).demo_pool
             if not isinstance(n, int) or isinstance(n, bool) or not 0 <= n <= pool:
                 raise MixError(f"{name}: a count from 0 to {pool}, not {n!r}")
         if sum(counts.values()) == 0:
@@ -59,17 +61,19 @@ class Mix:
             name, sep, value = part.rpartition("=") if part.startswith("@") else part.partition("=")
             name, value = name.strip(), value.strip()
             if not sep or not (value.isascii() and value.isdigit()):  # isdigit alone passes '²', which int() refuses
-                raise MixError(f"expected family=count or @selector=count, got {part[:60]!r}")
+                raise MixError(f"expected environment=count or @selector=count, got {part[:60]!r}")
             if len(value) > 6:  # no pool is larger; thousands of digits would reach int()'s limit
-                raise MixError(f"{name[:40]}: a count of {len(value)} digits; no family has that many demonstrations")
+                raise MixError(
+                    f"{name[:40]}: a count of {len(value)} digits; no environment has that many demonstrations"
+                )
             if name.startswith("@"):
                 for selected in select(name[1:]):
                     counts[selected] = int(value)
                 continue
-            found = family_named(name)  # a short label or an old one (`2d`) names the family too
+            found = environment_named(name)  # a short label or an old one (`2d`) names the family too
             name = found.name if found else name
             if name in named:
-                raise MixError(f"family {name!r} appears twice in the mix")
+                raise MixError(f"environment {name!r} appears twice in the mix")
             named.add(name)
             counts[name] = int(value)
         if not counts:
@@ -102,7 +106,7 @@ class Mix:
             return f"{len(self.counts)} families {self.total}"
         if [name for name, _ in self.counts] == list(PLATE_MIX):
             return "mix " + "+".join(str(n) for _, n in self.counts)
-        return "+".join(f"{family(name).brief} {n}" for name, n in self.counts)
+        return "+".join(f"{by_name(name).brief} {n}" for name, n in self.counts)
 
     def name_for(self, codes: bool = False) -> str:
         """Its words, or, where a person asked for codes, its short label (`a2x2 35+a3x1 35`)."""
@@ -114,17 +118,17 @@ class Mix:
 
     def demonstrations(self, seed: int) -> list[Problem]:
         """Every demonstration problem of the mix for `seed`, family by family."""
-        return [p for name, n in self.counts for p in family(name).demonstrations(seed, n)]
+        return [p for name, n in self.counts for p in by_name(name).demonstrations(seed, n)]
 
 
 def select(selector: str) -> list[str]:
     """Families named by coordinates: `operands:2`, `op:sub&digits:1`, `all`, `all!operands:3&digits:2`."""
     keep, bang, drop = selector.partition("!")
-    chosen = list(FAMILIES) if keep.strip() == "all" else _where(keep)
+    chosen = list(REGISTERED) if keep.strip() == "all" else _where(keep)
     dropped = set(_where(drop)) if bang else set()
     out = [name for name in chosen if name not in dropped]
     if not out:
-        raise MixError(f"@{selector} names no family")
+        raise MixError(f"@{selector} names no environment")
     return out
 
 
@@ -135,7 +139,7 @@ def _where(conditions: str) -> list[str]:
         if not colon or dimension not in DIMENSIONS or not value:
             raise MixError(f"expected dimension:value ({', '.join(DIMENSIONS)}), or all, got {condition.strip()!r}")
         values[dimension] = value
-    return families_where(**values)
+    return registered_where(**values)
 
 
 def slug(spec: str) -> str:

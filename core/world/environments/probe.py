@@ -17,8 +17,8 @@ import re
 from breadth.core.world.arithmetic.calculator import MAX_OPERAND_DIGITS, SYNTAX
 from breadth.core.world.arithmetic.operations import OPERATIONS
 from breadth.core.world.arithmetic.problem import Problem
-from breadth.core.world.environments.families import FAMILIES, family_of
-from breadth.core.world.environments.registry import family_named
+from breadth.core.world.environments.families import REGISTERED, environment_of
+from breadth.core.world.environments.registry import environment_named
 from breadth.core.world.episodes.episode import MAX_LENGTH
 
 MAX_OPERANDS = 4  # a+b+c+d: three calls
@@ -34,10 +34,10 @@ def parse_sum(text: str) -> Problem:
     named, colon, rest = text.partition(":")
     if not colon:
         return _parse(text)
-    family = family_named(named)
+    family = environment_named(named)
     if family is None:
-        shorts = ", ".join(f.short for f in FAMILIES.values())
-        raise SumError(f"no family {named.strip()[:20]!r} before the ':'; name one of {shorts}")
+        shorts = ", ".join(f.short for f in REGISTERED.values())
+        raise SumError(f"no environment {named.strip()[:20]!r} before the ':'; name one of {shorts}")
     problem = _parse(rest)
     why = family.refusal(problem.operands, problem.op)
     if why:
@@ -56,8 +56,8 @@ def _parse(text: str) -> Problem:
     bad = next((c for c in s if not (c.isascii() and (c.isdigit() or c in OPERATIONS))), None)
     if bad is not None:
         first = (text.split() or [""])[0]
-        if first and family_named(first) is not None:
-            raise SumError(f"put a ':' after the family's name, e.g. {first}: followed by its sum")
+        if first and environment_named(first) is not None:
+            raise SumError(f"put a ':' after the environment's name, e.g. {first}: followed by its sum")
         signs = " and ".join(OPERATIONS)
         raise SumError(f"{bad!r} is not allowed: only digits, {signs} (e.g. 23+45 or 9-4)")
     m = _SUM.fullmatch(s)
@@ -73,7 +73,7 @@ def _parse(text: str) -> Problem:
         raise SumError(f"at most {MAX_OPERANDS} numbers, got {len(operands)}")
     if any(len(x) > MAX_OPERAND_DIGITS for x in parts):
         raise SumError(f"numbers of at most {MAX_OPERAND_DIGITS} digits (the calculator's limit)")
-    problem = Problem(operands, family_of(operands, op), op)
+    problem = Problem(operands, environment_of(operands, op), op)
     if min(problem.running()) < 0:
         raise SumError(f"{text.strip()!r} goes below zero; the calculator works with numbers from 0 up")
     if any(SYNTAX.parse(call) is None for call in problem.expected_calls()):

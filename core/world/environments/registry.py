@@ -1,12 +1,12 @@
-"""Environments by id: every family as a record with a stable, versioned id, found, filtered and drawn here.
+"""Environments by id: every environment as a record with a stable, versioned id, found, filtered and drawn here.
 
-An environment is a `Family` (its coordinates, its seeded problems, its demonstrations and splits, the
+An environment is an `Environment` (its coordinates, its seeded problems, its demonstrations and splits, the
 calculator it calls and how a call is written) named `breadth/<name>-v<version>`, as Gymnasium names its
 environments: `breadth/two-digit-v1`, `breadth/add-3x2-v1`. A change that alters an environment's problems
 or transcripts gets a new version; an id of a version that no longer exists is refused in one line that
 names the current one, so a stored result never silently means another environment.
 
-`environments()` lists the registry (the named families, then those the generator makes); `where(...)`
+`environments()` lists the registry (the registered ones, `REGISTERED`, then those the generator makes); `where(...)`
 filters it by coordinates; `draw(n, seed)` takes a seeded sample. Every refusal is one line (`EnvError`).
 """
 
@@ -20,12 +20,12 @@ from functools import cache, cached_property
 from breadth.core.world.arithmetic.calculator import FORMS, OP
 from breadth.core.world.arithmetic.coordinates import ENV_DIMENSIONS, Coordinates
 from breadth.core.world.arithmetic.problem import PLATE_FORM
-from breadth.core.world.environments.families import COUNT_WORDS, FAMILIES, Family
+from breadth.core.world.environments.families import COUNT_WORDS, REGISTERED, Environment
 from breadth.core.world.environments.orders import Drawn, Listed, listed
 from breadth.core.world.episodes.episode import MAX_LENGTH
 
 NAMESPACE = "breadth"
-VERSION = 1  # every environment's version today (`Family.version` once a family changes)
+VERSION = 1  # every environment's version today (`Environment.version` once one changes)
 _ID = re.compile(rf"(?:{NAMESPACE}/)?([a-z0-9][a-z0-9.-]*?)-v([0-9]+)")
 
 
@@ -33,12 +33,12 @@ class EnvError(ValueError):
     """An id, coordinates or draw that names no environment; the message is one line for people."""
 
 
-def env_id(family: Family) -> str:
+def env_id(family: Environment) -> str:
     """The environment's versioned id: `breadth/two-digit-v1`."""
     return f"{NAMESPACE}/{family.name.replace('_', '-')}-v{version_of(family)}"
 
 
-def version_of(family: Family) -> int:
+def version_of(family: Environment) -> int:
     """The environment's version (1 unless the family says otherwise)."""
     return getattr(family, "version", VERSION)
 
@@ -51,18 +51,18 @@ GENERATED_TEST = 1_000  # the test split of a generated environment too large to
 LETTERS = {"+": "a", "-": "s"}  # a gap's operation in a generated name: 2a1s2 is 12+3-45
 
 
-def environments() -> list[Family]:
+def environments() -> list[Environment]:
     """Every environment: the registered families, then the generated ones, each once."""
-    return [*FAMILIES.values(), *generated().values()]
+    return [*REGISTERED.values(), *generated().values()]
 
 
 @cache
-def generated() -> dict[str, Family]:
+def generated() -> dict[str, Environment]:
     """The generator's environments by name: every operand count, digits per position, operation per gap and call
     form (a form that writes one operator for a whole sum takes one operation throughout), kept when valid (at
     least MIN_SUMS sums; the longest episode fits the context) and not already a registered family."""
-    taken = {f.at for f in FAMILIES.values()}
-    out: dict[str, Family] = {}
+    taken = {f.at for f in REGISTERED.values()}
+    out: dict[str, Environment] = {}
     for n, form in itertools.product(OPERANDS, FORMS):
         for layout, signs in itertools.product(
             itertools.product(DIGITS, repeat=n), itertools.product(SIGNS, repeat=n - 1)
@@ -77,7 +77,7 @@ def generated() -> dict[str, Family]:
     return out
 
 
-class Generated(Family):
+class Generated(Environment):
     """A generated environment: a family whose seeded orders are made with numpy (`core.world.environments.orders`),
     so hundreds of them are cheap; its size is counted, never listed."""
 
@@ -97,7 +97,7 @@ class Generated(Family):
         return GENERATED_TEST if self.sampled else super().test_pool
 
 
-def _generated(at: Coordinates) -> Family:
+def _generated(at: Coordinates) -> Environment:
     """The environment at generated coordinates: named by them (`2a1s2` is 12+3-45; `_postfix` for that form)."""
     name = str(at.layout[0]) + "".join(
         LETTERS[o.symbol] + str(d) for o, d in zip(at.operations, at.layout[1:], strict=True)
@@ -112,7 +112,7 @@ def _generated(at: Coordinates) -> Family:
     return Generated(name, name, f"{COUNT_WORDS.get(at.operands, at.operands)} numbers", description, at)
 
 
-def environment(text: str) -> Family:
+def environment(text: str) -> Environment:
     """The environment with this id (`breadth/two-digit-v1`, or `two-digit-v1`); EnvError for an unknown id or a
     version that does not exist (naming the current one)."""
     if not isinstance(text, str):
@@ -129,12 +129,12 @@ def environment(text: str) -> Family:
     return family
 
 
-def coordinates_of(family: Family) -> dict[str, str]:
+def coordinates_of(family: Environment) -> dict[str, str]:
     """The environment's value on each named dimension, as text: {"operands": "3", "digits": "2.1.2", ...}."""
     return {d: family.at.value(d) for d in ENV_DIMENSIONS}
 
 
-def where(pool: list[Family] | None = None, **values: str) -> list[Family]:
+def where(pool: list[Environment] | None = None, **values: str) -> list[Environment]:
     """The environments whose coordinates have these values (`operands="3"`, `op="sub"`), in registry order;
     EnvError for an unknown dimension or for coordinates no environment has."""
     unknown = [d for d in values if d not in ENV_DIMENSIONS]
@@ -148,7 +148,7 @@ def where(pool: list[Family] | None = None, **values: str) -> list[Family]:
     return found
 
 
-def draw(n: int, seed: int, pool: list[Family] | None = None) -> list[Family]:
+def draw(n: int, seed: int, pool: list[Environment] | None = None) -> list[Environment]:
     """`n` distinct environments drawn from `pool` (default: all) by `seed`, in registry order; EnvError if the pool
     holds fewer."""
     pool = environments() if pool is None else pool
@@ -158,19 +158,19 @@ def draw(n: int, seed: int, pool: list[Family] | None = None) -> list[Family]:
     return [f for i, f in enumerate(pool) if i in chosen]
 
 
-def family_named(text: str) -> Family | None:
-    """The family called `text` by name, short label or alias (`add_3x2`, `a3x2`, `2d`), any case: a registered one,
-    else one the environment generator makes (`2a1s2`)."""
+def environment_named(text: str) -> Environment | None:
+    """The environment called `text` by name, short label or alias (`add_3x2`, `a3x2`, `2d`), any case: a
+    registered one, else one the environment generator makes (`2a1s2`)."""
     key = text.strip().lower()
-    found = next((f for f in FAMILIES.values() if key in f.names()), None)
+    found = next((f for f in REGISTERED.values() if key in f.names()), None)
     return found if found is not None else generated().get(key)
 
 
-def family(name: str) -> Family:
-    """The family (registered or generated) of exactly this name; KeyError naming it otherwise."""
-    found = FAMILIES.get(name) or family_named(name)
+def by_name(name: str) -> Environment:
+    """The environment (registered or generated) of exactly this name; KeyError naming it otherwise."""
+    found = REGISTERED.get(name) or environment_named(name)
     if found is None or found.name != name:
-        raise KeyError(f"no family or environment named {name!r}")
+        raise KeyError(f"no environment named {name!r}")
     return found
 
 
@@ -178,8 +178,8 @@ def order_of(names) -> list[str]:
     """`names` in registry order: the registered families first, then generated environments by name's order
     of generation."""
     names = list(names)
-    if all(n in FAMILIES for n in names):  # the registered families alone: never build the generator's hundreds
-        rank = {n: i for i, n in enumerate(FAMILIES)}
+    if all(n in REGISTERED for n in names):  # the registered families alone: never build the generator's hundreds
+        rank = {n: i for i, n in enumerate(REGISTERED)}
         return sorted(names, key=rank.__getitem__)
-    rank = {n: i for i, n in enumerate([*FAMILIES, *generated()])}
+    rank = {n: i for i, n in enumerate([*REGISTERED, *generated()])}
     return sorted(names, key=lambda n: rank.get(n, len(rank)))

@@ -1,8 +1,8 @@
 """Recipes: the ways a run is made, each with its own settings, named once.
 
-A run's record names its recipe (`RunMeta.kind`, a recipe's `name`), and its settings are an instance of
-that recipe's settings class. `finetune` learns from demonstrations of a mix of families (the plate's
-recipe); `reward` learns from the reward of its own sampled episodes on the mix's training sums;
+A run's record names its recipe (`RunMeta.recipe`, a recipe's `name`, stored under the key `kind`), and its
+settings are an instance of that recipe's settings class. `finetune` learns from demonstrations of a mix of
+families (the plate's recipe); `reward` learns from the reward of its own sampled episodes on the mix's training sums;
 `pretrain` makes a base from single-digit worksheets. Everything that handles runs (records,
 the results store, the engine's Train command, the command line's flags, the app's form) asks the
 registry, so a new way of learning (learning from reward, say) is one `Recipe` here, with its settings declared
@@ -34,7 +34,7 @@ def did_you_mean(word: str, names) -> str:
 
 @dataclass(frozen=True)
 class Recipe:
-    """One way of making a model: its name (stored as a run's kind), its label for people, its settings."""
+    """One way of making a model: its name (a run's `RunMeta.recipe`), its label for people, its settings."""
 
     name: str  # the kind stored in records and checkpoints: `finetune`
     label: str  # for people: `demonstrations`
@@ -54,7 +54,7 @@ class Recipe:
 
 
 RECIPES: dict[str, Recipe] = {}  # name -> recipe, in registration order
-FINETUNE = "finetune"  # the plate's recipe, and every run's kind when its record names none
+FINETUNE = "finetune"  # the plate's recipe, and every run's recipe when its record names none
 REWARD = "reward"  # learning from reward: sampled episodes, reward 1 when correct (nanochat's RL recipe)
 
 

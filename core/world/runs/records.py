@@ -74,7 +74,8 @@ MAX_GROUP = 1024  # runs in one lockstep group: a stored group larger than this 
 class RunMeta:
     """What a checkpoint says about its model: how it was made and, for a fine-tune, how it scored."""
 
-    kind: str  # the recipe that made it (`core.world.runs.recipes`): "finetune", "pretrain", ...
+    recipe: str  # the name of the recipe that made it (`core.world.runs.recipes`): "finetune", "pretrain", ...
+    # (stored under the key "kind", in checkpoints and stores alike: every file written before reads the same)
     settings: object | None = None  # an instance of its recipe's settings class
     mix: str | None = None  # a fine-tune's mix in `family=count,...` form
     seed: int | None = None  # a fine-tune's seed (also in its settings)
@@ -92,15 +93,15 @@ class RunMeta:
 
     @classmethod
     def of_run(cls, settings, mix, held_out: int | None, base, measured=(), **done) -> RunMeta:
-        """The record of a run of `settings`' recipe on `mix` (a `Mix`) from `base`: its kind, mix and seed read
+        """The record of a run of `settings`' recipe on `mix` (a `Mix`) from `base`: its recipe, mix and seed read
         from them, each step's `measured` metrics kept as one column per metric measured at every step (a family's
         reward, measured only at steps that drew its sums, streams live but is not kept); `done` holds the rest
         (scores, losses, seconds, completed, before). Every trainer and the tests' scripted engine make records
         here, so what they record cannot drift apart."""
         keys = [k for k in (measured[0] if measured else {}) if all(k in m for m in measured)]
         metrics = {k: tuple(m[k] for m in measured) for k in keys}
-        kind = recipe_of(settings).name
-        return cls(kind, settings, mix.spec(), settings.seed, held_out, base=str(base), metrics=metrics, **done)
+        made_by = recipe_of(settings).name
+        return cls(made_by, settings, mix.spec(), settings.seed, held_out, base=str(base), metrics=metrics, **done)
 
     @property
     def mix_label(self) -> str:
@@ -111,12 +112,12 @@ class RunMeta:
         """Its mix in words (`mix 35+35`, `two-digit 70`: `Mix.words`) or, with `codes`, as `mix_label` says it."""
         if self.mix:
             return spec_name(self.mix, codes)
-        return "pre-trained only" if self.kind == "pretrain" else "?"
+        return "pre-trained only" if self.recipe == "pretrain" else "?"
 
     @property
     def on_mix(self) -> bool:
         """True for a run of a recipe that trains on a mix (a fine-tune), False for a base."""
-        return recipe(self.kind).on_mix
+        return recipe(self.recipe).on_mix
 
     @property
     def settings_note(self) -> str:
@@ -134,7 +135,7 @@ class RunMeta:
 
     def to_dict(self) -> dict:
         """JSON form (the inverse of `from_dict`)."""
-        out: dict = {"kind": self.kind}
+        out: dict = {"kind": self.recipe}  # the key every stored record has
         if self.settings is not None:
             out["settings"] = self.settings.to_dict()
         if self.on_mix:
@@ -168,7 +169,7 @@ class RunMeta:
             made_by = recipe(data.get("kind", FINETUNE))
         except RecipeError as e:
             raise MetadataError(f"kind: {e}") from None
-        kind, settings = made_by.name, None
+        settings = None
         if data.get("settings") is not None:
             try:
                 settings = made_by.settings.from_dict(data["settings"])
@@ -209,7 +210,7 @@ class RunMeta:
             raise MetadataError("before must map each name to a number")
         lockstep = None if data.get("lockstep") is None else Lockstep.from_dict(data["lockstep"])
         return cls(
-            kind,
+            made_by.name,
             settings,
             mix,
             seed,
