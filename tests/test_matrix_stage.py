@@ -22,8 +22,8 @@ from breadth.tui.figure_files import figures_dir
 from breadth.tui.screens.matrix_view import BAND_STYLES, MatrixView, cell_text
 
 PLATE = ("two_digit=70", "three_digit=70", "two_digit=35,three_digit=35")  # the presets' mixes, in their order
-FOUR_ADD = "two_digit=18,three_digit=18,add_2x1=18,add_4x1=18"  # `4 families 72`, all adding
-FOUR_SUB = "three_digit=18,add_2x1=18,sub_2x2=18,sub_4x1=18"  # `4 families 72` too, half subtracting
+FOUR_ADD = "two_digit=18,three_digit=18,add_2x1=18,add_4x1=18"  # `4 envs 72`, all adding
+FOUR_SUB = "three_digit=18,add_2x1=18,sub_2x2=18,sub_4x1=18"  # `4 envs 72` too, half subtracting
 
 
 def _run(mix: str, seed: int = 0, solved: dict[str, int] | None = None, base: str = "") -> StoredRun:
@@ -45,16 +45,16 @@ def test_the_plate_rows_come_first_in_the_plate_order_and_the_rest_keep_theirs()
 
 
 def test_two_rows_never_share_a_name():
-    """Two different mixes both `4 families 72` are named by the families that tell them apart; two mixes of the same
+    """Two different mixes both `4 envs 72` are named by the families that tell them apart; two mixes of the same
     families and total (counts differ) are numbered; every other row keeps its short label."""
     twin = "two_digit=30,three_digit=14,add_2x1=14,add_4x1=14"  # FOUR_ADD's families and total, other counts
     rows = stored_rows(summarise([_run(m) for m in ("two_digit=70", FOUR_ADD, FOUR_SUB, twin)]))
     names = row_names(rows)
     assert names == [
         "a2x2 70",
-        "4 families 72 (a2x2,a4x1) #1",
-        "4 families 72 (s2x2,s4x1)",
-        "4 families 72 (a2x2,a4x1) #2",
+        "4 envs 72 (a2x2,a4x1) #1",
+        "4 envs 72 (s2x2,s4x1)",
+        "4 envs 72 (a2x2,a4x1) #2",
     ]
     assert len(set(names)) == len(names)
 
@@ -112,7 +112,7 @@ async def _open(pilot, rows: int) -> None:
 
 
 async def test_the_view_puts_the_plate_first_names_rows_apart_and_fills_the_width(tmp_path, monkeypatch):
-    """At 80x24 and 120x40: the plate's rows on top, the two `4 families 72` rows named apart in full (numbered, in
+    """At 80x24 and 120x40: the plate's rows on top, the two `4 envs 72` rows named apart in full (numbered, in
     words), the table as wide as the screen (less its scrollbar), and the key line naming each band."""
     _store(tmp_path, monkeypatch, [FOUR_ADD, "add_2x1=50", PLATE[2], FOUR_SUB, PLATE[0], PLATE[1]])
     for size in ((80, 24), (120, 40)):
@@ -122,7 +122,7 @@ async def test_the_view_puts_the_plate_first_names_rows_apart_and_fills_the_widt
             table = _table(app)
             labels = [row.label.plain.strip() for row in table.rows.values()]
             assert labels[:3] == ["two-digit 70", "3 singles 70", "mix 35+35"]
-            assert "4 families 72 #1" in labels and "4 families 72 #2" in labels  # in words: numbered apart
+            assert "4 envs 72 #1" in labels and "4 envs 72 #2" in labels  # in words: numbered apart
             # was 76 of 120 columns; the table measures itself on its next refresh after the columns are laid out
             least = size[0] - 3
             await wait_for(pilot, lambda t=table, w=least: t.virtual_size.width >= w, timeout=5, what="the full width")
@@ -151,7 +151,7 @@ async def test_f12_in_the_matrix_saves_the_matrix_figure_and_says_so_on_the_matr
         kinds = sorted({name.split("-", 1)[0] for name in names})
         assert kinds == ["matrix", "screen"] and len(names) == 8  # two presses, each SVG and PNG of both
         svg = next(p for p in figures_dir().glob("matrix-*.svg")).read_text()
-        assert "4 families 72" in svg and "two-digit 70" in svg
+        assert "4 envs 72" in svg and "two-digit 70" in svg
         await wait_for(pilot, lambda: str(note.render()).startswith("saved "), timeout=5, what="the saved line")
         assert isinstance(app.screen, MatrixView) and note.display and note.region.height >= 1
         assert str(note.render()).endswith("{screen,matrix}-" + names[-1].split("-", 1)[1].rsplit(".", 1)[0] + ".*")
@@ -165,12 +165,12 @@ def test_the_matrix_figure_names_rows_apart(tmp_path):
     rows: list[MatrixRow] = stored_rows(summarise([_run(FOUR_ADD), _run(FOUR_SUB)]))
     written = matrix_figure(rows, tmp_path / "m")
     svg = written[1].read_text()
-    assert "4 families 72 (a2x2,a4x1)" in svg and "4 families 72 (s2x2,s4x1)" in svg
+    assert "4 envs 72 (a2x2,a4x1)" in svg and "4 envs 72 (s2x2,s4x1)" in svg
     assert [r.mix for r in rows] == [FOUR_ADD, FOUR_SUB] and columns()
 
 
 def test_the_command_line_matrix_names_rows_apart():
-    """`breadth matrix`'s table names the two `4 families 72` rows by the families that tell them apart."""
+    """`breadth matrix`'s table names the two `4 envs 72` rows by the families that tell them apart."""
     from rich.console import Console
 
     from breadth.core.cli.tables import matrix_table
@@ -179,7 +179,7 @@ def test_the_command_line_matrix_names_rows_apart():
     console = Console(width=200, record=True)
     console.print(matrix_table(rows, "matrix"))
     text = console.export_text()
-    assert "4 families 72 (a2x2,a4x1)" in text and "4 families 72 (s2x2,s4x1)" in text
+    assert "4 envs 72 (a2x2,a4x1)" in text and "4 envs 72 (s2x2,s4x1)" in text
 
 
 async def test_a_line_said_on_the_matrix_shows_escapes_written_out(tmp_path, monkeypatch):

@@ -115,7 +115,7 @@ def test_a_mix_is_named_in_words_and_in_codes_where_asked():
     assert [p.mix.words() for p in PRESETS.values()] == ["two-digit 70", "3 singles 70", "mix 35+35"]
     assert [p.mix.name_for(codes=True) for p in PRESETS.values()] == ["a2x2 70", "a3x1 70", "a2x2 35+a3x1 35"]
     assert spec_name("three_digit=36,sub_2x2=36") == "3 singles 36+two-digit minus 36"
-    assert spec_name("@all=10") == "10 families 100" == spec_name("@all=10", codes=True)
+    assert spec_name("@all=10") == "10 envs 100" == spec_name("@all=10", codes=True)
     assert spec_name("nonsense=3") == "nonsense=3"
     for family in REGISTERED:
         assert not CODE.search(spec_name(f"{family}=20"))

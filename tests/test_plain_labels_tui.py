@@ -145,7 +145,7 @@ def test_a_cut_title_ends_after_a_whole_word_and_keeps_its_run_number():
     assert clip_title("trained just now: mix 35+35 lr 0.01 #12", 26) == "trained just now: mix… #12"
     assert clip_title("trained just now: mix 35+35 lr 0.01 #12", 24) == "trained just now:… #12"
     for width in range(6, 30):
-        for text in ("two-digit 35+3 singles 35", "4 families 72 #2", "trained just now: two-digit 70 #3"):
+        for text in ("two-digit 35+3 singles 35", "4 envs 72 #2", "trained just now: two-digit 70 #3"):
             cut = clip_title(text, width)
             assert len(cut) <= width and (cut == text or "…" in cut)
 
@@ -162,7 +162,7 @@ def _whole_words(shown: str, name: str) -> bool:
 async def test_the_matrix_names_rows_and_columns_in_words_that_fit_and_shift_f5_shows_the_codes(
     size, tmp_path, monkeypatch
 ):
-    """At 80x24 and 120x40 the matrix's rows are `two-digit 70`, `mix 35+35`, `4 families 72 #1`..., its columns
+    """At 80x24 and 120x40 the matrix's rows are `two-digit 70`, `mix 35+35`, `4 envs 72 #1`..., its columns
     `add 3` over `0-9`: no coordinate code, every word whole, no two rows alike, the table as wide as the screen;
     Shift+F5 names them `a2x2 70` and `a3x1` again."""
     from test_matrix_stage import FOUR_ADD, FOUR_SUB, PLATE, _store
@@ -180,7 +180,7 @@ async def test_the_matrix_names_rows_and_columns_in_words_that_fit_and_shift_f5_
         labels = [row.label.plain.strip() for row in table.rows.values()]
         names = row_names(app.screen.lines, codes=False)
         assert labels[:3] == ["two-digit 70", "3 singles 70", "mix 35+35"]
-        assert "4 families 72 #1" in labels and "4 families 72 #2" in labels and len(set(labels)) == len(labels)
+        assert "4 envs 72 #1" in labels and "4 envs 72 #2" in labels and len(set(labels)) == len(labels)
         assert all(_whole_words(label, name) for label, name in zip(labels, names, strict=True)), labels
         headers = [str(c.label) for c in table.columns.values()]
         assert not [text for text in [*labels, *headers] if CODE.search(text)]

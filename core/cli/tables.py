@@ -107,7 +107,7 @@ def cells_table(cells: list[CellSummary], title: str) -> Table:
     t = Table(title=shown_text(title), title_justify="left", pad_edge=False)  # room for one-decimal intervals
     t.add_column("#", justify="right", style="dim")
     t.add_column("cell")
-    t.add_column("environment", min_width=len("environment"))
+    t.add_column("env")  # short, as in `breadth envs`: a wider header cut the seeds' rates at 80 columns
     t.add_column("seeds", justify="right")
     t.add_column("mean %", justify="right")
     t.add_column("95% seeds", justify="right", no_wrap=True)  # intervals stay whole; the labels fold instead
@@ -267,7 +267,7 @@ def budget_table(points: list[BudgetPoint], title: str, width: int | None = None
     Narrower than the full table needs (`width`), the alone, mix and demos columns narrow to their longest word or
     value (their headers fold), so the paired column keeps room for its interval and no cell is cut."""
     t = Table(title=shown_text(title), title_justify="left")
-    t.add_column("environment", min_width=len("environment"))
+    t.add_column("env")  # short, as in `breadth envs`: a wider header cut the paired interval at 80 columns
     t.add_column("total", justify="right")
     t.add_column("alone %", justify="right")
     t.add_column("95%", justify="right", style="dim", no_wrap=True)  # intervals stay whole; the headers fold

@@ -105,9 +105,9 @@ def _canonical(spec: str) -> str:
 
 
 def row_names(rows: list[MatrixRow], codes: bool = True) -> list[str]:
-    """A name per row, no two alike: the mix's short label (`a2x2 70`, `4 families 72`), and where two rows share
-    one, the families that tell them apart (`4 families 72 (a2x2,a4x1)`), then a number if nothing else does.
-    Without `codes`, in words (`mix 35+35`, `two-digit 70`), numbered where alike (`4 families 72 #1`): the families'
+    """A name per row, no two alike: the mix's short label (`a2x2 70`, `4 envs 72`), and where two rows share
+    one, the families that tell them apart (`4 envs 72 (a2x2,a4x1)`), then a number if nothing else does.
+    Without `codes`, in words (`mix 35+35`, `two-digit 70`), numbered where alike (`4 envs 72 #1`): the families'
     words would not fit a row's name at 80 columns."""
     names = [spec_name(row.mix, codes) for row in rows]
     for label in {n for n in names if codes and names.count(n) > 1}:

@@ -94,16 +94,16 @@ class Mix:
         return ",".join(f"{name}={n}" for name, n in self.counts)
 
     def short(self) -> str:
-        """A label that fits a narrow column, e.g. `a2x2 35+a3x1 35`; past three families, `10 families 100`."""
+        """A label that fits a narrow column, e.g. `a2x2 35+a3x1 35`; past three environments, `10 envs 100`."""
         if len(self.counts) > 3:
-            return f"{len(self.counts)} families {self.total}"
+            return f"{len(self.counts)} envs {self.total}"
         return "+".join(f"{short_label(name)} {n}" for name, n in self.counts)
 
     def words(self) -> str:
         """`Mix.short` in words a listener reads: `two-digit 70`, `3 singles 70`, the plate's mix `mix 35+35`,
-        `3 singles 36+two-digit minus 36`; past three families, `10 families 100`."""
+        `3 singles 36+two-digit minus 36`; past three environments, `10 envs 100`."""
         if len(self.counts) > 3:
-            return f"{len(self.counts)} families {self.total}"
+            return f"{len(self.counts)} envs {self.total}"
         if [name for name, _ in self.counts] == list(PLATE_MIX):
             return "mix " + "+".join(str(n) for _, n in self.counts)
         return "+".join(f"{by_name(name).brief} {n}" for name, n in self.counts)
