@@ -110,7 +110,7 @@ def test_a_dask_cluster_gives_the_same_scores_as_the_local_pool(tmp_path):
     args = ["sweep", "--mix", "two_digit=4,three_digit=4", "--seeds", "0-1", *QUICK]
     assert main([*args, "--workers", "2", "--store", str(local)]) == 0
     with distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None
+        n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=":0"
     ) as cluster:
         assert main([*args, "--cluster", cluster.scheduler_address, "--store", str(remote)]) == 0
     assert _scores(local) == _scores(remote) and len(_scores(local)) == 2

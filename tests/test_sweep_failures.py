@@ -284,7 +284,7 @@ def test_a_local_worker_that_dies_fails_the_runs_left_instead_of_hanging(monkeyp
 @pytest.fixture
 def scheduler():
     """A Dask scheduler on 127.0.0.1 in this process, with no workers of its own; closed after the test."""
-    with distributed.LocalCluster(n_workers=0, processes=True, host="127.0.0.1", dashboard_address=None) as cluster:
+    with distributed.LocalCluster(n_workers=0, processes=True, host="127.0.0.1", dashboard_address=":0") as cluster:
         yield cluster.scheduler_address
 
 
@@ -471,7 +471,7 @@ def test_losing_a_worker_late_reruns_only_the_run_it_was_running(monkeypatch, tm
     _fake_jobs(monkeypatch, log, 0.6)
     jobs, base_hash = _jobs(6)
     with distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None
+        n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=":0"
     ) as cluster:
         pids = _wait_for_workers(cluster.scheduler_address, 2)
 
