@@ -15,7 +15,7 @@ from breadth.core.world.episodes.scores import HeldOutScore
 from breadth.core.world.runs.records import RunMeta
 from breadth.core.world.runs.settings import FinetuneSettings
 from breadth.tui.catalog import ModelEntry
-from breadth.tui.parts.models import titles_apart, when
+from breadth.tui.parts.catalogue import titles_apart, when
 
 NOON = time.mktime((2026, 12, 1, 12, 0, 0, 0, 0, -1))  # local noon, 1 Dec 2026
 

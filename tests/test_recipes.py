@@ -24,7 +24,7 @@ from breadth.core.cli.parser import build_parser, recipe_settings
 from breadth.core.cli.tables import cells_table, runs_table
 from breadth.core.engine import protocol as p
 from breadth.core.engine.session import Session
-from breadth.core.learning import recipes as trainers
+from breadth.core.learning import trainers
 from breadth.core.results.report import summarise, varied
 from breadth.core.storage.store import Store, StoredRun, run_key
 from breadth.core.world.episodes.scores import HeldOutScore, MetadataError
@@ -90,7 +90,7 @@ def test_a_recipe_names_its_trainer_once_and_the_learning_layer_imports_what_it_
     )
     assert trainers.trainer("toy") is _toy_trainer and trainers.measure_before("toy") is None
     assert [(r.name, r.trainer) for r in RECIPES.values()][:3] == [
-        ("finetune", "breadth.core.learning.recipes:from_demonstrations"),
+        ("finetune", "breadth.core.learning.trainers:from_demonstrations"),
         ("pretrain", ""),
         ("reward", "breadth.core.learning.reward:from_reward"),
     ]

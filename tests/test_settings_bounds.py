@@ -124,7 +124,7 @@ def _pretrain(model, settings) -> list[float]:
 
 def _on_mix(name: str, model, settings) -> list[float]:
     """Train `model` in place by the mix recipe `name` on eight two-digit sums; the losses."""
-    from breadth.core.learning.recipes import trainer
+    from breadth.core.learning.trainers import trainer
     from breadth.core.world.environments.mix import Mix
 
     return trainer(name)(model, Mix.parse("two_digit=8"), settings, None)

@@ -28,11 +28,11 @@ from breadth.tui import messages as m
 from breadth.tui.engine import EngineProcess, engine_log
 from breadth.tui.guard import guarded, log_error
 from breadth.tui.keys import APP_KEYS, key_name
+from breadth.tui.parts.catalogue import DEFAULT_MODEL, Catalogue
 from breadth.tui.parts.demo import DemoMode
 from breadth.tui.parts.engine_watch import EngineWatch
 from breadth.tui.parts.environments import Board
 from breadth.tui.parts.figures import Figures
-from breadth.tui.parts.models import DEFAULT_MODEL, Catalogue
 from breadth.tui.parts.play import PlayRouter
 from breadth.tui.parts.training import TrainingJobs
 from breadth.tui.screens.curve_view import CurveView

@@ -1,7 +1,7 @@
 """One training run end to end: load the base, train on a mix by a recipe, score held-out sums, record it.
 
 The command line, the plate, sweeps and the app's engine process all run through `train_run`, whatever
-the recipe (`core.learning.recipes`), so every number they show comes from the same code and lands in the
+the recipe (`core.learning.trainers`), so every number they show comes from the same code and lands in the
 same record (`RunMeta`). `TorchModels` is what the engine session uses for models: load, play greedily,
 train, save.
 """
@@ -26,9 +26,9 @@ from breadth.core.learning.lockstep import LockstepJob, train_lockstep
 from breadth.core.learning.model import GPT
 from breadth.core.learning.models import Models, OnBefore, OnSnapshot
 from breadth.core.learning.policy import GreedyPolicy
-from breadth.core.learning.recipes import measure_before, trainer
 from breadth.core.learning.snapshots import Snapshot, restore, snapshot
 from breadth.core.learning.train import use_one_thread
+from breadth.core.learning.trainers import measure_before, trainer
 from breadth.core.storage.files import user_path, write_atomic
 from breadth.core.storage.header import weights_hash
 from breadth.core.storage.paths import BASE

@@ -6,7 +6,7 @@ from breadth.core.engine import protocol as p
 from breadth.tui import messages as m
 from breadth.tui.guard import guarded
 from breadth.tui.parts import Part, hears
-from breadth.tui.parts.models import engine_gone
+from breadth.tui.parts.catalogue import engine_gone
 
 STARTING = "starting the model (a few seconds)..."  # until the engine is ready: importing torch takes seconds
 

@@ -7,7 +7,7 @@ from breadth.core.engine import protocol as p
 from breadth.tui import messages as m
 from breadth.tui.guard import guarded
 from breadth.tui.parts import Part, hears
-from breadth.tui.parts.models import engine_gone
+from breadth.tui.parts.catalogue import engine_gone
 from breadth.tui.screens.procedure_view import ProcedureView
 from breadth.tui.widgets.playground import Playground
 from breadth.tui.widgets.race import MIN_LANES, Roster

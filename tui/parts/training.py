@@ -13,7 +13,7 @@ from breadth.core.world.runs.recipes import REWARD, recipe_of
 from breadth.tui import messages as m
 from breadth.tui.guard import guarded, one_line
 from breadth.tui.parts import Part, hears
-from breadth.tui.parts.models import engine_gone
+from breadth.tui.parts.catalogue import engine_gone
 from breadth.tui.screens.procedure_view import ProcedureView, RunProgress, saved_run
 from breadth.tui.screens.rollouts_view import Feed, RolloutsView
 from breadth.tui.widgets.train_panel import TrainPanel

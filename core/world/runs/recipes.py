@@ -8,7 +8,7 @@ the results store, the engine's Train command, the command line's flags, the app
 registry, so a new way of learning (learning from reward, say) is one `Recipe` here, with its settings declared
 once on its settings class: it names its trainer (and what it measures before training, if anything) as an entry
 point, `module:attr`, as Gymnasium's `EnvSpec(entry_point=...)` does, which the learning layer imports when the
-recipe first trains (`breadth.core.learning.recipes.load`), so the world never imports torch.
+recipe first trains (`breadth.core.learning.trainers.load`), so the world never imports torch.
 """
 
 from __future__ import annotations
@@ -100,7 +100,7 @@ def swept_by_any() -> tuple[Setting, ...]:
 
 
 register(
-    Recipe(FINETUNE, "demonstrations", FinetuneSettings, trainer="breadth.core.learning.recipes:from_demonstrations")
+    Recipe(FINETUNE, "demonstrations", FinetuneSettings, trainer="breadth.core.learning.trainers:from_demonstrations")
 )
 register(Recipe("pretrain", "worksheets", PretrainSettings, on_mix=False))  # `breadth pretrain`: a base, no mix
 register(  # learning from reward with the calculator in the loop; pass@G on the training prompts measured first
