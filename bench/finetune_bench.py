@@ -21,7 +21,7 @@ from rich.table import Table
 
 from breadth.core.learning.experiment import train_run
 from breadth.core.storage.presets import PRESETS
-from breadth.core.world.environments.families import REGISTERED
+from breadth.core.world.environments.environment import REGISTERED
 from breadth.core.world.runs.settings import FinetuneSettings
 
 TARGET = 5.0  # seconds: one fine-tune plus scoring on one core

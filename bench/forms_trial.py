@@ -35,7 +35,7 @@ from breadth.core.storage.paths import BASE
 from breadth.core.world.arithmetic.calculator import DROPPED, FORMS, CallSyntax
 from breadth.core.world.arithmetic.operations import ADD
 from breadth.core.world.arithmetic.problem import Problem
-from breadth.core.world.environments.families import REGISTERED
+from breadth.core.world.environments.environment import REGISTERED
 from breadth.core.world.episodes.episode import Episode
 from breadth.core.world.episodes.rollout import run_episodes
 from breadth.core.world.episodes.verdict import judge

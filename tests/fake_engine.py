@@ -24,7 +24,7 @@ from breadth.core.storage.files import user_path, write_atomic, write_new
 from breadth.core.storage.header import KEY, read_header
 from breadth.core.storage.snapshot_file import plan, saved_snapshots, sidecar_of
 from breadth.core.world.arithmetic.problem import Problem
-from breadth.core.world.environments.families import REGISTERED
+from breadth.core.world.environments.environment import REGISTERED
 from breadth.core.world.episodes.episode import Episode
 from breadth.core.world.episodes.rewards import judged, sampled
 from breadth.core.world.episodes.rollout import rollout

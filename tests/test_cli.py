@@ -13,7 +13,7 @@ import pytest
 
 from breadth.core.cli.main import USAGE_ERROR, main
 from breadth.core.storage.header import read_header, read_metadata
-from breadth.core.world.environments.families import REGISTERED
+from breadth.core.world.environments.environment import REGISTERED
 from breadth.core.world.text.vocab import CHARS
 
 BREADTH = Path(sys.executable).parent / "breadth"

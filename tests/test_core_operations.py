@@ -11,7 +11,7 @@ from breadth.core.world.arithmetic.calculator import SYNTAX, calculate
 from breadth.core.world.arithmetic.coordinates import Coordinates
 from breadth.core.world.arithmetic.operations import ADD, SUB, Operation
 from breadth.core.world.arithmetic.problem import Problem
-from breadth.core.world.environments.families import grid_environment
+from breadth.core.world.environments.environment import grid_environment
 from breadth.core.world.environments.probe import SumError, parse_sum
 from breadth.core.world.episodes.episode import Episode
 from breadth.core.world.episodes.verdict import judge

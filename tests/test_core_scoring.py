@@ -7,7 +7,7 @@ from fake_engine import ScriptedPolicy, demonstrator
 
 from breadth.core.results.report import summarise
 from breadth.core.storage.store import Store, StoredRun, run_key
-from breadth.core.world.environments.families import REGISTERED
+from breadth.core.world.environments.environment import REGISTERED
 from breadth.core.world.episodes.scores import EXAMPLES_KEPT, HeldOutScore, MetadataError
 from breadth.core.world.episodes.scoring import play, tally
 from breadth.core.world.runs.records import RunMeta

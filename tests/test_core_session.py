@@ -20,7 +20,7 @@ from breadth.core.storage.paths import BASE
 from breadth.core.storage.presets import PRESETS
 from breadth.core.storage.snapshot_file import read_snapshot_header, sidecar_of
 from breadth.core.storage.store import StoreError
-from breadth.core.world.environments.families import REGISTERED
+from breadth.core.world.environments.environment import REGISTERED
 
 MIX = PRESETS["mix_35_35"].shipped
 TWO = PRESETS["two_digit_70"].shipped

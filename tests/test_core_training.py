@@ -9,7 +9,7 @@ from breadth.core.learning.evaluate import evaluate, worksheet_accuracy
 from breadth.core.learning.train import StepStats, demonstration_tensors, finetune
 from breadth.core.storage.presets import PRESETS
 from breadth.core.world.arithmetic.problem import Problem
-from breadth.core.world.environments.families import REGISTERED
+from breadth.core.world.environments.environment import REGISTERED
 from breadth.core.world.runs.settings import FinetuneSettings
 from breadth.core.world.text.transcript import Role
 from breadth.core.world.text.vocab import CHARS, PAD_ID

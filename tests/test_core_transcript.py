@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from breadth.core.world.arithmetic.problem import Problem
-from breadth.core.world.environments.families import REGISTERED
+from breadth.core.world.environments.environment import REGISTERED
 from breadth.core.world.text.transcript import Role, Segment, Transcript
 from breadth.core.world.text.vocab import BOS, CHARS, decode, encode
 

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from breadth.core.cli.main import USAGE_ERROR, main
-from breadth.core.world.environments.families import REGISTERED
+from breadth.core.world.environments.environment import REGISTERED
 from breadth.core.world.environments.registry import EnvError, draw, env_id, environment, environments, where
 
 
@@ -89,13 +89,13 @@ def test_a_users_own_environment_is_a_few_lines_and_joins_everything(monkeypatch
     """As the README shows: one Environment at its coordinates and one `register`; it gets an id, `breadth envs` lists
     it, a mix trains on it and its demonstrations are valid, evaluation can score it."""
     from breadth.core.world.arithmetic.coordinates import Coordinates
-    from breadth.core.world.environments.families import Environment, register
+    from breadth.core.world.environments.environment import Environment, register
     from breadth.core.world.environments.mix import Mix
 
-    monkeypatch.setattr("breadth.core.world.environments.families.REGISTERED", dict(REGISTERED))
+    monkeypatch.setattr("breadth.core.world.environments.environment.REGISTERED", dict(REGISTERED))
     monkeypatch.setattr(
         "breadth.core.world.environments.registry.REGISTERED",
-        __import__("breadth").core.world.environments.families.REGISTERED,
+        __import__("breadth").core.world.environments.environment.REGISTERED,
     )
     mine = register(
         Environment("mine", "mine", "my sums", "a two-digit number minus a one-digit one", Coordinates(2, (2, 1), "-"))

@@ -23,7 +23,7 @@ from breadth.core.learning.model import GPT, GPTConfig
 from breadth.core.learning.train import demonstration_tensors, finetune
 from breadth.core.results.groups import TRAINS_WITH
 from breadth.core.storage.presets import PRESETS
-from breadth.core.world.environments.families import REGISTERED
+from breadth.core.world.environments.environment import REGISTERED
 from breadth.core.world.environments.mix import Mix
 from breadth.core.world.runs.records import Diverged
 from breadth.core.world.runs.settings import FinetuneSettings

@@ -11,7 +11,7 @@ from breadth.core.results.matrix import columns, stored_rows
 from breadth.core.results.matrix_dimensions import DimensionColumn, dimension_columns, per_seed, pooled
 from breadth.core.results.report import summarise
 from breadth.core.storage.store import StoredRun, run_key
-from breadth.core.world.environments.families import REGISTERED
+from breadth.core.world.environments.environment import REGISTERED
 from breadth.core.world.episodes.scores import HeldOutScore
 from breadth.core.world.runs.records import RunMeta
 from breadth.core.world.runs.settings import FinetuneSettings

@@ -10,7 +10,7 @@ import pytest
 from breadth.core.results.grid import parse_budget, parse_share
 from breadth.core.results.matrix import parse_families
 from breadth.core.world.arithmetic.coordinates import Coordinates
-from breadth.core.world.environments.families import REGISTERED, Environment, register
+from breadth.core.world.environments.environment import REGISTERED, Environment, register
 from breadth.core.world.environments.mix import Mix, MixError
 from breadth.core.world.environments.probe import SumError, parse_sum
 from breadth.core.world.environments.registry import environment_named
@@ -124,7 +124,7 @@ def test_a_mix_is_named_in_words_and_in_codes_where_asked():
 def test_a_family_is_named_in_words_by_its_name_and_by_code_where_asked_and_an_environment_keeps_its_id():
     """`name_label`: `two_digit` is `two-digit` (`a2x2` with codes), `sub_3x1` `3 singles minus` (`s3x1`); a generated
     environment's id (`2a1`) has no words and stays as it is (the reward key and the pooled matrix detail use it)."""
-    from breadth.core.world.environments.families import name_label
+    from breadth.core.world.environments.environment import name_label
 
     assert [name_label(n) for n in ("two_digit", "sub_3x1", "2a1")] == ["two-digit", "3 singles minus", "2a1"]
     assert [name_label(n, codes=True) for n in ("two_digit", "sub_3x1", "2a1")] == ["a2x2", "s3x1", "2a1"]

@@ -242,7 +242,7 @@ async def test_the_training_forms_counts_name_their_families_in_words_and_shift_
     codes (`a2x2`, `s3x1 40`) and pressing it again gives the words back."""
     from textual.widgets import Collapsible, Label
 
-    from breadth.core.world.environments.families import REGISTERED
+    from breadth.core.world.environments.environment import REGISTERED
 
     app = fake_app()
     async with app.run_test(size=(80, 24)) as pilot:

@@ -10,7 +10,7 @@ from breadth.core.engine import protocol as p
 from breadth.core.storage.header import read_metadata
 from breadth.core.storage.presets import PRESETS
 from breadth.core.storage.snapshot_file import sidecar_of
-from breadth.core.world.environments.families import REGISTERED
+from breadth.core.world.environments.environment import REGISTERED
 from breadth.tui.app import BreadthApp
 from breadth.tui.catalog import ModelEntry
 from breadth.tui.screens.procedure_view import ProcedureView, saved_run

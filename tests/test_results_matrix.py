@@ -9,7 +9,7 @@ from breadth.core.results.grid import GridError
 from breadth.core.results.matrix import TRAINED, MatrixError, breadth_points, matrix, parse_families
 from breadth.core.results.report import summarise
 from breadth.core.storage.store import StoredRun, run_key
-from breadth.core.world.environments.families import REGISTERED
+from breadth.core.world.environments.environment import REGISTERED
 from breadth.core.world.episodes.scores import HeldOutScore
 from breadth.core.world.runs.records import RunMeta
 from breadth.core.world.runs.settings import FinetuneSettings

@@ -18,7 +18,7 @@ from breadth.core.storage.header import read_header
 from breadth.core.storage.presets import checkpoint_path
 from breadth.core.storage.store import Store
 from breadth.core.world.arithmetic.problem import Problem
-from breadth.core.world.environments.families import REGISTERED
+from breadth.core.world.environments.environment import REGISTERED
 from breadth.core.world.environments.mix import Mix
 from breadth.core.world.episodes.episode import Episode
 from breadth.core.world.episodes.rewards import Judged, advantages, judged, metrics

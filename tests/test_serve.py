@@ -167,7 +167,7 @@ def _store_one_run(tmp_path, monkeypatch) -> None:
     from breadth.core.storage.header import weights_hash
     from breadth.core.storage.paths import BASE
     from breadth.core.storage.store import Store, StoredRun, run_key
-    from breadth.core.world.environments.families import REGISTERED
+    from breadth.core.world.environments.environment import REGISTERED
     from breadth.core.world.episodes.scores import HeldOutScore
     from breadth.core.world.runs.records import RunMeta
     from breadth.core.world.runs.settings import FinetuneSettings

@@ -167,7 +167,7 @@ def _stored_run(mix: str) -> None:
     """Record a run of the shipped base in the results store of the current breadth folder (what training does)."""
     from breadth.core.storage.header import weights_hash
     from breadth.core.storage.store import StoredRun, run_key
-    from breadth.core.world.environments.families import REGISTERED
+    from breadth.core.world.environments.environment import REGISTERED
     from breadth.core.world.episodes.scores import HeldOutScore
     from breadth.core.world.runs.records import RunMeta
     from breadth.core.world.runs.settings import FinetuneSettings

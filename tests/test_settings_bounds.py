@@ -163,7 +163,7 @@ def test_a_step_at_the_lowest_learning_rate_still_changes_the_weights(base_path,
     it, a step is smaller than the spacing of float32 weights and changes next to none)."""
     from breadth.core.learning import checkpoint
     from breadth.core.learning.train import adamw, cross_entropy, demonstration_tensors
-    from breadth.core.world.environments.families import REGISTERED
+    from breadth.core.world.environments.environment import REGISTERED
 
     lows = {
         s.low for c in (PretrainSettings, *(r.settings for r in mix_recipes())) for s in _floats(c) if s.name == "lr"

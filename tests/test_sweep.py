@@ -18,7 +18,7 @@ import pytest
 from breadth.core.cli.main import USAGE_ERROR, main
 from breadth.core.storage.store import Store
 from breadth.core.sweeps import cluster
-from breadth.core.world.environments.families import REGISTERED
+from breadth.core.world.environments.environment import REGISTERED
 
 pytestmark = pytest.mark.slow  # fine-tunes in worker processes
 QUICK = ["--steps", "3", "--held-out", "3"]

@@ -11,7 +11,7 @@ from textual.widgets import Input
 from tui_helpers import fake_app, other_cells, screen_lines, type_text, wait_for
 
 from breadth.core.storage.presets import PRESETS
-from breadth.core.world.environments.families import REGISTERED
+from breadth.core.world.environments.environment import REGISTERED
 from breadth.tui.app import BreadthApp
 from breadth.tui.keys import APP_KEYS
 from breadth.tui.parts.engine_watch import STARTING

@@ -10,7 +10,7 @@ import pytest
 from textual.widgets import Button, Input
 from tui_helpers import type_text, wait_for
 
-from breadth.core.world.environments.families import REGISTERED
+from breadth.core.world.environments.environment import REGISTERED
 from breadth.tui.app import BreadthApp
 from breadth.tui.widgets.loss_plot import LossPlot
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from textual.widgets import Collapsible, Input, Select
 from tui_helpers import fake_app, type_text, wait_for
 
-from breadth.core.world.environments.families import REGISTERED, registered_where
+from breadth.core.world.environments.environment import REGISTERED, registered_where
 from breadth.core.world.environments.mix import select
 from breadth.tui.widgets.train_panel import fill_choices
 

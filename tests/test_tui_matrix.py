@@ -11,7 +11,7 @@ from breadth.core.results.matrix import columns
 from breadth.core.storage.header import weights_hash
 from breadth.core.storage.paths import BASE
 from breadth.core.storage.store import Store, StoredRun, run_key
-from breadth.core.world.environments.families import REGISTERED
+from breadth.core.world.environments.environment import REGISTERED
 from breadth.core.world.episodes.scores import FailedEpisode, HeldOutScore
 from breadth.core.world.runs.records import RunMeta
 from breadth.core.world.runs.settings import FinetuneSettings

@@ -5,7 +5,7 @@ from __future__ import annotations
 from textual.widgets import Input
 from tui_helpers import fake_app, type_text, wait_for
 
-from breadth.core.world.environments.families import REGISTERED
+from breadth.core.world.environments.environment import REGISTERED
 
 
 def _roles_and_text(view) -> list[tuple[str, str]]:

@@ -9,7 +9,7 @@ from tui_helpers import fake_app, wait_for
 
 from breadth.core.storage.header import read_metadata
 from breadth.core.storage.presets import PRESETS
-from breadth.core.world.environments.families import REGISTERED
+from breadth.core.world.environments.environment import REGISTERED
 from breadth.tui.catalog import ModelEntry
 from breadth.tui.screens.procedure_view import ProcedureView, probes
 from breadth.tui.widgets.loss_plot import LossPlot

@@ -30,7 +30,7 @@ from breadth.core.results.matrix import band
 from breadth.core.storage.files import write_json
 from breadth.core.world.arithmetic.calculator import FORMS
 from breadth.core.world.arithmetic.problem import PLATE_FORM
-from breadth.core.world.environments.families import Environment
+from breadth.core.world.environments.environment import Environment
 from breadth.core.world.environments.registry import EnvError, draw, environment
 from breadth.core.world.runs.settings import FinetuneSettings, held_out_from_text
 from breadth.core.world.text.shown import shown

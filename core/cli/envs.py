@@ -13,7 +13,7 @@ from rich.text import Text
 
 from breadth.core.storage.files import write_json
 from breadth.core.world.arithmetic.calculator import FORMS
-from breadth.core.world.environments.families import Environment
+from breadth.core.world.environments.environment import Environment
 from breadth.core.world.environments.registry import EnvError, coordinates_of, draw, env_id, environments, where
 from breadth.core.world.text.shown import episode_text, shown, shown_text
 

@@ -37,7 +37,7 @@ from breadth.core.storage.paths import BASE
 from breadth.core.storage.presets import PRESETS
 from breadth.core.storage.store import Store, store_files
 from breadth.core.sweeps.sweep import run_jobs
-from breadth.core.world.environments.families import REGISTERED
+from breadth.core.world.environments.environment import REGISTERED
 from breadth.core.world.environments.mix import Mix
 from breadth.core.world.runs.recipes import FINETUNE, recipe, swept_by_any
 from breadth.core.world.runs.settings import held_out_from_text, swept

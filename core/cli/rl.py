@@ -16,7 +16,7 @@ from breadth.core.storage.header import read_header
 from breadth.core.storage.paths import BASE
 from breadth.core.storage.snapshot_file import keep_every
 from breadth.core.storage.store import Store
-from breadth.core.world.environments.families import short_label
+from breadth.core.world.environments.environment import short_label
 from breadth.core.world.environments.mix import Mix
 from breadth.core.world.episodes.rewards import METRICS, NEAR_ZERO, metric_label
 from breadth.core.world.runs.records import Diverged, StepStats

@@ -11,7 +11,7 @@ from rich.table import Table
 from breadth.core.storage.header import read_header
 from breadth.core.storage.paths import shipped_checkpoint
 from breadth.core.storage.presets import PRESETS, SHIPPED
-from breadth.core.world.environments.families import REGISTERED
+from breadth.core.world.environments.environment import REGISTERED
 from breadth.core.world.text.shown import shown_text
 
 console = Console(highlight=False, markup=False, emoji=False)

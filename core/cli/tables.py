@@ -16,7 +16,7 @@ from breadth.core.results.matrix_dimensions import OWN, dimension_columns, poole
 from breadth.core.results.report import BudgetPoint, CellSummary, PairedDifference, varied
 from breadth.core.storage.presets import PRESETS
 from breadth.core.storage.store import StoredRun
-from breadth.core.world.environments.families import REGISTERED, short_label
+from breadth.core.world.environments.environment import REGISTERED, short_label
 from breadth.core.world.environments.mix import Mix, MixError, short_spec
 from breadth.core.world.episodes.scores import HeldOutScore
 from breadth.core.world.episodes.scoring import Scored

@@ -33,7 +33,7 @@ from breadth.core.storage.paths import folder_full
 from breadth.core.storage.snapshot_file import snapshot_problems
 from breadth.core.storage.store import Store, StoredRun, StoreError, run_key
 from breadth.core.world.arithmetic.calculator import Lie
-from breadth.core.world.environments.families import REGISTERED
+from breadth.core.world.environments.environment import REGISTERED
 from breadth.core.world.environments.mix import Mix
 from breadth.core.world.environments.probe import parse_sum
 from breadth.core.world.environments.registry import environments

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from breadth.core.learning.model import GPT
 from breadth.core.learning.policy import GreedyPolicy, greedy
-from breadth.core.world.environments.families import REGISTERED
+from breadth.core.world.environments.environment import REGISTERED
 from breadth.core.world.environments.registry import by_name
 from breadth.core.world.episodes.rollout import complete
 from breadth.core.world.episodes.scores import HELD_OUT, HeldOutScore

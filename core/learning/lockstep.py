@@ -33,7 +33,7 @@ from breadth.core.learning.model import GPT
 from breadth.core.learning.train import demonstration_tensors, use_one_thread
 from breadth.core.storage.paths import BASE
 from breadth.core.world.arithmetic.problem import Problem
-from breadth.core.world.environments.families import REGISTERED
+from breadth.core.world.environments.environment import REGISTERED
 from breadth.core.world.environments.mix import Mix
 from breadth.core.world.environments.registry import by_name
 from breadth.core.world.episodes.episode import Episode

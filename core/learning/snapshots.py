@@ -31,7 +31,7 @@ from breadth.core.storage.snapshot_file import (
     sidecar_of,
     snapshot_problems,
 )
-from breadth.core.world.environments.families import REGISTERED
+from breadth.core.world.environments.environment import REGISTERED
 from breadth.core.world.episodes.scores import HeldOutScore
 from breadth.core.world.episodes.scoring import play, tally
 from breadth.core.world.runs.records import RunMeta

@@ -14,7 +14,7 @@ from pathlib import Path
 from breadth.core.results.matrix import TRAINED, BreadthPoint, MatrixRow, columns, group_of, row_names
 from breadth.core.results.report import BudgetPoint, CellSummary, budget, varied
 from breadth.core.storage.files import write_atomic
-from breadth.core.world.environments.families import REGISTERED
+from breadth.core.world.environments.environment import REGISTERED
 from breadth.core.world.environments.mix import Mix, MixError
 from breadth.core.world.runs.records import RunMeta
 from breadth.core.world.runs.stats import wilson

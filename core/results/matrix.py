@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from breadth.core.results.grid import refuse_repeats
 from breadth.core.results.report import CellKey, CellSummary, FamilySummary, varied
-from breadth.core.world.environments.families import REGISTERED
+from breadth.core.world.environments.environment import REGISTERED
 from breadth.core.world.environments.mix import Mix, MixError, short_spec, spec_name
 from breadth.core.world.environments.registry import by_name, environment_named
 from breadth.core.world.runs.settings import FinetuneSettings

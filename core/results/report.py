@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from breadth.core.storage.store import StoredRun
-from breadth.core.world.environments.families import REGISTERED
+from breadth.core.world.environments.environment import REGISTERED
 from breadth.core.world.environments.mix import Mix, MixError
 from breadth.core.world.episodes.scores import FailedEpisode
 from breadth.core.world.runs.recipes import swept_by_any

@@ -30,7 +30,7 @@ from breadth.core.storage.header import (
 )
 from breadth.core.storage.paths import BASE
 from breadth.core.world.arithmetic.problem import Problem
-from breadth.core.world.environments.families import REGISTERED
+from breadth.core.world.environments.environment import REGISTERED
 from breadth.core.world.episodes.scores import HeldOutScore, MetadataError
 from breadth.core.world.runs.records import RunMeta
 

@@ -19,7 +19,7 @@ import urllib.parse
 from collections.abc import Iterable
 from pathlib import Path
 
-from breadth.core.world.environments.families import REGISTERED
+from breadth.core.world.environments.environment import REGISTERED
 from breadth.core.world.runs.recipes import FINETUNE, recipe_of
 from breadth.core.world.runs.settings import FinetuneSettings, SettingsError
 

@@ -40,7 +40,7 @@ except ModuleNotFoundError as e:  # an optional extra: say how to get it
     ) from None
 
 from breadth.core.world.arithmetic.problem import Problem
-from breadth.core.world.environments.families import Environment
+from breadth.core.world.environments.environment import Environment
 from breadth.core.world.environments.registry import env_id, environment, environments
 from breadth.core.world.episodes.episode import MAX_LENGTH, Episode
 from breadth.core.world.episodes.verdict import Failure, Verdict, judge

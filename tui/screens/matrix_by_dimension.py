@@ -14,7 +14,7 @@ from rich.text import Text
 
 from breadth.core.results.matrix import MatrixRow, band, band_ranges, columns
 from breadth.core.results.matrix_dimensions import OWN, DimensionColumn, per_seed, pooled
-from breadth.core.world.environments.families import name_label, short_label
+from breadth.core.world.environments.environment import name_label, short_label
 from breadth.core.world.text.shown import shown
 
 DETAIL_LINES = 2  # lines listing a cell's environments under the table (the rest counted)

@@ -31,7 +31,7 @@ from breadth.core.storage.header import weights_hash
 from breadth.core.storage.paths import BASE, SHIPPED_RESULTS
 from breadth.core.storage.presets import PRESETS
 from breadth.core.storage.store import Store, StoredRun
-from breadth.core.world.environments.families import short_label
+from breadth.core.world.environments.environment import short_label
 from breadth.core.world.environments.mix import Mix, MixError
 from breadth.core.world.environments.registry import by_name
 from breadth.core.world.runs.records import settings_note

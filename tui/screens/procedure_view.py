@@ -27,7 +27,7 @@ from textual_plotext import PlotextPlot
 from breadth.core.engine import protocol as p
 from breadth.core.storage.snapshot_file import saved_snapshots
 from breadth.core.world.arithmetic.problem import Problem
-from breadth.core.world.environments.families import REGISTERED
+from breadth.core.world.environments.environment import REGISTERED
 from breadth.core.world.environments.mix import Mix
 from breadth.core.world.episodes.scores import HeldOutScore
 from breadth.core.world.runs.records import RunMeta
@@ -118,7 +118,7 @@ class ProcedureView(Screen):
         Binding("right", "step(1)", "Later"),
         Binding("home", "step(-1000)", "First", show=False),
         Binding("end", "step(1000)", "Last", show=False),
-        Binding("a", "all_families", "All environments"),
+        Binding("a", "all_environments", "All environments"),
     ]
 
     @dataclass
@@ -136,7 +136,7 @@ class ProcedureView(Screen):
         self.run = run
         self.at = len(run.kept) - 1  # index into run.kept: start at the latest snapshot
         self.lines = [Line(problem) for problem in probes(run.seed)]
-        self.all_families = False  # every family's line, or (False) the run's own and one held out
+        self.all_environments = False  # every family's line, or (False) the run's own and one held out
 
     def compose(self) -> ComposeResult:
         yield Static("", id="procedure-status")
@@ -193,9 +193,9 @@ class ProcedureView(Screen):
             self.action_step(before[-1] - self.at)
 
     @guarded
-    def action_all_families(self) -> None:
+    def action_all_environments(self) -> None:
         """Show every family's line, or only the run's own and one held out; lines shown anew are replayed."""
-        self.all_families = not self.all_families
+        self.all_environments = not self.all_environments
         for i, line in enumerate(self.lines):
             self.query_one(f"#procedure-line-{i}", Static).display = self._shown(line)
         if self.step is not None:
@@ -204,7 +204,7 @@ class ProcedureView(Screen):
         self.draw_scores()
 
     def _shown(self, line: Line) -> bool:
-        return self.all_families or line.problem.family in self.run.families
+        return self.all_environments or line.problem.family in self.run.families
 
     def refresh_run(self) -> None:
         """The run changed (a snapshot kept or scored, a loss step): redraw; replay if nothing is shown yet."""
@@ -310,7 +310,7 @@ class ProcedureView(Screen):
         steps = sorted(self.run.scores)
         own = tuple(name for name in self.run.families if name in self.run.trained)[:4]
         held_out = tuple(name for name in self.run.families if name not in self.run.trained)
-        lines = (*own, OTHERS) if self.all_families or not held_out else (*own, *held_out)
+        lines = (*own, OTHERS) if self.all_environments or not held_out else (*own, *held_out)
         legend = Text("held-out % by step" + ("" if steps else ": scored after training") + "  ", style="dim")
         for n, name in enumerate(lines):
             label = OTHERS if name == OTHERS else REGISTERED[name].name_for(self.codes)

@@ -20,7 +20,7 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
-from breadth.core.world.environments.families import REGISTERED
+from breadth.core.world.environments.environment import REGISTERED
 from breadth.core.world.episodes.scores import MetadataError, SampledGroup
 from breadth.core.world.text.shown import episode_text, shown
 from breadth.core.world.text.transcript import Role, Transcript

@@ -10,7 +10,7 @@ from textual.widgets import Static
 
 from breadth.core.engine import protocol as p
 from breadth.core.world.arithmetic.problem import Problem
-from breadth.core.world.environments.families import REGISTERED
+from breadth.core.world.environments.environment import REGISTERED
 from breadth.core.world.text.transcript import visible
 from breadth.tui.widgets.race import PICKED, char_style
 

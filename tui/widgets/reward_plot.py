@@ -1,7 +1,7 @@
 """The live reward plot of a run that learns from reward, and the line of numbers a person needs to trust it.
 
 Where a demonstrations run streams its loss, a reward run streams its mean reward per step (0 to 1, a linear
-axis) and, when it trains on several environments, each one's reward (at most MAX_FAMILY_LINES lines, in the
+axis) and, when it trains on several environments, each one's reward (at most MAX_ENVIRONMENT_LINES lines, in the
 mix's order). As for the loss plot, a step only appends to a bounded buffer and a 4 Hz timer redraws.
 `reward_line` says, under the plot: pass@G before training (and, near zero, that reward has nothing to
 reinforce), the reward beside the share correct with the expected calls, answers made without a call, and
@@ -15,14 +15,14 @@ import math
 from rich.text import Text
 from textual_plotext import PlotextPlot
 
-from breadth.core.world.environments.families import name_label
+from breadth.core.world.environments.environment import name_label
 from breadth.core.world.episodes.rewards import FAMILY_REWARD, NEAR_ZERO
 from breadth.tui.widgets.loss_plot import MAX_POINTS, REDRAW_HZ
 
 SMALL = 6  # rows under which the chart drops its frame and step labels
 MEAN_COLOUR = "cyan"
-FAMILY_COLOURS = ("orange", "magenta", "green", "yellow")  # one per environment's line, readable on dark and light
-MAX_FAMILY_LINES = len(FAMILY_COLOURS)  # environments drawn as lines of their own; more are left to the mean
+ENVIRONMENT_COLOURS = ("orange", "magenta", "green", "yellow")  # one per environment's line, readable on dark and light
+MAX_ENVIRONMENT_LINES = len(ENVIRONMENT_COLOURS)  # environments drawn as lines of their own; more are left to the mean
 NARROW = 56  # columns under which the line uses its short words (the train panel at 80x24 has 36)
 RICH_COLOUR = {"cyan": "cyan", "orange": "dark_orange", "magenta": "magenta", "green": "green", "yellow": "yellow"}
 
@@ -51,9 +51,9 @@ class RewardPlot(PlotextPlot):
         self.set_interval(1 / REDRAW_HZ, self._redraw_if_dirty)
 
     def start(self, steps: int, families: list[str]) -> None:
-        """Clear the curves for a run of `steps` steps on `families` (lines for the first MAX_FAMILY_LINES)."""
+        """Clear the curves for a run of `steps` steps on `families` (lines for the first MAX_ENVIRONMENT_LINES)."""
         self.steps, self.mean = steps, []
-        self.families = {name: [] for name in families[:MAX_FAMILY_LINES]} if len(families) > 1 else {}
+        self.families = {name: [] for name in families[:MAX_ENVIRONMENT_LINES]} if len(families) > 1 else {}
         self.draw()
 
     def add(self, step: int, metrics: dict) -> None:
@@ -77,7 +77,7 @@ class RewardPlot(PlotextPlot):
         plt = self.plt
         plt.clear_data()
         plt.clear_figure()
-        for colour, points in zip(FAMILY_COLOURS, self.families.values(), strict=False):
+        for colour, points in zip(ENVIRONMENT_COLOURS, self.families.values(), strict=False):
             if points:
                 plt.plot(*_thin(points), color=colour, marker="braille")
         if self.mean:  # drawn last: on top
@@ -146,10 +146,10 @@ def reward_line(
         rows += [Text(" · ".join(said)), Text(" · ".join(more))] if narrow else [Text(" · ".join(said + more))]
     if len(families) > 1:
         keys = [Text("━ mean", RICH_COLOUR[MEAN_COLOUR])]
-        for colour, name in zip(FAMILY_COLOURS, families[:MAX_FAMILY_LINES], strict=False):
+        for colour, name in zip(ENVIRONMENT_COLOURS, families[:MAX_ENVIRONMENT_LINES], strict=False):
             keys.append(Text(f"━ {name_label(name, codes)}", RICH_COLOUR[colour]))
-        if len(families) > MAX_FAMILY_LINES:
-            keys.append(Text(f"(+{len(families) - MAX_FAMILY_LINES} in the mean)", "dim"))
+        if len(families) > MAX_ENVIRONMENT_LINES:
+            keys.append(Text(f"(+{len(families) - MAX_ENVIRONMENT_LINES} in the mean)", "dim"))
         key = Text()
         for entry in keys:  # a new row where the next entry would not fit: words are longer than codes
             if key.plain and key.cell_len + 1 + entry.cell_len > width:

@@ -13,7 +13,7 @@ from rich.text import Text
 from breadth.core.results.dimensions import group
 from breadth.core.results.report import cells_by_seed, lockstep_note
 from breadth.core.world.arithmetic.coordinates import ENV_DIMENSIONS
-from breadth.core.world.environments.families import REGISTERED
+from breadth.core.world.environments.environment import REGISTERED
 from breadth.core.world.environments.mix import Mix, MixError
 from breadth.core.world.environments.registry import by_name
 from breadth.core.world.episodes.scores import HeldOutScore

@@ -25,7 +25,7 @@ from textual.reactive import var
 from textual.widgets import DataTable, Static
 from textual.widgets.data_table import ColumnKey
 
-from breadth.core.world.environments.families import REGISTERED
+from breadth.core.world.environments.environment import REGISTERED
 from breadth.core.world.text.shown import shown
 from breadth.tui.catalog import ModelEntry
 from breadth.tui.guard import guarded

@@ -21,7 +21,7 @@ from textual.widgets import Button, Collapsible, Input, Label, Select, Static
 
 from breadth.core.storage.presets import DEFAULT_PRESET, PRESETS, preset_of
 from breadth.core.world.arithmetic.coordinates import DIMENSIONS
-from breadth.core.world.environments.families import REGISTERED, dimension_values
+from breadth.core.world.environments.environment import REGISTERED, dimension_values
 from breadth.core.world.environments.mix import Mix, MixError, select
 from breadth.core.world.episodes.scores import HELD_OUT
 from breadth.core.world.runs.recipes import FINETUNE, REWARD, Recipe, mix_recipes, recipe, recipe_of

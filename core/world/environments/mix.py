@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from breadth.core.world.arithmetic.coordinates import DIMENSIONS
 from breadth.core.world.arithmetic.problem import Problem
-from breadth.core.world.environments.families import REGISTERED, registered_where, short_label
+from breadth.core.world.environments.environment import REGISTERED, registered_where, short_label
 from breadth.core.world.environments.registry import by_name, environment_named, order_of
 
 PLATE_MIX = ("two_digit", "three_digit")  # the plate's mix of its two families, called `mix` on its own

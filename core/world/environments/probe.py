@@ -17,7 +17,7 @@ import re
 from breadth.core.world.arithmetic.calculator import MAX_OPERAND_DIGITS, SYNTAX
 from breadth.core.world.arithmetic.operations import OPERATIONS
 from breadth.core.world.arithmetic.problem import Problem
-from breadth.core.world.environments.families import REGISTERED, environment_of
+from breadth.core.world.environments.environment import REGISTERED, environment_of
 from breadth.core.world.environments.registry import environment_named
 from breadth.core.world.episodes.episode import MAX_LENGTH
 

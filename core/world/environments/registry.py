@@ -20,7 +20,7 @@ from functools import cache, cached_property
 from breadth.core.world.arithmetic.calculator import FORMS, OP
 from breadth.core.world.arithmetic.coordinates import ENV_DIMENSIONS, Coordinates
 from breadth.core.world.arithmetic.problem import PLATE_FORM
-from breadth.core.world.environments.families import COUNT_WORDS, REGISTERED, Environment
+from breadth.core.world.environments.environment import COUNT_WORDS, REGISTERED, Environment
 from breadth.core.world.environments.orders import Drawn, Listed, listed
 from breadth.core.world.episodes.episode import MAX_LENGTH
 

@@ -1,4 +1,4 @@
-"""Task families, mixes and typed sums: the plate's two families, reproducible, held-out sums never leaked."""
+"""Environments, mixes and typed sums: the plate's two environments, reproducible, held-out sums never leaked."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from breadth.core.storage.presets import PRESETS
 from breadth.core.world.arithmetic.calculator import SYNTAX
 from breadth.core.world.arithmetic.coordinates import DIMENSIONS, Coordinates
 from breadth.core.world.arithmetic.problem import Problem
-from breadth.core.world.environments.families import (
+from breadth.core.world.environments.environment import (
     DEMO_POOL,
     REGISTERED,
     SAMPLED_ALL,
