@@ -329,8 +329,8 @@ def grid_environment(operands: int, digits: int, op: str) -> Environment:
     )
 
 
-# The plate's two families keep their plate names (stores and checkpoints hold them); their short labels are
-# their coordinates like every other family's, and the plate's old `2d` and `3d` are still read wherever typed.
+# The plate's two environments keep their plate names (stores and checkpoints hold them); their short labels are
+# their coordinates like every other environment's, and the plate's old `2d` and `3d` are still read wherever typed.
 register(
     Environment(
         "two_digit",
