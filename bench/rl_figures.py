@@ -116,25 +116,28 @@ def metrics_figure(runs: list[dict], out: Path) -> None:
     fig, (left, right) = plt.subplots(1, 2, figsize=(9.0, 3.6), dpi=150)
     steps = range(1, len(runs[0]["record"]["metrics"]["reward"]) + 1)
     for key, label in SHOWN_METRICS:
-        rows = [r["record"]["metrics"][key] for r in runs]
-        mean = [sum(col) / len(col) for col in zip(*rows, strict=True)]
-        left.plot(steps, [100 * _smooth(mean, i) for i in range(len(mean))], label=label)
+        left.plot(steps, _mean_curve(runs, key, 100), label=label)
     left.set_xlabel("reward step")
     left.set_ylabel("% of episodes (pass@G: of groups)")
     left.set_ylim(-2, 102)
     left.grid(alpha=0.3)
     left.legend(fontsize=7)
     left.set_title(f"mean of {len(runs)} seeds, 10-step moving mean", fontsize=9)
-    for key, label in (("chars", "model's characters per episode"), ("calls", "calls per episode x 10")):
-        rows = [r["record"]["metrics"][key] for r in runs]
-        mean = [sum(col) / len(col) * (10 if key == "calls" else 1) for col in zip(*rows, strict=True)]
-        right.plot(steps, [_smooth(mean, i) for i in range(len(mean))], label=label)
+    for key, label, scale in (("chars", "model's characters per episode", 1), ("calls", "calls per episode x 10", 10)):
+        right.plot(steps, _mean_curve(runs, key, scale), label=label)
     right.set_xlabel("reward step")
     right.grid(alpha=0.3)
     right.legend(fontsize=7)
     right.set_ylim(bottom=0)
     fig.suptitle("reward on three-digit sums from the two-digit-only model", fontsize=10)
     finish(plt, fig, out)
+
+
+def _mean_curve(runs: list[dict], key: str, scale: float) -> list[float]:
+    """The metric `key` at each step, averaged over the runs, times `scale`, as a 10-step moving mean."""
+    rows = [r["record"]["metrics"][key] for r in runs]
+    mean = [scale * sum(col) / len(col) for col in zip(*rows, strict=True)]
+    return [_smooth(mean, i) for i in range(len(mean))]
 
 
 def _smooth(values: list[float], i: int, window: int = 10) -> float:
