@@ -10,7 +10,7 @@ environments themselves at the same budget: a curve that cannot reach its ceilin
 Outcomes are often bimodal (a seed's held-out success either clicks or does not), so beside the mean
 over seeds and splits with its 95% interval the curve reports the share of (split, seed) pairs that
 transfer: held-out success above half of that split's ceiling on that seed. Runs are ordinary stored
-runs (their mix names the environments, their scores cover exactly the families they were scored on),
+runs (their mix names the environments, their scores cover exactly the environments they were scored on),
 so a curve resumes from the store like any sweep. The plan itself is stored too (`to_dict`, `from_dict`), so
 the app can draw a curve from the store while it fills. A plan may train its runs in lockstep (`lockstep`: up to
 K seeds of one point at a time, `core.results.groups`): its runs are then keyed by their groups, so a lockstep
@@ -204,9 +204,9 @@ class CurvePlan:
         demos = min([self.demos] + [_pool(name) for name in trained])
         mix = Mix.of(**dict.fromkeys(trained, demos))
         settings = replace(self.settings, steps=self.steps(len(trained)), seed=seed)
-        families = tuple(dict.fromkeys([*trained, *held]))
-        key = run_key(mix.spec(), settings, self.held_out, base_hash, families)
-        return Job(Cell(mix, replace(settings, seed=0)), seed, self.held_out, key, families)
+        environments = tuple(dict.fromkeys([*trained, *held]))
+        key = run_key(mix.spec(), settings, self.held_out, base_hash, environments)
+        return Job(Cell(mix, replace(settings, seed=0)), seed, self.held_out, key, environments)
 
 
 @functools.cache

@@ -1,8 +1,8 @@
-"""Pictures for slides: held-out success per family against a swept value, with 95% intervals over seeds;
-and one model on one projector slide (its scores per family beside its loss curve).
+"""Pictures for slides: held-out success per environment against a swept value, with 95% intervals over seeds;
+and one model on one projector slide (its scores per environment beside its loss curve).
 
 matplotlib with its Agg backend writes PNG and SVG without a display; it is imported only when a
-picture is drawn, so nothing else pays for it. Every name from a store or a record (a mix, a family, a
+picture is drawn, so nothing else pays for it. Every name from a store or a record (a mix, an environment, a
 model's title) is drawn through `figure_text`: as text, never as mathtext (core.world.text.shown).
 """
 
@@ -26,7 +26,7 @@ class FigureError(ValueError):
 
 
 def axis(cells: list[CellSummary]) -> tuple[str, list[float]]:
-    """The swept quantity and each cell's value on it: a setting, or a share of demonstrations between families."""
+    """The swept quantity and each cell's value on it: a setting, or a share of demonstrations between environments."""
     what = varied(cells)
     if len(what) != 1:
         raise FigureError(f"a curve needs exactly one swept quantity; these cells vary {', '.join(what) or 'nothing'}")
@@ -101,11 +101,11 @@ def figure(cells: list[CellSummary], out: Path) -> list[Path]:
 
 
 def budget_figure(points: list[BudgetPoint], out: Path) -> list[Path]:
-    """Per family, held-out success against the total of demonstrations, trained alone and in an even mix."""
+    """Per environment, held-out success against the total of demonstrations, trained alone and in an even mix."""
     plt = pyplot()
     fig, ax = new_plot(plt)
-    families = list(dict.fromkeys(p.family for p in points))
-    for k, name in enumerate(families):
+    environments = list(dict.fromkeys(p.family for p in points))
+    for k, name in enumerate(environments):
         mine = [p for p in points if p.family == name]
         shown = REGISTERED[name].label if name in REGISTERED else name
         colour = f"C{k}"
@@ -133,13 +133,13 @@ def budget_figure(points: list[BudgetPoint], out: Path) -> list[Path]:
 
 
 def sweep_figure(cells: list[CellSummary], out: Path, title: str = "") -> list[Path]:
-    """Draw success per family against the swept value; write `out` as .png and .svg (atomically); the paths."""
+    """Draw success per environment against the swept value; write `out` as .png and .svg (atomically); the paths."""
     plt = pyplot()
     label, xs = axis(cells)
     order = sorted(range(len(cells)), key=lambda i: xs[i])
     fig, ax = new_plot(plt)
-    families = list(dict.fromkeys(name for c in cells for name in c.families))
-    for name in families:
+    environments = list(dict.fromkeys(name for c in cells for name in c.families))
+    for name in environments:
         points = [(xs[i], cells[i].families[name]) for i in order if name in cells[i].families]
         x = [p for p, _ in points]
         mean = [100 * f.mean for _, f in points]
@@ -155,7 +155,7 @@ def sweep_figure(cells: list[CellSummary], out: Path, title: str = "") -> list[P
 
 
 def matrix_figure(rows: list[MatrixRow], out: Path, names_of_rows: list[str] | None = None) -> list[Path]:
-    """The transfer matrix as a heat map: mean success per (mix, family), its interval, trained cells outlined;
+    """The transfer matrix as a heat map: mean success per (mix, environment), its interval, trained cells outlined;
     rows named `names_of_rows` (as a view shows them), else each by a name no other row has."""
     import numpy as np
 
@@ -218,7 +218,7 @@ def matrix_figure(rows: list[MatrixRow], out: Path, names_of_rows: list[str] | N
 
 
 def breadth_figure(points: list[BreadthPoint], out: Path, seeds: int) -> list[Path]:
-    """Success on each held-out family (and the mean on the trained ones) against how many environments the
+    """Success on each held-out environment (and the mean on the trained ones) against how many environments the
     training mix spread its demonstrations over, with 95% intervals over seeds."""
     plt = pyplot()
     fig, ax = new_plot(plt)
@@ -272,7 +272,7 @@ SLIDE_STYLE = {  # black on white, thick lines, large type; SVG text kept as tex
 
 
 def _own(run: RunMeta) -> list[str]:
-    """The families of the run's mix, in registry order (none when its mix is unknown)."""
+    """The environments of the run's mix, in registry order (none when its mix is unknown)."""
     try:
         return [name for name, _ in Mix.parse(run.mix).counts] if run.mix else []
     except MixError:
@@ -287,7 +287,7 @@ def model_title(run: RunMeta, name: str = "") -> str:
 
 
 def model_figure(run: RunMeta, out: Path, name: str = "") -> list[Path]:
-    """One model on one slide: held-out success per family with 95% Wilson intervals (its mix's families, then
+    """One model on one slide: held-out success per environment with 95% Wilson intervals (its mix's environments, then
     the others) beside its training loss per step; `out`.png (1920x1080) and .svg, atomically; the paths.
 
     `name`: what the title calls the model (the app's name for it), else its mix and settings; its seed follows.
@@ -304,7 +304,7 @@ def model_figure(run: RunMeta, out: Path, name: str = "") -> list[Path]:
 
 
 def _scores_axes(ax, run: RunMeta) -> None:
-    """Horizontal bars, one per scored family, top to bottom: trained (blue), then held out (vermillion)."""
+    """Horizontal bars, one per scored environment, top to bottom: trained (blue), then held out (vermillion)."""
     own = _own(run)
     others = [n for n in REGISTERED if n not in own and n in run.scores]
     others += [n for n in run.scores if n not in REGISTERED and n not in own]
@@ -327,7 +327,7 @@ def _scores_axes(ax, run: RunMeta) -> None:
     if own and others:
         ax.axhline(len(own) - 0.5, color="black", linewidth=1.5, linestyle="--")
     ax.set_yticks(range(len(names)), [figure_text(REGISTERED[n].brief if n in REGISTERED else n) for n in names])
-    ax.set_ylim(len(names) - 0.5, -0.5)  # the first family on top
+    ax.set_ylim(len(names) - 0.5, -0.5)  # the first environment on top
     ax.set_xlim(0, 118)
     ax.set_xticks([0, 25, 50, 75, 100])
     ax.set_xlabel("held-out success (%), 95% interval")

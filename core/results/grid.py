@@ -54,7 +54,7 @@ class Job:
     seed: int
     held_out: int | None
     key: str
-    families: tuple[str, ...] | None = None  # the environments it is scored on (None: every registered family)
+    families: tuple[str, ...] | None = None  # the environments it is scored on (None: every registered environment)
 
     @property
     def settings(self) -> object:
@@ -159,9 +159,9 @@ def _is_count(text: str) -> bool:
 
 
 def parse_share(text: str) -> tuple[Mix, ...]:
-    """`two_digit/three_digit=70:7`: 70 demonstrations split 0/70, 7/63, ..., 70/0 between the two families."""
-    families, eq, amounts = text.partition("=")
-    first, slash, second = families.partition("/")
+    """`two_digit/three_digit=70:7`: 70 demonstrations split 0/70, 7/63, ..., 70/0 between the two environments."""
+    environments, eq, amounts = text.partition("=")
+    first, slash, second = environments.partition("/")
     total, colon, step = amounts.partition(":")
     if not (eq and slash and colon and _is_count(total) and _is_count(step)):
         raise GridError(f"expected a share such as two_digit/three_digit=70:7, got {text[:60]!r}")
@@ -180,12 +180,12 @@ def parse_share(text: str) -> tuple[Mix, ...]:
 
 
 def parse_budget(text: str) -> tuple[Mix, ...]:
-    """`two_digit/three_digit=10,20,35,70,140`: at each total, each family alone and an even mix of the two.
+    """`two_digit/three_digit=10,20,35,70,140`: at each total, each environment alone and an even mix of the two.
 
-    An odd total gives the first family the extra demonstration (35: 18 + 17).
+    An odd total gives the first environment the extra demonstration (35: 18 + 17).
     """
-    families, eq, amounts = text.partition("=")
-    first, slash, second = (part.strip() for part in families.partition("/"))
+    environments, eq, amounts = text.partition("=")
+    first, slash, second = (part.strip() for part in environments.partition("/"))
     totals = [part.strip() for part in amounts.split(",")]
     if not (eq and slash and totals and all(_is_count(t) for t in totals)):
         raise GridError(f"expected a budget such as two_digit/three_digit=10,20,35,70,140, got {text[:60]!r}")

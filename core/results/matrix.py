@@ -1,10 +1,10 @@
-"""The transfer matrix: rows are training mixes, columns every family, cells success over seeds.
+"""The transfer matrix: rows are training mixes, columns every environment, cells success over seeds.
 
-A cell is one family's held-out success for models trained on one mix: the mean over seeds with its
-95% interval. A family outside the row's mix is a held-out environment, so the matrix shows how far
+A cell is one environment's held-out success for models trained on one mix: the mean over seeds with its
+95% interval. An environment outside the row's mix is held out, so the matrix shows how far
 each training mix carries. Columns are grouped by the grid's dimensions (operation, then operands,
 then digits), so environments that differ along one dimension sit side by side; generated environments a row was
-scored on (a breadth curve's) follow the registered families, and where they are more than columns fit, the front
+scored on (a breadth curve's) follow the registered environments, and where they are more than columns fit, the front
 ends pool them by dimension instead (`core.results.matrix_dimensions`). A store's rows can put
 the plate's first; every row has a name no other row has (`row_names`), and a cell's colour band
 (`band`: high, middle, low, none) is judged on the percent as the cell writes it.
@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from breadth.core.results.grid import refuse_repeats
-from breadth.core.results.report import CellKey, CellSummary, FamilySummary, varied
+from breadth.core.results.report import CellKey, CellSummary, EnvironmentSummary, varied
 from breadth.core.world.environments.environment import REGISTERED
 from breadth.core.world.environments.mix import Mix, MixError, short_spec, spec_name
 from breadth.core.world.environments.registry import by_name, environment_named
@@ -28,11 +28,11 @@ GROUPING = ("op", "operands", "digits")  # column order: by operation, then oper
 
 @dataclass(frozen=True)
 class MatrixRow:
-    """One training mix: its spec, the families it trains on, and a summary per family scored."""
+    """One training mix: its spec, the environments it trains on, and a summary per environment scored."""
 
     mix: str
     trained: frozenset[str]
-    cells: dict[str, FamilySummary]  # family -> success over seeds (a family not scored is missing)
+    cells: dict[str, EnvironmentSummary]  # environment -> success over seeds (an environment not scored is missing)
     seeds: tuple[int, ...]
     key: CellKey | None = None  # the cell shown (settings, held-out size, base); None for a mix with no runs
     hidden: int = 0  # other cells of this mix (other settings or held-out sizes) not shown
@@ -47,7 +47,7 @@ class MatrixError(ValueError):
 
 
 def columns(rows: Sequence[MatrixRow] = ()) -> list[str]:
-    """Every registered family, grouped by operation, then operands, then digits; then the generated environments
+    """Every registered environment, grouped by operation, then operands, then digits; then the generated environments
     some of `rows` were scored on (a breadth curve's), grouped alike and by call form (names that no longer resolve
     to an environment left out)."""
     registered = sorted(REGISTERED, key=lambda n: tuple(_order(REGISTERED[n].at.value(d)) for d in GROUPING))
@@ -67,7 +67,7 @@ def _order(value: str) -> tuple[int, str]:
 
 
 def group_of(name: str) -> str:
-    """The column group a family or environment belongs to: its first grouping dimension's value (`add`, `sub`)."""
+    """The column group of an environment, registered or generated: its first grouping dimension's value (`add`)."""
     return by_name(name).at.value(GROUPING[0])
 
 
@@ -106,8 +106,8 @@ def _canonical(spec: str) -> str:
 
 def row_names(rows: list[MatrixRow], codes: bool = True) -> list[str]:
     """A name per row, no two alike: the mix's short label (`a2x2 70`, `4 envs 72`), and where two rows share
-    one, the families that tell them apart (`4 envs 72 (a2x2,a4x1)`), then a number if nothing else does.
-    Without `codes`, in words (`mix 35+35`, `two-digit 70`), numbered where alike (`4 envs 72 #1`): the families'
+    one, the environments that tell them apart (`4 envs 72 (a2x2,a4x1)`), then a number if nothing else does.
+    Without `codes`, in words (`mix 35+35`, `two-digit 70`), numbered where alike (`4 envs 72 #1`): the environments'
     words would not fit a row's name at 80 columns."""
     names = [spec_name(row.mix, codes) for row in rows]
     for label in {n for n in names if codes and names.count(n) > 1}:
@@ -146,7 +146,7 @@ def band_ranges() -> list[tuple[str, str]]:
 def _row(spec: str, cell: CellSummary | None, hidden: int = 0) -> MatrixRow:
     try:
         trained = frozenset(name for name, _ in Mix.parse(spec).counts)
-    except MixError:  # a stored mix of a family no longer registered
+    except MixError:  # a stored mix of an environment no longer registered
         trained = frozenset()
     if cell is None:
         return MatrixRow(spec, trained, {}, ())
@@ -155,30 +155,30 @@ def _row(spec: str, cell: CellSummary | None, hidden: int = 0) -> MatrixRow:
 
 @dataclass(frozen=True)
 class BreadthPoint:
-    """One row of a breadth curve: how many environments it trained on, and success on one family over seeds."""
+    """One row of a breadth curve: how many environments it trained on, and success on one environment over seeds."""
 
     mix: str
-    environments: int  # distinct families with demonstrations
+    environments: int  # distinct environments with demonstrations
     demonstrations: int  # their total
-    family: str  # a held-out family, or TRAINED for the mean over the row's own families
+    family: str  # a held-out environment, or TRAINED for the mean over the row's own environments
     mean: float
     low: float  # 95% interval over seeds
     high: float
 
 
-TRAINED = "trained"  # a BreadthPoint's family for the mean over the families a row trained on
+TRAINED = "trained"  # a BreadthPoint's environment for the mean over the environments a row trained on
 
 
 def parse_families(text: str) -> list[str]:
-    """`a3x2,sub_3x2` -> registered family names; MatrixError (one line) for an unknown one."""
+    """`a3x2,sub_3x2` -> registered environment names; MatrixError (one line) for an unknown one."""
     names = []
     for part in filter(None, (t.strip() for t in text.split(","))):
-        family = environment_named(part)
-        if family is None:
+        environment = environment_named(part)
+        if environment is None:
             raise MatrixError(
                 f"no environment {part[:20]!r}; name one of {', '.join(f.short for f in REGISTERED.values())}"
             )
-        names.append(family.name)
+        names.append(environment.name)
     if not names:
         raise MatrixError("name at least one environment, e.g. a3x2,s3x2")
     refuse_repeats("--curve", names)
@@ -186,8 +186,8 @@ def parse_families(text: str) -> list[str]:
 
 
 def breadth_points(rows: list[MatrixRow], held_out: list[str]) -> list[BreadthPoint]:
-    """The breadth curve the rows make: per row, success on each `held_out` family (which no row may train on)
-    and the mean over the row's own families, seed by seed, each with its 95% interval over seeds."""
+    """The breadth curve the rows make: per row, success on each `held_out` environment (which no row may train on)
+    and the mean over the row's own environments, seed by seed, each with its 95% interval over seeds."""
     trained_on = sorted({name for row in rows for name in row.trained} & set(held_out))
     if trained_on:
         raise MatrixError(f"a held-out environment is trained on by some row: {', '.join(trained_on)}")

@@ -6,7 +6,7 @@ counting once with its mean over seeds, as `core.results.dimensions` pools one m
 environments the row trained on; then, over those it was scored on and did not train on (held out), all of
 them, by operand count, by operation (`+`, `-`: one throughout; `mixed`: more than one) and by call form. Which
 form a matrix takes is its front end's choice by width: a column per environment where that fits (the plate's
-and the ten named families do at 80 columns), this where it does not.
+and the ten named environments do at 80 columns), this where it does not.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from breadth.core.results.dimensions import Rate
 from breadth.core.results.matrix import MatrixRow
-from breadth.core.results.report import FamilySummary
+from breadth.core.results.report import EnvironmentSummary
 from breadth.core.world.arithmetic.calculator import FORMS
 from breadth.core.world.arithmetic.coordinates import Coordinates
 from breadth.core.world.arithmetic.operations import OPERATIONS
@@ -94,7 +94,7 @@ def dimension_columns(rows: Sequence[MatrixRow]) -> list[DimensionColumn]:
 def pooled(row: MatrixRow, column: DimensionColumn) -> Rate | None:
     """The row's environments in `column` pooled: the mean of their means over seeds, their sums, how many; None when
     it has none there."""
-    members: list[FamilySummary] = [row.cells[name] for name in column.members(row)]
+    members: list[EnvironmentSummary] = [row.cells[name] for name in column.members(row)]
     if not members:
         return None
     mean = sum(f.mean for f in members) / len(members)

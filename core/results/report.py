@@ -1,7 +1,7 @@
-"""Summaries of stored runs: per cell and family, the mean over seeds with intervals, and paired differences.
+"""Summaries of stored runs: per cell and environment, the mean over seeds with intervals, and paired differences.
 
 Runs that differ only by seed form a cell; runs trained in lockstep (`core.learning.lockstep`) form cells of their
-own, apart from runs trained alone (`cells_by_seed`). Per family a cell reports the seeds' rates, their mean with
+own, apart from runs trained alone (`cells_by_seed`). Per environment a cell reports the seeds' rates, their mean with
 a 95% t interval over seeds (the spread that matters when comparing settings: a new seed is a new
 model), and the pooled Wilson interval (all held-out sums of all seeds together: the counting noise
 alone). Two cells compare seed by seed on the seeds they share: the mean paired difference and its
@@ -49,10 +49,10 @@ def lockstep_note(size: int, part: int = 0) -> str:
 
 
 @dataclass(frozen=True)
-class FamilySummary:
-    """One family's result over a cell's seeds."""
+class EnvironmentSummary:
+    """One environment's result over a cell's seeds."""
 
-    family: str
+    environment: str
     rates: dict[int, float]  # seed -> share solved
     mean: float
     low: float  # 95% t interval over seeds
@@ -67,11 +67,11 @@ class FamilySummary:
 
 @dataclass(frozen=True)
 class CellSummary:
-    """A cell: its key, its seeds and a summary per family."""
+    """A cell: its key, its seeds and a summary per environment."""
 
     key: CellKey
     seeds: tuple[int, ...]
-    families: dict[str, FamilySummary]
+    families: dict[str, EnvironmentSummary]  # environment -> its summary
 
 
 def recipe_key(stored: StoredRun) -> CellKey:
@@ -125,7 +125,7 @@ def cells_by_seed(items: Iterable[Any], recipe: Callable[[Any], Hashable]) -> li
 def _summary(key: CellKey, by_seed: dict[int, StoredRun]) -> CellSummary:
     seeds = tuple(sorted(by_seed))
     names = list(dict.fromkeys(name for s in seeds for name in by_seed[s].run.scores))
-    families = {}
+    environments = {}
     for name in names:
         scored = {s: by_seed[s].run.scores[name] for s in seeds if name in by_seed[s].run.scores}
         rates = {s: sc.rate for s, sc in scored.items() if sc.total}
@@ -137,10 +137,10 @@ def _summary(key: CellKey, by_seed: dict[int, StoredRun]) -> CellSummary:
             for kind, n in sc.failures.items():
                 failures[kind] = failures.get(kind, 0) + n
         examples = _in_turn({s: sc.examples for s, sc in scored.items()})
-        families[name] = FamilySummary(
+        environments[name] = EnvironmentSummary(
             name, rates, mean, max(0.0, low), min(1.0, high), plo, phi, solved, total, failures, examples
         )
-    return CellSummary(key, seeds, families)
+    return CellSummary(key, seeds, environments)
 
 
 def _in_turn(by_seed: dict[int, tuple[FailedEpisode, ...]]) -> tuple[tuple[int, FailedEpisode], ...]:
@@ -153,7 +153,7 @@ def _in_turn(by_seed: dict[int, tuple[FailedEpisode, ...]]) -> tuple[tuple[int, 
 
 @dataclass(frozen=True)
 class PairedDifference:
-    """B minus A for one family, seed by seed on the seeds both cells have."""
+    """B minus A for one environment, seed by seed on the seeds both cells have."""
 
     family: str
     seeds: int
@@ -163,7 +163,7 @@ class PairedDifference:
 
 
 def compare(a: CellSummary, b: CellSummary) -> list[PairedDifference]:
-    """Per family both cells scored: the mean paired difference (b - a) in share solved, with its 95% interval."""
+    """Per environment both cells scored: the mean paired difference (b - a) in share solved, with its 95% interval."""
     out = []
     for name in a.families:
         if name in b.families:
@@ -193,13 +193,13 @@ def varied(cells: list[CellSummary]) -> tuple[str, ...]:
 
 @dataclass(frozen=True)
 class BudgetPoint:
-    """One family at one total of demonstrations: trained alone on the whole total, or in an even mix."""
+    """One environment at one total of demonstrations: trained alone on the whole total, or in an even mix."""
 
     family: str
     total: int
-    alone: FamilySummary
-    mixed: FamilySummary
-    mixed_count: int  # the family's own demonstrations in the mix
+    alone: EnvironmentSummary
+    mixed: EnvironmentSummary
+    mixed_count: int  # the environment's own demonstrations in the mix
 
     def paired(self) -> tuple[int, float, float, float]:
         """Mixed minus alone, seed by seed: (seeds, mean, low, high) in share solved."""
@@ -209,18 +209,18 @@ class BudgetPoint:
 def budget(cells: list[CellSummary]) -> list[BudgetPoint]:
     """The cells read as a demonstration budget (see core.results.grid.parse_budget), or [] if they are not one.
 
-    For every total where a family was trained alone and in an even two-family mix of the same
+    For every total where an environment was trained alone and in an even two-environment mix of the same
     total, a point: its held-out success alone and mixed. Cells must share everything but the mix,
-    and every mix must be one family or an even two-family mix (a share sweep's uneven mixes are not).
+    and every mix must be one environment or an even two-environment mix (a share sweep's uneven mixes are not).
     """
     if set(varied(cells)) - {"mix"}:
         return []
-    alone: dict[tuple[str, int], FamilySummary] = {}
-    mixed: dict[tuple[str, int], tuple[FamilySummary, int]] = {}
+    alone: dict[tuple[str, int], EnvironmentSummary] = {}
+    mixed: dict[tuple[str, int], tuple[EnvironmentSummary, int]] = {}
     for cell in cells:
         try:
             counts = dict(Mix.parse(cell.key.mix).counts)
-        except MixError:  # a stored mix this program cannot read (a family no longer registered): not a budget
+        except MixError:  # a stored mix this program cannot read (an environment no longer registered): not a budget
             return []
         total = sum(counts.values())
         if len(counts) == 1:
