@@ -106,7 +106,7 @@ async def test_the_procedure_views_families_are_named_in_words_or_in_codes_where
             await wait_for(pilot, lambda: isinstance(app.screen, ProcedureView), what="the view")
             await wait_for(pilot, lambda: sorted(app.screen.run.scores) == [0, 25, 50], what="every snapshot scored")
             await wait_for(pilot, lambda: "✓" in _line(app, "two_digit"), what="the last step's verdict")
-            shown = list(app.screen.run.families)
+            shown = list(app.screen.run.environments)
             names = [REGISTERED[name].name_for(codes) for name in shown]
             assert len(set(names)) == len(shown) and (names[0] == "a2x2") == codes, names
             lines = [_line(app, name) for name in shown]

@@ -49,7 +49,8 @@ async def test_a_reward_run_streams_mean_and_per_environment_reward_and_its_numb
         seconds = time.monotonic() - start
         assert plot.display and not app.train_panel.query_one(LossPlot).display
         assert [s for s, _ in plot.mean] == list(range(1, 41)) and plot.mean[-1][1] == 1.0
-        assert list(plot.families) == ["two_digit", "three_digit"] and all(len(v) == 40 for v in plot.families.values())
+        assert list(plot.environments) == ["two_digit", "three_digit"]
+        assert all(len(v) == 40 for v in plot.environments.values())
         assert 1 <= plot.draws - drawn <= seconds * REDRAW_HZ + 2  # 40 steps, a handful of draws
         line = _line(app).splitlines()  # the panel is 46 columns wide: the short words, one row each
         assert line[0] == "pass@8 0% before: nothing to learn" and line[1] == "reward 1.00 · expected 0.90"

@@ -265,7 +265,8 @@ class BreadthApp(App):
             self.push_screen(self._made(make), callback)
 
     def _made(self, make: Callable[[], Screen]) -> Screen:
-        """`make()`, told to name families and runs by codes if a person asked for them (a view never reads the app)."""
+        """`make()`, told to name environments and runs by codes if a person asked for them (a view never reads the
+        app)."""
         screen = make()
         if hasattr(screen, "show_codes"):
             screen.codes = self.codes

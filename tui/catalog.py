@@ -21,7 +21,9 @@ from breadth.core.world.episodes.scores import HeldOutScore
 from breadth.core.world.runs.records import RunMeta
 from breadth.core.world.text.shown import shown
 
-PLATE = tuple(n for n in REGISTERED if any(n in dict(p.mix.counts) for p in PRESETS.values()))  # the plate's families
+PLATE = tuple(
+    n for n in REGISTERED if any(n in dict(p.mix.counts) for p in PRESETS.values())
+)  # the plate's environments
 JUST_NOW = "trained just now"  # how a model trained in this app session is called, before its mix
 
 
@@ -63,7 +65,7 @@ class ModelEntry:
 
     @property
     def scores(self) -> dict[str, HeldOutScore]:
-        """family -> held-out score ({} if never evaluated)."""
+        """environment -> held-out score ({} if never evaluated)."""
         return self.run.scores
 
     @property

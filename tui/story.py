@@ -57,7 +57,7 @@ _INLINE_SAY = re.compile(r"#\s*say\s*:(.*)", re.IGNORECASE)
 class Probe:
     """A sum to race and the presenter's caption for it."""
 
-    text: str  # as written in the file (a family may be named first: `a3x2: 12+34+56`)
+    text: str  # as written in the file (an environment may be named first: `a3x2: 12+34+56`)
     say: str = ""
 
 

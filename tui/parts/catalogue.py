@@ -80,7 +80,7 @@ class Catalogue(Part):
         titles_apart(list(self.entries.values()), self.given)
 
     def relabel(self) -> None:
-        """Shift+F5: every model and family in codes, or in words again (the app's `codes`): the runs table, the
+        """Shift+F5: every model and environment in codes, or in words again (the app's `codes`): the runs table, the
         scores, the training form's counts, the race's lanes, the sum box's hint and an open view (matrix, procedure,
         rollouts, demonstrations, curve, environments)."""
         codes = self.app.codes
@@ -90,7 +90,7 @@ class Catalogue(Part):
         for screen in self.app.screen_stack:
             if isinstance(screen, MatrixView):
                 screen.codes = codes
-            elif hasattr(screen, "show_codes"):  # a view that names families and runs
+            elif hasattr(screen, "show_codes"):  # a view that names environments and runs
                 screen.show_codes(codes)
         self.name_apart()
         self.app.current = self.app.current  # redraw the runs table and the playing model's line

@@ -18,7 +18,7 @@ from breadth.tui import messages as m
 from breadth.tui.guard import guarded
 from breadth.tui.parts import Part, hears
 from breadth.tui.screens.environments_view import EnvironmentsView
-from breadth.tui.widgets.score_lines import own_families
+from breadth.tui.widgets.score_lines import own_environments
 
 HELD_OUT = p.ScoreEnvironments.__dataclass_fields__["held_out"].default  # test sums per environment (30)
 
@@ -78,7 +78,7 @@ class Board(Part):
         entry = self.app.entries[key]
         scoring = self.kept.get(key)
         if scoring is None:
-            scoring = self.kept[key] = Scoring(key, entry.title, frozenset(own_families(entry.run)))
+            scoring = self.kept[key] = Scoring(key, entry.title, frozenset(own_environments(entry.run)))
             if entry.scores_only or (not entry.path and key not in supervisor.loaded):
                 scoring.error = "this run kept no model to score (scores only)"
             elif supervisor.gave_up:

@@ -114,7 +114,7 @@ class PlayRouter(Part):
     @hears(ProcedureView.ReplayRequested)
     @guarded
     def replay(self, message: ProcedureView.ReplayRequested) -> None:
-        """Play a family's probe on a kept snapshot for the view that asked: its events go to that view."""
+        """Play an environment's probe on a kept snapshot for the view that asked: its events go to that view."""
         self.probe += 1
         supervisor = self.app.supervisor
         if supervisor.gave_up or not supervisor.send(p.Play(self.probe, message.key, message.text, step=message.step)):

@@ -149,7 +149,7 @@ def _ceiling(plt, y: float, span: tuple[float, float]) -> None:
 class CurveView(Screen):
     """The newest breadth curve of the results store, re-read every few seconds."""
 
-    codes = False  # families and runs named by codes, not words: set by the app (as it opens the view, Shift+F5)
+    codes = False  # environments and runs named by codes, not words: set by the app (as it opens the view, Shift+F5)
 
     BINDINGS = [
         Binding("escape", "app.pop_screen", "Close"),

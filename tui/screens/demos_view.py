@@ -1,7 +1,7 @@
 """The demonstrations view (Shift+F2): what the model learns from, with the characters that carry loss marked.
 
 It shows the demonstrations fine-tuning would draw for the training form's mix and seed
-(`Mix.demonstrations`), one a line under its family's short label, laid out in as many columns as the
+(`Mix.demonstrations`), one a line under its environment's short label, laid out in as many columns as the
 width holds. The characters that carry loss (the model's own calls and answer) are underlined in cyan;
 those that do not (the prompt, the calculator's results) are dim. Which is which is read from the typed
 transcript (`Transcript.carries_loss`, the mask `training_pair` trains with), never from the string.
@@ -38,9 +38,9 @@ Request = Callable[[], tuple[Mix, FinetuneSettings, object]]  # the training for
 
 @dataclass(frozen=True)
 class DemoLine:
-    """One demonstration as shown: its family, its characters styled by whether they carry loss, and counts."""
+    """One demonstration as shown: its environment, its characters styled by whether they carry loss, and counts."""
 
-    family: str
+    environment: str
     text: Text  # the episode on one line, without the label
     chars: int  # characters of the episode (the start token not counted)
     with_loss: int  # of which carry loss
@@ -48,7 +48,7 @@ class DemoLine:
 
 @dataclass(frozen=True)
 class Tally:
-    """Demonstrations, characters and characters with loss, for a family or the whole mix."""
+    """Demonstrations, characters and characters with loss, for an environment or the whole mix."""
 
     demonstrations: int = 0
     chars: int = 0
@@ -75,30 +75,30 @@ def demo_line(problem: Problem) -> DemoLine:
 
 
 def demo_lines(mix: Mix, seed: int) -> list[DemoLine]:
-    """Every demonstration of `mix` for `seed`, family by family, as training draws them."""
+    """Every demonstration of `mix` for `seed`, environment by environment, as training draws them."""
     return [demo_line(problem) for problem in mix.demonstrations(seed)]
 
 
 def tallies(lines: list[DemoLine]) -> dict[str, Tally]:
-    """Per family, in the order the lines give them."""
+    """Per environment, in the order the lines give them."""
     out: dict[str, Tally] = {}
     for line in lines:
-        out[line.family] = out.get(line.family, Tally()) + line
+        out[line.environment] = out.get(line.environment, Tally()) + line
     return out
 
 
 def summary(mix: Mix, seed: int, lines: list[DemoLine], codes: bool = False) -> Text:
-    """Demonstrations and characters; then those with loss and their share, and each family's share if several; the
-    mix and its families in words, or in codes with `codes`."""
-    per_family = tallies(lines)
+    """Demonstrations and characters; then those with loss and their share, and each environment's share if several; the
+    mix and its environments in words, or in codes with `codes`."""
+    per_environment = tallies(lines)
     total = sum(lines, Tally())
     out = Text.assemble(
         (mix.name_for(codes), "bold"),
         f", seed {seed}: {total.demonstrations} demonstrations, {total.chars:,} characters\n",
     )
     out.append(f"with loss: {total.with_loss:,} ({100 * total.share:.0f}%)", style="bold")
-    if len(per_family) > 1:
-        shares = (f"{REGISTERED[name].name_for(codes)} {100 * t.share:.0f}%" for name, t in per_family.items())
+    if len(per_environment) > 1:
+        shares = (f"{REGISTERED[name].name_for(codes)} {100 * t.share:.0f}%" for name, t in per_environment.items())
         out.append(" · per environment: " + " · ".join(shares), style="dim")
     return out
 
@@ -115,42 +115,44 @@ def legend() -> Text:
     )
 
 
-def family_header(name: str, tally: Tally, width: int, codes: bool = False) -> Text:
-    """A family's tally above its demonstrations; its long label only if the line still fits `width` (with `codes`,
-    after its code)."""
-    family = REGISTERED[name]
+def environment_header(name: str, tally: Tally, width: int, codes: bool = False) -> Text:
+    """An environment's tally above its demonstrations; its long label only if the line still fits `width` (with
+    `codes`, after its code)."""
+    environment = REGISTERED[name]
     counts = (
         f"{tally.demonstrations} demonstrations, {tally.chars:,} characters, "
         f"{tally.with_loss:,} with loss ({100 * tally.share:.0f}%)"
     )
-    name = f"{family.short} {family.label}" if codes else family.label
+    name = f"{environment.short} {environment.label}" if codes else environment.label
     if len(f"{name}: {counts}") > width:
-        name = family.name_for(codes)
+        name = environment.name_for(codes)
     return Text.assemble((name, "bold underline"), f": {counts}")
 
 
 def laid_out(lines: list[DemoLine], width: int, codes: bool = False) -> Text:
-    """The lines after their families' brief words (`two-digit`; with `codes`, short labels), row by row in as many
+    """The lines after their environments' brief words (`two-digit`; with `codes`, short labels), row by row in as many
     columns as `width` holds.
 
-    With several families, each family's lines start on a new row under its tally (`family_header`),
+    With several environments, each environment's lines start on a new row under its tally (`environment_header`),
     in as many columns as its own longest demonstration allows.
     """
     if not lines:
         return Text()
-    label = max(len(REGISTERED[line.family].name_for(codes)) for line in lines)
-    groups = [(name, list(group)) for name, group in groupby(lines, key=lambda line: line.family)]
+    label = max(len(REGISTERED[line.environment].name_for(codes)) for line in lines)
+    groups = [(name, list(group)) for name, group in groupby(lines, key=lambda line: line.environment)]
     rows: list[Text] = []
     for name, group in groups:
         if len(groups) > 1:
-            rows.append(family_header(name, sum(group, Tally()), width, codes))
+            rows.append(environment_header(name, sum(group, Tally()), width, codes))
         cell = label + 1 + max(line.text.cell_len for line in group)
         columns = max(1, (width + COLUMN_GAP) // (cell + COLUMN_GAP))
         for start in range(0, len(group), columns):
             row = Text()
             for i, line in enumerate(group[start : start + columns]):
                 row.append(" " * (i * (cell + COLUMN_GAP) - row.cell_len))  # to column i's start
-                row.append(f"{REGISTERED[line.family].name_for(codes):<{label}} ", style="bold").append_text(line.text)
+                row.append(f"{REGISTERED[line.environment].name_for(codes):<{label}} ", style="bold").append_text(
+                    line.text
+                )
             rows.append(row)
     return Text("\n", no_wrap=True, overflow="ellipsis").join(rows)
 
@@ -158,7 +160,7 @@ def laid_out(lines: list[DemoLine], width: int, codes: bool = False) -> Text:
 class DemosView(Screen):
     """The training form's mix's demonstrations, with the characters that carry loss marked apart."""
 
-    codes = False  # families and runs named by codes, not words: set by the app (as it opens the view, Shift+F5)
+    codes = False  # environments and runs named by codes, not words: set by the app (as it opens the view, Shift+F5)
 
     BINDINGS = [Binding("escape", "app.pop_screen", "Close")]
 
@@ -217,7 +219,7 @@ class DemosView(Screen):
         self.show_codes(self.codes)
 
     def show_codes(self, codes: bool) -> None:
-        """The mix and its families in words, or in codes where a person asked (Shift+F5, as the app says)."""
+        """The mix and its environments in words, or in codes where a person asked (Shift+F5, as the app says)."""
         self.codes = codes
         if self.built is not None:
             summary_text = summary(self.built.mix, self.built.seed, self.lines, self.codes)

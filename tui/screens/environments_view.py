@@ -177,7 +177,7 @@ def cell_detail(h: Heat, row: int, column: int, trained: frozenset[str], width: 
 class EnvironmentsView(Screen):
     """The playing model's score on every environment, by dimension (scored in the background, kept per model)."""
 
-    codes = False  # families and runs named by codes, not words: set by the app (as it opens the view, Shift+F5)
+    codes = False  # environments and runs named by codes, not words: set by the app (as it opens the view, Shift+F5)
 
     BINDINGS = [Binding("escape", "app.pop_screen", "Close")]
 

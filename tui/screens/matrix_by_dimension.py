@@ -1,11 +1,11 @@
 """The matrix view's columns when the stored rows hold more environments than fit a column each at the screen's width.
 
 Runs of `breadth curve` are scored on generated environments whose ids run to 15 characters; with the ten named
-families beside them they need over a hundred columns. Then the view pools them by dimension
+environments beside them they need over a hundred columns. Then the view pools them by dimension
 (`core.results.matrix_dimensions`): `own` over the environments a row trained on (`*`), `held out` over the rest,
 then the held-out ones by how many numbers, operation and call form, each environment counting once. A cell is
 coloured by the matrix's bands; the detail under the table names the cell's environments with their own rates.
-The registered families alone always keep their column each (`fits`).
+The registered environments alone always keep their column each (`fits`).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ DETAIL_LINES = 2  # lines listing a cell's environments under the table (the res
 
 def fits(rows: list[MatrixRow], usable: int, label: int, least: int) -> bool:
     """True if `rows` keep a column per environment in `usable` columns beside `label`-wide names: always for the
-    registered families alone (the matrix as it has always been), else if every column, at least `least` wide and
+    registered environments alone (the matrix as it has always been), else if every column, at least `least` wide and
     one wider than its longest label, fits."""
     names = columns(rows)
     if len(names) == len(columns()):
@@ -66,7 +66,7 @@ def scale_key(styles: dict[str, str]) -> Text:
 
 def detail(row: MatrixRow, column: DimensionColumn, width: int, codes: bool = False) -> Text:
     """The lines under the table for one pooled cell: which environments it pools and their mean over seeds, per
-    seed, then the environments best first with their own means (in `width` columns, the rest counted; a family in
+    seed, then the environments best first with their own means (in `width` columns, the rest counted; an environment in
     words, by code with `codes`), then the failure kinds over them all."""
     names = column.members(row)
     where = column.describe()

@@ -1,8 +1,8 @@
-"""The transfer matrix view: stored runs' held-out success, training mixes by every family, filling in live.
+"""The transfer matrix view: stored runs' held-out success, training mixes by every environment, filling in live.
 
 Rows are the training mixes of the results store's runs from the shipped base, the plate's three first, each
-with a name no other row has; columns every family, grouped as `core.results.matrix` orders them; a cell is the
-mean held-out success over seeds, `*` where the row trained on that family, coloured by its band (bold green
+with a name no other row has; columns every environment, grouped as `core.results.matrix` orders them; a cell is the
+mean held-out success over seeds, `*` where the row trained on that environment, coloured by its band (bold green
 high, red 0: the key line says so, and the numbers read the same without colour). The table takes the screen's
 width. The store is re-read in a thread worker every few seconds, so rows appear as `breadth matrix` or
 `breadth sweep` finish runs in another terminal. A mix run with several settings or held-out sizes shows one
@@ -67,12 +67,12 @@ def row_label(name: str, width: int = LABEL_WIDTH) -> Text:
     return Text(clip(shown(name), width))
 
 
-def cell_text(row: MatrixRow, family: str) -> Text:
+def cell_text(row: MatrixRow, environment: str) -> Text:
     """`100`, `*94` (`*`: trained on) in its band's colour (bold green high, red 0), or a dim `-` if not scored."""
-    f = row.cells.get(family)
+    f = row.cells.get(environment)
     if f is None or not f.total:
         return Text("-", style="dim", justify="right")
-    mark = "*" if family in row.trained else ""
+    mark = "*" if environment in row.trained else ""
     return Text(f"{mark}{100 * f.mean:.0f}", style=BAND_STYLES[band(f.mean)], justify="right")
 
 
@@ -128,14 +128,14 @@ def header_width(names: list[str], codes: bool = False) -> int:
 
 
 def cell_detail(row: MatrixRow, name: str, codes: bool = False) -> Text:
-    """The lines under the table for one cell: mix, family, per-seed rates, settings, failure kinds over seeds,
-    then a few failed transcripts (seeds in turn) in their writers' colours, each with its failure kind. Families
+    """The lines under the table for one cell: mix, environment, per-seed rates, settings, failure kinds over seeds,
+    then a few failed transcripts (seeds in turn) in their writers' colours, each with its failure kind. Environments
     are named in words, with their codes where a person asked for them.
     """
     fam = by_name(name)
     named = f"{fam.label} ({fam.short})" if codes else fam.label
     hidden = f" (+{row.hidden} other settings not shown)" if row.hidden else ""
-    counts = "+".join(f"{shown(_name(name, codes))} {n}" for name, n in _counts(row.mix))  # every family
+    counts = "+".join(f"{shown(_name(name, codes))} {n}" for name, n in _counts(row.mix))  # every environment
     out = Text.assemble((counts, "bold"), (hidden, "dim"), "\n")
     role = "trained on" if name in row.trained else "held out"
     held = "all" if row.key is None or row.key.held_out is None else row.key.held_out
@@ -168,7 +168,7 @@ def cell_detail(row: MatrixRow, name: str, codes: bool = False) -> Text:
 
 
 def _name(name: str, codes: bool) -> str:
-    """A family's brief words, or its code with `codes`; a stored name no longer registered as it is."""
+    """An environment's brief words, or its code with `codes`; a stored name no longer registered as it is."""
     try:
         return by_name(name).name_for(codes)
     except KeyError:
@@ -178,7 +178,7 @@ def _name(name: str, codes: bool) -> str:
 def _counts(mix: str) -> tuple[tuple[str, int], ...]:
     try:
         return Mix.parse(mix).counts
-    except MixError:  # a stored mix of a family no longer registered
+    except MixError:  # a stored mix of an environment no longer registered
         return ((mix, 0),)
 
 
@@ -203,7 +203,7 @@ class MatrixView(Screen):
         self.lines: list[MatrixRow] = []
         self.names: list[str] = []  # each row's name, no two alike (core.results.matrix.row_names)
         self.widths = (LABEL_WIDTH, CELL_WIDTH)  # the row names' and each column's, set by the screen's width
-        self.columns: list[str] | list[DimensionColumn] = []  # a family or environment each, or pooled by dimension
+        self.columns: list[str] | list[DimensionColumn] = []  # an environment each, or pooled by dimension
         self.base_hash: str | None = None  # hashed once, in the first read
         self.logged = ""  # the last store error written to app.log (not every few seconds)
 
@@ -220,7 +220,7 @@ class MatrixView(Screen):
 
     def lay_out(self, force: bool = False) -> None:
         """Size the row names and columns to the screen's width; rebuild the table if they changed (or `force`): a
-        column per family or environment where they fit, else pooled by dimension."""
+        column per environment (registered or generated) where they fit, else pooled by dimension."""
         if by_dimension.fits(self.lines, usable(self.size.width), LABEL_WIDTH, CELL_WIDTH):
             names = columns(self.lines)
             fit = widths(self.size.width, self.names, len(names), header_width(names, self.codes))
@@ -246,7 +246,7 @@ class MatrixView(Screen):
             if pooled:
                 row = (by_dimension.cell_text(line, column, BAND_STYLES) for column in names)
             else:
-                row = (cell_text(line, family) for family in names)
+                row = (cell_text(line, environment) for environment in names)
             table.add_row(*row, key=line.mix, label=Text(f" {row_label(name, label).plain:<{label}}"))
         if self.lines:
             table.move_cursor(row=min(where.row, len(self.lines) - 1), column=min(where.column, len(names) - 1))

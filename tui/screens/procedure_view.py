@@ -3,11 +3,11 @@
 While the app fine-tunes, the engine keeps a copy of the weights at step 0, every 25 steps and at the
 end; a model whose checkpoint was saved with its snapshots (the shipped ones, runs saved by the app or
 `breadth train`) brings its own, already scored, so the view opens on them at once. This view replays
-one fixed probe per family with the snapshot at the chosen step (Left/Right, Home/End), each through the
-engine protocol (`Play` with `step`), and shows each family's held-out score at that step (20 sums per
-family: read from the saved snapshots, or scored by the engine in the background after training). By
-default it shows the run's own families and one it never trained on; `a` shows every family. Under the
-run's loss curve, the score against step: the step where a family's procedure forms is where its curve
+one fixed probe per environment with the snapshot at the chosen step (Left/Right, Home/End), each through the
+engine protocol (`Play` with `step`), and shows each environment's held-out score at that step (20 sums per
+environment: read from the saved snapshots, or scored by the engine in the background after training). By
+default it shows the run's own environments and one it never trained on; `a` shows every environment. Under the
+run's loss curve, the score against step: the step where an environment's procedure forms is where its curve
 leaves zero.
 """
 
@@ -36,7 +36,7 @@ from breadth.tui.guard import guarded
 from breadth.tui.widgets.loss_plot import LossPlot
 from breadth.tui.widgets.race import char_style
 
-OTHERS = "others"  # the score plot's line for the mean over families the run did not train on
+OTHERS = "others"  # the score plot's line for the mean over environments the run did not train on
 ASKED = -1  # a line's probe id while the app has not yet answered its ReplayRequested
 COLORS = ("cyan", "magenta", "green", "yellow", "blue")  # the score plot's lines, in order (plotext and rich names)
 
@@ -49,9 +49,9 @@ class RunProgress:
     title: str
     seed: int
     steps: int  # planned
-    trained: tuple[str, ...]  # families with demonstrations
+    trained: tuple[str, ...]  # environments with demonstrations
     kept: list[int] = field(default_factory=list)  # steps with a snapshot, in order
-    scores: dict[int, dict[str, HeldOutScore]] = field(default_factory=dict)  # step -> family -> score
+    scores: dict[int, dict[str, HeldOutScore]] = field(default_factory=dict)  # step -> environment -> score
     losses: list[float] = field(default_factory=list)
     finished: bool = False
     saved: bool = False  # its snapshots were saved with the model's checkpoint (not trained in this session)
@@ -62,8 +62,8 @@ class RunProgress:
         return (self.coded or self.title) if codes else self.title
 
     @property
-    def families(self) -> tuple[str, ...]:
-        """The families shown by default: the run's own, then the first it never trained on (the held-out one)."""
+    def environments(self) -> tuple[str, ...]:
+        """The environments shown by default: the run's own, then the first it never trained on (the held-out one)."""
         own = tuple(name for name in REGISTERED if name in self.trained)
         other = next((name for name in REGISTERED if name not in self.trained), None)
         return own + ((other,) if other else ())
@@ -92,13 +92,13 @@ def saved_run(key: str, title: str, path: str, run: RunMeta) -> RunProgress | No
 
 
 def probes(seed: int) -> list[Problem]:
-    """The fixed probe per family: its first held-out sum for the run's seed (never a demonstration)."""
-    return [family.held_out(seed, 1)[0] for family in REGISTERED.values()]
+    """The fixed probe per environment: its first held-out sum for the run's seed (never a demonstration)."""
+    return [environment.held_out(seed, 1)[0] for environment in REGISTERED.values()]
 
 
 @dataclass
 class Line:
-    """One family's probe as replayed at the chosen step."""
+    """One environment's probe as replayed at the chosen step."""
 
     problem: Problem
     probe: int = 0  # the Play id in flight or done (0: none yet, ASKED: asked for)
@@ -108,9 +108,10 @@ class Line:
 
 
 class ProcedureView(Screen):
-    """Replay a fixed probe per family at each kept step of a run; per-family scores and their curve by step."""
+    """Replay a fixed probe per environment at each kept step of a run; per-environment scores and their curve by
+    step."""
 
-    codes = False  # families and runs named by codes, not words: set by the app (as it opens the view, Shift+F5)
+    codes = False  # environments and runs named by codes, not words: set by the app (as it opens the view, Shift+F5)
 
     BINDINGS = [
         Binding("escape", "app.pop_screen", "Close"),
@@ -136,7 +137,7 @@ class ProcedureView(Screen):
         self.run = run
         self.at = len(run.kept) - 1  # index into run.kept: start at the latest snapshot
         self.lines = [Line(problem) for problem in probes(run.seed)]
-        self.all_environments = False  # every family's line, or (False) the run's own and one held out
+        self.all_environments = False  # every environment's line, or (False) the run's own and one held out
 
     def compose(self) -> ComposeResult:
         yield Static("", id="procedure-status")
@@ -165,7 +166,7 @@ class ProcedureView(Screen):
             self.app.theme_changed_signal.unsubscribe(plot)
 
     def show_codes(self, codes: bool) -> None:
-        """Shift+F5: the title and the families in codes, or in words again (as the app says: the view
+        """Shift+F5: the title and the environments in codes, or in words again (as the app says: the view
         never reads the app for it)."""
         self.codes = codes
         self.show_lines()
@@ -194,7 +195,7 @@ class ProcedureView(Screen):
 
     @guarded
     def action_all_environments(self) -> None:
-        """Show every family's line, or only the run's own and one held out; lines shown anew are replayed."""
+        """Show every environment's line, or only the run's own and one held out; lines shown anew are replayed."""
         self.all_environments = not self.all_environments
         for i, line in enumerate(self.lines):
             self.query_one(f"#procedure-line-{i}", Static).display = self._shown(line)
@@ -204,7 +205,7 @@ class ProcedureView(Screen):
         self.draw_scores()
 
     def _shown(self, line: Line) -> bool:
-        return self.all_environments or line.problem.family in self.run.families
+        return self.all_environments or line.problem.family in self.run.environments
 
     def refresh_run(self) -> None:
         """The run changed (a snapshot kept or scored, a loss step): redraw; replay if nothing is shown yet."""
@@ -219,8 +220,8 @@ class ProcedureView(Screen):
         self.query_one("#procedure-loss", LossPlot).add(loss)
 
     def replay(self, only_stale: bool = False) -> None:
-        """Ask for each shown family's probe on the snapshot at the chosen step (one Play each, through the engine);
-        `only_stale`: only those not already played at that step."""
+        """Ask for each shown environment's probe on the snapshot at the chosen step (one Play each, through the
+        engine); `only_stale`: only those not already played at that step."""
         for i, line in enumerate(self.lines):
             if not self._shown(line) or (only_stale and line.step == self.step):
                 continue
@@ -272,24 +273,24 @@ class ProcedureView(Screen):
             else f"step {step} of {self.run.steps} (snapshot {self.at + 1} of {len(self.run.kept)})"
         )
         scored = "" if step in self.run.scores else " · scores come when the engine has scored this snapshot"
-        families = f"{sum(map(self._shown, self.lines))} of {len(self.lines)} environments"  # `a` for all
+        environments = f"{sum(map(self._shown, self.lines))} of {len(self.lines)} environments"  # `a` for all
         self.query_one("#procedure-status", Static).update(
-            Text.assemble((self.run.title_for(self.codes), "bold"), f" · {where} · {families}{scored}")
+            Text.assemble((self.run.title_for(self.codes), "bold"), f" · {where} · {environments}{scored}")
         )
         for line in self.lines:
             self._show(line)
 
     def _show(self, line: Line) -> None:
         i = self.lines.index(line)
-        family = REGISTERED[line.problem.family]
-        mark = "*" if family.name in self.run.trained else " "
-        score = self.run.scores.get(self.step, {}).get(family.name)
-        codes = self.codes  # families in words, or in codes where a person asked (Shift+F5)
+        environment = REGISTERED[line.problem.family]
+        mark = "*" if environment.name in self.run.trained else " "
+        score = self.run.scores.get(self.step, {}).get(environment.name)
+        codes = self.codes  # environments in words, or in codes where a person asked (Shift+F5)
         width = max(
             len(REGISTERED[o.problem.family].name_for(codes)) for o in self.lines if self._shown(o) or o is line
         )
         text = Text.assemble(
-            (f"{mark}{family.name_for(codes):<{width + 1}}", "bold" if mark == "*" else ""),
+            (f"{mark}{environment.name_for(codes):<{width + 1}}", "bold" if mark == "*" else ""),
             (f"{score.percent():>5} " if score else "    - ", "cyan"),
         )
         for char in line.chars:
@@ -302,14 +303,15 @@ class ProcedureView(Screen):
         self.query_one(f"#procedure-line-{i}", Static).update(text)
 
     def draw_scores(self) -> None:
-        """Held-out score against step: each trained family, and the mean over the others; the chosen step marked."""
+        """Held-out score against step: each trained environment, and the mean over the others; the chosen step
+        marked."""
         plot = self.query_one("#procedure-scores", PlotextPlot)
         plt = plot.plt
         plt.clear_data()
         plt.clear_figure()
         steps = sorted(self.run.scores)
-        own = tuple(name for name in self.run.families if name in self.run.trained)[:4]
-        held_out = tuple(name for name in self.run.families if name not in self.run.trained)
+        own = tuple(name for name in self.run.environments if name in self.run.trained)[:4]
+        held_out = tuple(name for name in self.run.environments if name not in self.run.trained)
         lines = (*own, OTHERS) if self.all_environments or not held_out else (*own, *held_out)
         legend = Text("held-out % by step" + ("" if steps else ": scored after training") + "  ", style="dim")
         for n, name in enumerate(lines):

@@ -45,7 +45,7 @@ class Feed:
     error: str = ""  # why the last group sent could not be read (one line)
     before: dict | None = None  # what the run measured before its first step (pass@G, ...)
     latest: dict | None = None  # its last step's metrics
-    families: list[str] = field(default_factory=list)  # the environments of its mix
+    environments: list[str] = field(default_factory=list)  # the environments of its mix
     version: int = 0  # bumped on every change: the view redraws when it moved
 
     def sampled(self, step: int, data: object) -> None:
@@ -56,12 +56,12 @@ class Feed:
             self.error = one_line(e)
         self.version += 1
 
-    def begin(self, title: str, steps: int, group_size: int, families: list[str], coded: str = "") -> None:
+    def begin(self, title: str, steps: int, group_size: int, environments: list[str], coded: str = "") -> None:
         """A reward run began: nothing sampled or measured yet."""
         self.title, self.steps, self.group_size, self.running = title, steps, group_size, True
         self.coded = coded
         self.group, self.step, self.error, self.before, self.latest = None, 0, "", None, None
-        self.families = families
+        self.environments = environments
         self.version += 1
 
     def measured(self, before: dict | None = None, latest: dict | None = None) -> None:
@@ -102,11 +102,11 @@ def legend() -> Text:
 
 
 def group_lines(group: SampledGroup, width: int = 200, codes: bool = False) -> Text:
-    """The prompt and its family (in words, or by code with `codes`), then each episode: reward, a mark, its verdict
-    and the transcript in colour, on one line if it fits in `width` columns, else the transcript on the next line,
-    indented (long ones wrap there)."""
-    family = REGISTERED.get(group.family)
-    name = family.name_for(codes) if family is not None else shown(group.family)
+    """The prompt and its environment (in words, or by code with `codes`), then each episode: reward, a mark, its
+    verdict and the transcript in colour, on one line if it fits in `width` columns, else the transcript on the next
+    line, indented (long ones wrap there)."""
+    environment = REGISTERED.get(group.family)
+    name = environment.name_for(codes) if environment is not None else shown(group.family)
     out = Text.assemble(("prompt ", "bold"), (shown(group.prompt), "bold"), (f"  ({name})", "dim"))
     said = [shown(e.failure) if e.failure else "correct" for e in group.episodes]
     room = max(map(len, said))
@@ -125,7 +125,7 @@ def group_lines(group: SampledGroup, width: int = 200, codes: bool = False) -> T
 class RolloutsView(Screen):
     """The latest sampled group of the running (or last) reward run, redrawn at most every REFRESH seconds."""
 
-    codes = False  # families and runs named by codes, not words: set by the app (as it opens the view, Shift+F5)
+    codes = False  # environments and runs named by codes, not words: set by the app (as it opens the view, Shift+F5)
 
     BINDINGS = [Binding("escape", "app.pop_screen", "Close")]
 
@@ -154,7 +154,7 @@ class RolloutsView(Screen):
         self.redraw()
 
     def show_codes(self, codes: bool) -> None:
-        """Shift+F5: the run and its family in codes, or in words again (as the app says: the view
+        """Shift+F5: the run and its environment in codes, or in words again (as the app says: the view
         never reads the app for it)."""
         self.codes = codes
         self.drawn = -1
@@ -167,13 +167,13 @@ class RolloutsView(Screen):
             return
         self.drawn = self.feed.version
         self.redraws += 1
-        codes = self.codes  # the run and its family in words, or in codes where a person asked (Shift+F5)
+        codes = self.codes  # the run and its environment in words, or in codes where a person asked (Shift+F5)
         self.query_one("#rollouts-status", Static).update(status(self.feed, codes))
         numbers = self.query_one("#rollouts-numbers", Static)
         numbers.display = self.feed.running or self.feed.group is not None
         feed = self.feed
         numbers.update(
-            reward_line(feed.before, feed.latest, feed.group_size, feed.families, self.size.width - 2, codes)
+            reward_line(feed.before, feed.latest, feed.group_size, feed.environments, self.size.width - 2, codes)
         )
         width = self.query_one("#rollouts-list").scrollable_content_region.width or self.size.width - 3
         lines = group_lines(self.feed.group, width, codes) if self.feed.group is not None else Text()

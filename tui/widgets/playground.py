@@ -3,7 +3,7 @@
 Characters arrive from the engine as fast as it decodes them; a 30 Hz timer reveals those that are
 due at the chosen pace (a per-character sleep would drift under load). Earlier probes stay above.
 Any sum the calculator and the context hold can be posed (`9-4-3` too); the verdict names the
-family it belongs to by its label, or says it lies outside every family. In race mode
+environment it belongs to by its label, or says it lies outside every environment. In race mode
 (`tui.widgets.race`) the same sum box plays each sum on several models at once; Up and Down in the
 box recall the sums played before, in either mode.
 """

@@ -29,10 +29,10 @@ class ProbeState:
 
 
 def where(problem: Problem) -> str:
-    """What the family holding `problem` is, in plain words (`three single digits`; no example sum beside the sum
-    posed), or `outside every family`."""
-    family = REGISTERED.get(problem.family)
-    return family.words if family else "outside every environment"
+    """What the environment holding `problem` is, in plain words (`three single digits`; no example sum beside the sum
+    posed), or `outside every environment`."""
+    environment = REGISTERED.get(problem.family)
+    return environment.words if environment else "outside every environment"
 
 
 class ProbeView(Static):

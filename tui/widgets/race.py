@@ -170,7 +170,7 @@ class LaneView(Static):
 
 
 class RaceView(Vertical):
-    """The race's head line (the sum, its true result and family) over one lane per racing model."""
+    """The race's head line (the sum, its true result and environment) over one lane per racing model."""
 
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)

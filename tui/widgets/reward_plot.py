@@ -41,7 +41,9 @@ class RewardPlot(PlotextPlot):
         super().__init__(**kwargs)
         self.steps = 0  # planned steps of the live run (x-axis span)
         self.mean: list[tuple[int, float]] = []  # (step, mean reward)
-        self.families: dict[str, list[tuple[int, float]]] = {}  # environment -> (step, its reward), first seen first
+        self.environments: dict[
+            str, list[tuple[int, float]]
+        ] = {}  # environment -> (step, its reward), first seen first
         self.redraws = 0  # how many times the chart was rendered (for the benchmark)
         self.draws = 0  # how many times the chart was rebuilt from the buffer (at most REDRAW_HZ a second)
         self._dirty = True
@@ -50,17 +52,17 @@ class RewardPlot(PlotextPlot):
         super().on_mount()
         self.set_interval(1 / REDRAW_HZ, self._redraw_if_dirty)
 
-    def start(self, steps: int, families: list[str]) -> None:
-        """Clear the curves for a run of `steps` steps on `families` (lines for the first MAX_ENVIRONMENT_LINES)."""
+    def start(self, steps: int, environments: list[str]) -> None:
+        """Clear the curves for a run of `steps` steps on `environments` (lines for the first MAX_ENVIRONMENT_LINES)."""
         self.steps, self.mean = steps, []
-        self.families = {name: [] for name in families[:MAX_ENVIRONMENT_LINES]} if len(families) > 1 else {}
+        self.environments = {name: [] for name in environments[:MAX_ENVIRONMENT_LINES]} if len(environments) > 1 else {}
         self.draw()
 
     def add(self, step: int, metrics: dict) -> None:
         """Append one step's rewards (cheap; drawing happens on the timer). A metric that is not a number is skipped."""
         if _number(metrics.get("reward")):
             self.mean.append((step, float(metrics["reward"])))
-        for name, points in self.families.items():
+        for name, points in self.environments.items():
             value = metrics.get(FAMILY_REWARD + name)  # missing at a step that drew none of its sums
             if _number(value):
                 points.append((step, float(value)))
@@ -77,7 +79,7 @@ class RewardPlot(PlotextPlot):
         plt = self.plt
         plt.clear_data()
         plt.clear_figure()
-        for colour, points in zip(ENVIRONMENT_COLOURS, self.families.values(), strict=False):
+        for colour, points in zip(ENVIRONMENT_COLOURS, self.environments.values(), strict=False):
             if points:
                 plt.plot(*_thin(points), color=colour, marker="braille")
         if self.mean:  # drawn last: on top
@@ -108,11 +110,11 @@ def _number(value: object) -> bool:
 
 
 def reward_line(
-    before: dict | None, latest: dict | None, group: int, families: list[str], width: int = 80, codes: bool = False
+    before: dict | None, latest: dict | None, group: int, environments: list[str], width: int = 80, codes: bool = False
 ) -> Text:
     """What to read beside the curve: pass@G before training (said plainly when near zero), the step's reward with
     the share correct with the expected calls, answers without a call, characters per episode, the colour key (its
-    families in words, `two-digit`, as many to a row as `width` holds; by code with `codes`). Under NARROW columns
+    environments in words, `two-digit`, as many to a row as `width` holds; by code with `codes`). Under NARROW columns
     (the train panel at 80x24) the same numbers in shorter words, one row each."""
     narrow = width < NARROW
     rows: list[Text] = []
@@ -144,12 +146,12 @@ def reward_line(
         if isinstance(chars, (int, float)) and not isinstance(chars, bool) and math.isfinite(chars):
             more.append(f"{chars:.0f} chars/episode")
         rows += [Text(" · ".join(said)), Text(" · ".join(more))] if narrow else [Text(" · ".join(said + more))]
-    if len(families) > 1:
+    if len(environments) > 1:
         keys = [Text("━ mean", RICH_COLOUR[MEAN_COLOUR])]
-        for colour, name in zip(ENVIRONMENT_COLOURS, families[:MAX_ENVIRONMENT_LINES], strict=False):
+        for colour, name in zip(ENVIRONMENT_COLOURS, environments[:MAX_ENVIRONMENT_LINES], strict=False):
             keys.append(Text(f"━ {name_label(name, codes)}", RICH_COLOUR[colour]))
-        if len(families) > MAX_ENVIRONMENT_LINES:
-            keys.append(Text(f"(+{len(families) - MAX_ENVIRONMENT_LINES} in the mean)", "dim"))
+        if len(environments) > MAX_ENVIRONMENT_LINES:
+            keys.append(Text(f"(+{len(environments) - MAX_ENVIRONMENT_LINES} in the mean)", "dim"))
         key = Text()
         for entry in keys:  # a new row where the next entry would not fit: words are longer than codes
             if key.plain and key.cell_len + 1 + entry.cell_len > width:

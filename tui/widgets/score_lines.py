@@ -1,4 +1,4 @@
-"""What the score panel writes, as text: a bar with its 95% interval per family trained on, the other environments
+"""What the score panel writes, as text: a bar with its 95% interval per environment trained on, the other environments
 under their mean (in words, or by code where a person asked), pooled lines for a run scored on generated
 environments, the line over seeds, the runs table's column labels and titles cut to fit. No widget here:
 `tui.widgets.score_panel` lays these out.
@@ -37,7 +37,7 @@ SCORE_COLUMNS = (  # a plate column is one wider than its widest header line (`1
 
 
 def column_label(key: str, width: int, codes: bool = False) -> str:
-    """A runs-table column's two header lines, right-justified to `width`: a plate family as the matrix names its
+    """A runs-table column's two header lines, right-justified to `width`: a plate environment as the matrix names its
     column (`add 2` over `10-99`: `Environment.header`), or, with `codes`, its short label (`a2x2`); `own` over the
     bottom line's `other`, so that the two touch on neither line; `seed` at the bottom."""
     if key in REGISTERED:
@@ -47,8 +47,8 @@ def column_label(key: str, width: int, codes: bool = False) -> str:
     return "\n".join(f"{line:>{width}}" for line in lines)
 
 
-def own_families(run: RunMeta) -> list[str]:
-    """The families in a run's mix, in registry order (none for a model whose mix is unknown)."""
+def own_environments(run: RunMeta) -> list[str]:
+    """The environments in a run's mix, in registry order (none for a model whose mix is unknown)."""
     try:
         return [name for name, _ in Mix.parse(run.mix).counts] if run.mix else []
     except MixError:
@@ -56,12 +56,12 @@ def own_families(run: RunMeta) -> list[str]:
 
 
 def registered_only(scores: dict[str, HeldOutScore], own: list[str]) -> bool:
-    """True if a run's mix and scores name the registered families alone (the panel as it has always been)."""
+    """True if a run's mix and scores name the registered environments alone (the panel as it has always been)."""
     return all(n in REGISTERED for n in (*own, *scores))
 
 
 def others_of(scores: dict[str, HeldOutScore], own: list[str]) -> list[str]:
-    """The environments `other` means: every registered family outside the mix, or, for a run scored on generated
+    """The environments `other` means: every registered environment outside the mix, or, for a run scored on generated
     environments, every one it was scored on outside its mix."""
     if registered_only(scores, own):
         return [n for n in REGISTERED if n not in own]
@@ -81,7 +81,7 @@ def pooled_score(scores: dict[str, HeldOutScore], names: list[str], label: str) 
 
 
 def mean_rate(scores: dict[str, HeldOutScore], names: list[str]) -> float | None:
-    """Mean success (0..1) over the families `names`, each weighted alike; None unless every one was scored."""
+    """Mean success (0..1) over the environments `names`, each weighted alike; None unless every one was scored."""
     rates = [scores[n].rate for n in names if n in scores and scores[n].total]
     return sum(rates) / len(rates) if rates and len(rates) == len(names) else None
 
@@ -108,15 +108,15 @@ def score_bar(score: HeldOutScore, bar: int = BAR) -> Text:
 
 
 def other_environments(scores: dict[str, HeldOutScore], own: list[str], codes: bool = False) -> Text:
-    """The families outside `own` under their mean, `other environments  mean 1%`, as a small table in the words
+    """The environments outside `own` under their mean, `other environments  mean 1%`, as a small table in the words
     the matrix names its columns with (`Environment.header`: what is done to how many numbers, over their range):
 
         add   2   3   4 sub   2   3   4
       0-9   7       0           0   0      (0-9: add 2 numbers 7%, add 4 0%, sub 3 0%, sub 4 0%)
     10-99       0   0       0   0
 
-    With `codes`, by short label, four to a line: `a2x1   7 a4x1   0 ...`. A family never scored shows `-`; the mean
-    is over those scored, and says so when some are missing.
+    With `codes`, by short label, four to a line: `a2x1   7 a4x1   0 ...`. An environment never scored shows `-`; the
+    mean is over those scored, and says so when some are missing.
     """
     names = [n for n in REGISTERED if n not in own]
     scored = [n for n in names if n in scores and scores[n].total]
@@ -131,7 +131,7 @@ def other_environments(scores: dict[str, HeldOutScore], own: list[str], codes: b
 
 
 def _score(scores: dict[str, HeldOutScore], name: str) -> Text:
-    """A family's score in three characters, in its colour, or a dim `-` if not scored."""
+    """An environment's score in three characters, in its colour, or a dim `-` if not scored."""
     s = scores.get(name)
     if s and s.total:
         return Text(f"{100 * s.rate:>3.0f}", _colour(s.rate))
@@ -152,9 +152,9 @@ def _codes_grid(scores: dict[str, HeldOutScore], names: list[str]) -> list[Text]
 
 
 def _words_table(scores: dict[str, HeldOutScore], names: list[str]) -> list[Text]:
-    """The families by their matrix columns' words: a column for each operation and count (`add` over 2, 3, 4), a
-    row for each range of numbers (`0-9`); a cell is blank where no family outside the mix sits."""
-    at = {REGISTERED[n].header: n for n in names}  # (`add 3`, `0-9`) -> family
+    """The environments by their matrix columns' words: a column for each operation and count (`add` over 2, 3, 4), a
+    row for each range of numbers (`0-9`); a cell is blank where no environment outside the mix sits."""
+    at = {REGISTERED[n].header: n for n in names}  # (`add 3`, `0-9`) -> environment
     done = {what: what.split(" ", 1) for what, _ in at}  # `add 3` -> [`add`, `3`]
     ops = list(dict.fromkeys(verb for verb, _ in done.values()))
     columns = [[w for w in sorted(done, key=lambda w: done[w][1]) if done[w][0] == op] for op in ops]
@@ -219,8 +219,8 @@ def across_seeds(entries: list[ModelEntry], current: ModelEntry | None = None, c
 
     `mix 35+35 ×10: two-digit 85 [78-93] 3 singles 91 [82-100] other 1 [0-2]` reads: ten seeds of that mix, the
     same settings, two-digit 85% (95% t interval over seeds 78-93), three singles 91%, and the mean over the
-    families outside the mix 1%. The run's own families come first, then the plate's, then `other` when
-    every run scored every family outside its mix (else each further family scored). Runs trained in lockstep
+    environments outside the mix 1%. The run's own environments come first, then the plate's, then `other` when
+    every run scored every environment outside its mix (else each further environment scored). Runs trained in lockstep
     pool apart from runs trained alone (`core.results.report.cells_by_seed`), their line saying `lockstep K`. With
     `current`, only its group.
     """
@@ -238,7 +238,7 @@ def across_seeds(entries: list[ModelEntry], current: ModelEntry | None = None, c
         if len(runs) < 2:
             continue
         some = next(iter(runs.values()))
-        own = own_families(some.run)
+        own = own_environments(some.run)
         others = others_of(some.run.scores, own)
         if registered_only(some.run.scores, own):
             first = [*own, *(n for n in PLATE if n not in own)]
@@ -251,7 +251,7 @@ def across_seeds(entries: list[ModelEntry], current: ModelEntry | None = None, c
         other = [_rate(r.scores, others) for r in runs.values()]
         if others and None not in other:
             parts.append(_over_seeds("other", other))
-        else:  # some run lacks a family outside its mix: each further family scored, as it stands
+        else:  # some run lacks an environment outside its mix: each further environment scored, as it stands
             rest = (n for n in REGISTERED if n not in first)
             parts += [
                 _over_seeds(by_name(n).name_for(codes), [_rate(r.scores, [n]) for r in runs.values()]) for n in rest
@@ -288,7 +288,7 @@ def fit_title(title: str, width: int = MODEL_WIDTH) -> str:
 
 def run_cells(entry: ModelEntry, style: str = "") -> list[Text]:
     """A run's seed and SCORE_COLUMNS as cells right-justified to their width (%); `-` where one is not scored."""
-    own = own_families(entry.run)
+    own = own_environments(entry.run)
     if not registered_only(entry.scores, own):  # own and other over the environments it was scored on
         own = [n for n in own if n in entry.scores]
     groups = {"own": own, "other": others_of(entry.scores, own)}

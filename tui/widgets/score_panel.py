@@ -1,16 +1,16 @@
-"""The score panel: held-out success per family for the loaded model, and the table of every run.
+"""The score panel: held-out success per environment for the loaded model, and the table of every run.
 
-A model is scored on every family of the grid; the panel's title names the model. The families it was trained on
-(its mix) get a bar with a 95% interval, because 30 held-out sums are noisy; the other environments, those outside its
-mix, are summarised in a small table under their mean, named as the matrix names its columns (`add 3` over `0-9`), so
-the story reads at a glance: trained 100%, elsewhere near 0%. Families are named in words, by their codes where a
-person asked (Shift+F5). The runs table keeps to columns that fit 80x24: the plate's two families, then
-`own` (mean over the run's mix) and `other` (mean over every family outside it); selecting a row
-switches to that model. When the current model's mix has been run on several seeds with the same
-settings (here or in a sweep, read from the results store), a line gives means and 95% intervals
-over those seeds. A run scored on generated environments (a breadth curve's: up to a dozen, ids of up to 15
-characters) shows them pooled instead: one bar over its own, then the others' mean and their means by each
-dimension they differ on (`core.results.dimensions`); `own` and `other` are over the environments it was scored on.
+A model is scored on every environment of the grid; the panel's title names the model. The environments it was trained
+on (its mix) get a bar with a 95% interval, because 30 held-out sums are noisy; the other environments, those outside
+its mix, are summarised in a small table under their mean, named as the matrix names its columns (`add 3` over `0-9`),
+so the story reads at a glance: trained 100%, elsewhere near 0%. Environments are named in words, by their codes where
+a person asked (Shift+F5). The runs table keeps to columns that fit 80x24: the plate's two environments, then `own`
+(mean over the run's mix) and `other` (mean over every environment outside it); selecting a row switches to that
+model. When the current model's mix has been run on several seeds with the same settings (here or in a sweep, read
+from the results store), a line gives means and 95% intervals over those seeds. A run scored on generated environments
+(a breadth curve's: up to a dozen, ids of up to 15 characters) shows them pooled instead: one bar over its own, then
+the others' mean and their means by each dimension they differ on (`core.results.dimensions`); `own` and `other` are
+over the environments it was scored on.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ from breadth.tui.widgets.score_lines import (
     column_label,
     fit_title,
     other_environments,
-    own_families,
+    own_environments,
     pooled_lines,
     registered_only,
     run_cells,
@@ -49,7 +49,7 @@ from breadth.tui.widgets.score_lines import (
 
 
 class ScorePanel(Vertical):
-    """Per-family held-out scores of the current model above the runs table."""
+    """Per-environment held-out scores of the current model above the runs table."""
 
     BORDER_TITLE = "held-out scores"
     TRAINING_NOTE = "training; scores: playing model"  # in the bottom border while a model trains
@@ -65,7 +65,7 @@ class ScorePanel(Vertical):
 
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
-        self.codes = False  # families named by codes, not words (the app's Shift+F5 sets it, then redraws)
+        self.codes = False  # environments named by codes, not words (the app's Shift+F5 sets it, then redraws)
         self.model_width = MODEL_WIDTH  # the runs table's title column: wider when the panel is
         self._runs: tuple[list[ModelEntry], str | None] = ([], None)
         self._shown: tuple[ModelEntry | None, str] | None = None  # the model whose scores show, and its note
@@ -108,7 +108,7 @@ class ScorePanel(Vertical):
         note = f"  {note}" if note else ""
         self.heading = shown(f"{self.BORDER_TITLE}: {entry.title}{seed}{note}")
         self.border_title = Content(self.heading)  # text, never markup: a title may hold `[b]`
-        own = own_families(entry.run)
+        own = own_environments(entry.run)
         if not registered_only(entry.scores, own):  # generated environments: pooled, by dimension
             self.query_one("#environment-scores", Static).update(Text("\n").join(pooled_lines(entry.scores, own)))
             return
@@ -116,7 +116,7 @@ class ScorePanel(Vertical):
         codes, room = self.codes, self.room()
         width = max((len(REGISTERED[n].name_for(codes)) for n in own), default=0) + 1
         bar = max(1, min(BAR, room - 1 - width - BAR_TEXT))  # a column left before the border
-        for name in own:  # the families it was trained on, each with its bar
+        for name in own:  # the environments it was trained on, each with its bar
             s = entry.scores.get(name)
             label = Text(f"{REGISTERED[name].name_for(codes):<{width}}", style="bold")
             lines.append(label + (score_bar(s, bar) if s else Text("not evaluated", style="dim")))

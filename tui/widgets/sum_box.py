@@ -9,7 +9,9 @@ from breadth.tui.widgets.bounded_input import BoundedInput
 MAX_HISTORY = 100  # sums the sum box remembers for Up and Down
 MAX_SUM = 40  # characters in the sum box (a whole episode, sum and calls, fits in the model's context)
 HINT = "a sum: 23+45, 3+4+5, 9-4-3 or 12+34+56"  # what the empty box shows: sums a listener reads
-CODED_HINT = "a sum: 23+45, 3+4+5, 9-4-3, or a3x2: 12+34+56"  # with codes on (Shift+F5): a family may be named first
+CODED_HINT = (
+    "a sum: 23+45, 3+4+5, 9-4-3, or a3x2: 12+34+56"  # with codes on (Shift+F5): an environment may be named first
+)
 
 
 class SumBox(BoundedInput):
@@ -24,7 +26,7 @@ class SumBox(BoundedInput):
         self.draft = ""  # what was typed before Up was first pressed
 
     def show_codes(self, codes: bool) -> None:
-        """The hint names a family by its code (`a3x2: 12+34+56`) only where a person asked for codes."""
+        """The hint names an environment by its code (`a3x2: 12+34+56`) only where a person asked for codes."""
         self.placeholder = CODED_HINT if codes else HINT
 
     def remember(self, text: str) -> None:

@@ -1,10 +1,10 @@
 """The training panel: pick a mix and settings, press Train, watch the loss (or the reward), step and time left.
 
-Every family of the grid can be trained: the plate's two have their counts in view, the others sit
-under *more families* (two to a row), whose title lists the counts set there while it is folded. Families are
+Every environment of the grid can be trained: the plate's two have their counts in view, the others sit
+under *more environments* (two to a row), whose title lists the counts set there while it is folded. Environments are
 named as the matrix names its columns (`add 3 0-9`), or by their codes (`a3x1`) where a person asked (Shift+F5).
-That section also fills every count by coordinates: "all with 2 operands" and a count set the families
-the selector `@operands:2` names to that count and every other family to 0.
+That section also fills every count by coordinates: "all with 2 operands" and a count set the environments
+the selector `@operands:2` names to that count and every other environment to 0.
 """
 
 from __future__ import annotations
@@ -34,15 +34,15 @@ from breadth.tui.widgets.loss_plot import LossPlot
 from breadth.tui.widgets.reward_plot import RewardPlot, reward_line
 
 CUSTOM = "custom"
-MORE = tuple(n for n in REGISTERED if n not in PLATE)  # families under "more families"
-MORE_COLUMNS = 2  # count inputs per row under "more families" (`add 3 10-99` and its count, twice, fit 80x24)
+MORE = tuple(n for n in REGISTERED if n not in PLATE)  # environments under "more environments"
+MORE_COLUMNS = 2  # count inputs per row under "more environments" (`add 3 10-99` and its count, twice, fit 80x24)
 FILL_COUNT = 35  # the count the fill-by-coordinates row starts with
 
 STEP_LINE_HZ = 10  # the step line's redraws a second at most
 
 
 class TrainPanel(Vertical):
-    """Mix presets, per-family counts, steps, seed, advanced settings, Train/Stop, loss plot, status."""
+    """Mix presets, per-environment counts, steps, seed, advanced settings, Train/Stop, loss plot, status."""
 
     BORDER_TITLE = "train"
 
@@ -53,13 +53,13 @@ class TrainPanel(Vertical):
             super().__init__()
             self.mix = mix
             self.settings = settings
-            self.held_out = held_out  # held-out sums per family for the evaluation after training
+            self.held_out = held_out  # held-out sums per environment for the evaluation after training
 
     class StopRequested(Message):
         """The user asked to stop the running job."""
 
     training = var(False, init=False)  # a job runs: the form's Train is off and Stop is on
-    codes = var(False, init=False)  # families named by codes, not words (the app's Shift+F5 sets it)
+    codes = var(False, init=False)  # environments named by codes, not words (the app's Shift+F5 sets it)
     rewarded = False  # the last job started learns from reward: its reward plot is shown in the loss plot's place
     reward_run: tuple[int, list[str]] = (0, [])  # that job's group size and the environments of its mix
     shown_at = 0.0  # when a step's line was last shown: it is shown at most STEP_LINE_HZ times a second
@@ -135,7 +135,7 @@ class TrainPanel(Vertical):
     @on(Input.Submitted, "#fill-count")
     @guarded
     def fill_by_coordinates(self) -> None:
-        """Set the chosen selector's families to the count and every other family to 0, or say why not."""
+        """Set the chosen selector's environments to the count and every other environment to 0, or say why not."""
         selector = str(self.query_one("#fill-by", Select).value)
         text = self.query_one("#fill-count", Input).value.strip()
         if not (text.isascii() and text.isdigit()):
@@ -143,7 +143,7 @@ class TrainPanel(Vertical):
             return
         n = int(text)
         bad = next((REGISTERED[name] for name in select(selector) if n > REGISTERED[name].demo_pool), None)
-        if bad is not None:  # name the family as the form does, with its own limit
+        if bad is not None:  # name the environment as the form does, with its own limit
             self.show_error(f"{bad.column(self.codes)}: a count from 0 to {bad.demo_pool}, not {n}")
             return
         try:
@@ -182,21 +182,23 @@ class TrainPanel(Vertical):
                 select.value = match
 
     def _title_more(self) -> None:
-        """Folded, "more families" names the counts set under it, so none trains unseen."""
+        """Folded, "more environments" names the counts set under it, so none trains unseen."""
         counts = ((n, self.query_one(f"#count-{n}", Input).value.strip()) for n in MORE)
         set_here = ", ".join(f"{REGISTERED[n].column(self.codes)} {v}" for n, v in counts if v not in ("", "0"))
         self.query_one("#more", Collapsible).title = f"more environments{': ' * bool(set_here)}{set_here}"
 
     def _mix(self) -> Mix:
         counts = {}
-        for family in REGISTERED.values():
-            text = self.query_one(f"#count-{family.name}", Input).value.strip() or "0"
+        for environment in REGISTERED.values():
+            text = self.query_one(f"#count-{environment.name}", Input).value.strip() or "0"
             if not (text.isascii() and text.isdigit()):
-                raise MixError(f"{family.column(self.codes)} count must be a whole number from 0 to {family.demo_pool}")
-            counts[family.name] = int(text)
+                raise MixError(
+                    f"{environment.column(self.codes)} count must be a whole number from 0 to {environment.demo_pool}"
+                )
+            counts[environment.name] = int(text)
         try:
             return Mix.of(**counts)
-        except MixError as e:  # name the family as the form does, with its own limit
+        except MixError as e:  # name the environment as the form does, with its own limit
             bad = next((f for f in REGISTERED.values() if not 0 <= counts[f.name] <= f.demo_pool), None)
             if bad is None:
                 raise
@@ -242,14 +244,14 @@ class TrainPanel(Vertical):
     # what the app tells the panel
 
     def watch_codes(self, codes: bool) -> None:
-        """Name each count's family in words (`add 3 0-9`), or by its code (`a3x1`) where a person asked; the reward
-        line's key too."""
+        """Name each count's environment in words (`add 3 0-9`), or by its code (`a3x1`) where a person asked; the
+        reward line's key too."""
         for name in REGISTERED:
             label = self.query_one(f"#label-{name}", Label)
             label.update(REGISTERED[name].column(codes))
             label.styles.width = label_width(MORE if name in MORE else (name,), codes)
         self._title_more()
-        if self.rewarded:  # the reward line's colour key names the run's families too
+        if self.rewarded:  # the reward line's colour key names the run's environments too
             line = reward_line(self.before, self.latest, *self.reward_run, self._line_width(), codes)
             self.query_one("#reward-line", Static).update(line)
 
@@ -331,20 +333,20 @@ class TrainPanel(Vertical):
 def fill_choices() -> list[tuple[str, str]]:
     """The fill-by-coordinates options as (prompt, selector), built from the registry.
 
-    All families, all at each value of each dimension, then all but each family (leave one out).
+    All environments, all at each value of each dimension, then all but each environment (leave one out).
     """
     choices = [("all environments", "all")]
     for dimension in DIMENSIONS:
         for value in dimension_values(dimension):
             choices.append((_all_at(dimension, value), f"{dimension}:{value}"))
-    for family in REGISTERED.values():
-        at = "&".join(f"{d}:{family.at.value(d)}" for d in DIMENSIONS)
-        choices.append((f"all but {family.label}", f"all!{at}"))
+    for environment in REGISTERED.values():
+        at = "&".join(f"{d}:{environment.at.value(d)}" for d in DIMENSIONS)
+        choices.append((f"all but {environment.label}", f"all!{at}"))
     return choices
 
 
 def _all_at(dimension: str, value: str) -> str:
-    """`all with 2 operands`, `all with 1 digit`, `all sub`: the families at one value of a dimension."""
+    """`all with 2 operands`, `all with 1 digit`, `all sub`: the environments at one value of a dimension."""
     if dimension == "op":
         return f"all {value}"
     noun = dimension if value != "1" else dimension.removesuffix("s")
@@ -377,8 +379,8 @@ def label_width(names, codes: bool = False) -> int:
 
 
 def _counts(names, default: dict[str, int], classes: str, among=()):
-    """A label and a count input for each family in `names`, the family in words (`add 3 0-9`; Shift+F5: codes);
-    with `among`, labels as wide as the widest of those, so that rows of counts stand in columns."""
+    """A label and a count input for each environment in `names`, the environment in words (`add 3 0-9`; Shift+F5:
+    codes); with `among`, labels as wide as the widest of those, so that rows of counts stand in columns."""
     for name in names:
         label = Label(REGISTERED[name].column(), id=f"label-{name}", classes="lbl count-lbl")
         label.styles.width = label_width(among or (name,))
