@@ -1,10 +1,10 @@
 """One run's cost on one core: a fine-tune with the default recipe plus scoring its held-out episodes.
 
 For each of the plate's three mixes (seed 0, default settings, 30 held-out sums of every registered
-family: 300 episodes for the ten families of the grid, as the app and `breadth plate` run them), the
+environment: 300 episodes for the ten environments of the grid, as the app and `breadth plate` run them), the
 fine-tune's seconds, the scoring's seconds and their sum, in this one process with one torch thread,
 each mix `--repeat` times (the best and the median are shown: the machines are shared). Target: at
-most 5 s a run (issue 9 set it for 60 episodes; scoring every family is stricter).
+most 5 s a run (issue 9 set it for 60 episodes; scoring every environment is stricter).
 `python -m bench.finetune_bench [--repeat 3] [--json PATH]`. A benchmark, not a unit test.
 """
 

@@ -13,7 +13,7 @@ least 2x today's runs per minute, the cheaper single run at least 1.2x.
 `python -m bench.lockstep_bench [--rounds 2] [--steps 400] [--json PATH]`. A benchmark, not a unit test.
 
 `--paired N` instead compares scores: on seeds 0..N-1, default settings, the plate's three mixes, each scored on
-200 held-out sums of the plate's two families, and a mix of two generated postfix environments (`2a2_postfix`,
+200 held-out sums of the plate's two environments, and a mix of two generated postfix environments (`2a2_postfix`,
 `2s2_postfix`: the plate's mixes are all infix), scored on those two in their own call form and on the plate's
 two-digit sums in infix. Each is trained by today's loop and scored alone (`--side today`) and trained in
 lockstep and scored together, as `breadth sweep --lockstep` runs them (`--side lockstep`: `train_lockstep`, the
@@ -180,8 +180,8 @@ def main(argv: list[str] | None = None) -> int:
     return 1 if missed else 0
 
 
-PAIRED_FAMILIES = ("two_digit", "three_digit")  # the plate's two families
-PAIRED_HELD_OUT = 200  # held-out sums per family, as `breadth plate --held-out 200` scores them
+PAIRED_ENVIRONMENTS = ("two_digit", "three_digit")  # the plate's two environments
+PAIRED_HELD_OUT = 200  # held-out sums per environment, as `breadth plate --held-out 200` scores them
 
 
 @dataclass(frozen=True)
@@ -192,11 +192,11 @@ class PairedMix:
     name: str
     label: str
     mix: Mix
-    families: tuple[str, ...]
+    environments: tuple[str, ...]
     group: str
 
 
-PAIRED = [PairedMix(name, p.label, p.mix, PAIRED_FAMILIES, "the plate") for name, p in PRESETS.items()] + [
+PAIRED = [PairedMix(name, p.label, p.mix, PAIRED_ENVIRONMENTS, "the plate") for name, p in PRESETS.items()] + [
     PairedMix(  # postfix calls: scored together, they were once read as infix (fixed in da7335f)
         "postfix_35_35",
         "postfix 35+35",
@@ -207,29 +207,29 @@ PAIRED = [PairedMix(name, p.label, p.mix, PAIRED_FAMILIES, "the plate") for name
 ]
 
 
-def _scores(model, seed: int, families: tuple[str, ...]) -> dict[str, float]:
-    """Held-out success (%) on 200 sums of each of `families`, the model playing alone."""
+def _scores(model, seed: int, environments: tuple[str, ...]) -> dict[str, float]:
+    """Held-out success (%) on 200 sums of each of `environments`, the model playing alone."""
     from breadth.core.learning.evaluate import evaluate
 
-    scores, _ = evaluate(model, seed, PAIRED_HELD_OUT, list(families))
-    return {f: 100 * scores[f].rate for f in families}
+    scores, _ = evaluate(model, seed, PAIRED_HELD_OUT, list(environments))
+    return {f: 100 * scores[f].rate for f in environments}
 
 
 def _alone(base, mix: PairedMix, seed: int) -> dict[str, float]:
     """One run by today's loop, scored alone."""
     model = copy.deepcopy(base)
     finetune(model, mix.mix.demonstrations(seed), FinetuneSettings(seed=seed))
-    return _scores(model, seed, mix.families)
+    return _scores(model, seed, mix.environments)
 
 
 def _together(runs: list[tuple[PairedMix, int]]) -> list[dict[str, float]]:
     """Runs trained as one lockstep group and scored together (`train_lockstep`, as a lockstep sweep runs them)."""
-    jobs = [LockstepJob(mix.mix, FinetuneSettings(seed=seed), mix.families) for mix, seed in runs]
+    jobs = [LockstepJob(mix.mix, FinetuneSettings(seed=seed), mix.environments) for mix, seed in runs]
     out = []
     for (mix, _), result in zip(runs, train_lockstep(jobs, held_out=PAIRED_HELD_OUT), strict=True):
         if isinstance(result, Diverged):
             raise SystemExit(f"lockstep {mix.name}: {result}")
-        out.append({f: 100 * result[1].scores[f].rate for f in mix.families})
+        out.append({f: 100 * result[1].scores[f].rate for f in mix.environments})
     return out
 
 
@@ -290,13 +290,13 @@ def _print_paired(found, seeds) -> None:
         if not all(k in found["today"] and k in found["lockstep"] for k in keys):
             print(f"  {mix.label:{width}s} not scored on both sides (scores loaded from before it was added?)")
             continue
-        for fam in mix.families:
-            a = [found["today"][f"{mix.name}/{s}"][fam] for s in seeds]
-            b = [found["lockstep"][f"{mix.name}/{s}"][fam] for s in seeds]
+        for env in mix.environments:
+            a = [found["today"][f"{mix.name}/{s}"][env] for s in seeds]
+            b = [found["lockstep"][f"{mix.name}/{s}"][env] for s in seeds]
             diffs = [y - x for x, y in zip(a, b, strict=True)]
             every.setdefault(mix.group, []).extend(diffs)
             print(
-                f"  {mix.label:{width}s} {fam:12s} today {statistics.mean(a):5.1f}  "
+                f"  {mix.label:{width}s} {env:12s} today {statistics.mean(a):5.1f}  "
                 f"lockstep {statistics.mean(b):5.1f}"
                 f"  difference {_interval(diffs)}  (per seed {' '.join(f'{d:+.0f}' for d in diffs)})"
             )

@@ -14,7 +14,7 @@ its own. The experiments:
 
 1. From the two-digit-only model (k = 0), reward on three-digit training sums (the 200 demonstration
    problems of `three_digit=200`, prompts only): pass@G and the other metrics step by step.
-2. From each warm start k, reward on both families' training sums (`BOTH_MIX`: on three-digit sums
+2. From each warm start k, reward on both environments' training sums (`BOTH_MIX`: on three-digit sums
    alone reward makes the model forget two-digit sums at every learning rate that changes anything,
    which the choice's first grid shows); beside it, the same episodes spent on demonstrations instead
    (fine-tuning from the warm start on the demonstrations of those same sums for as many demonstration
@@ -40,13 +40,13 @@ import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
-HELD_OUT = 100  # test sums per family (each family's test split holds at least this many)
-VALIDATION = 100  # validation sums per family, for choosing
+HELD_OUT = 100  # test sums per environment (each environment's test split holds at least this many)
+VALIDATION = 100  # validation sums per environment, for choosing
 WARM_KS = (0, 1, 2, 5, 10)
 TARGET = "three_digit"
 KNOWN = "two_digit"
 RL_MIX = "three_digit=200"  # experiment 1: reward on three-digit sums only, as issue 19's trial
-BOTH_MIX = "two_digit=100,three_digit=100"  # experiment 2 and the choice: reward on both families' sums
+BOTH_MIX = "two_digit=100,three_digit=100"  # experiment 2 and the choice: reward on both environments' sums
 PLATE = ("two_digit=70", "three_digit=70", "two_digit=35,three_digit=35")
 CHOOSE_SEEDS = (100, 101, 102)
 CHOOSE_K = 2
@@ -79,7 +79,7 @@ def warm_tasks(seeds) -> list[dict]:
 
 
 def choose_tasks(seeds=CHOOSE_SEEDS) -> list[dict]:
-    """The choice's grid: first on three-digit sums only (lr x group), then on both families' sums (lr, group 8)."""
+    """The choice's grid: first on three-digit sums only (lr x group), then on both environments' sums (lr, group 8)."""
     out = [task(f"warm-k{CHOOSE_K}-s{s}", "finetune", warm_mix(CHOOSE_K), s) for s in seeds]
     for lr, g in CHOOSE_GRID:
         for s in seeds:

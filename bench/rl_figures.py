@@ -28,7 +28,7 @@ def ci(values: list[float]) -> tuple[float, float, float]:
 
 
 def plate_figure(found, out: Path) -> None:
-    """Grouped bars: per plate mix, each arm's success on the two families, with 95% intervals."""
+    """Grouped bars: per plate mix, each arm's success on the two environments, with 95% intervals."""
     from breadth.core.results.figures import finish, pyplot
 
     plt = pyplot()

@@ -1,7 +1,7 @@
 """The tables and figures of `python -m bench.rl_experiments`: read from its run records, nothing measured here.
 
 Every number is a mean over seeds with its 95% t interval (`core.world.runs.stats.mean_interval`, kept within
-0-100%), on the test split (100 sums per family) unless the table says validation. Figures are written as
+0-100%), on the test split (100 sums per environment) unless the table says validation. Figures are written as
 PNG and SVG beside each other, deterministically (`core.results.figures`' writer).
 """
 
@@ -49,8 +49,8 @@ def _runs(folder: Path, pattern: str, seeds) -> list[dict]:
 
 
 def choose(folder: Path) -> tuple[float, int] | None:
-    """Both grids on the validation split; the choice: the (lr, group) of the second grid (reward on both families'
-    sums) with the best mean of the two families' validation success."""
+    """Both grids on the validation split; the choice: the (lr, group) of the second grid (reward on both environments'
+    sums) with the best mean of the two environments' validation success."""
     best, best_at = -1.0, None
     warm = _runs(folder, f"warm-k{CHOOSE_K}-s{{s}}", CHOOSE_SEEDS)
     for grid, title, prefix in (
@@ -80,7 +80,7 @@ def choose(folder: Path) -> tuple[float, int] | None:
         console.print(table)
     if best_at:
         console.print(
-            f"chosen: lr {best_at[0]:g}, group {best_at[1]} (reward on both families: the best mean of their "
+            f"chosen: lr {best_at[0]:g}, group {best_at[1]} (reward on both environments: the best mean of their "
             "validation success)"
         )
     return best_at

@@ -43,7 +43,7 @@ async def _wait(pilot, condition, what: str) -> None:
 
 
 def _sums(n: int, seed: int = 0) -> list[str]:
-    """`n` sums: two-digit, three single digits and some outside both families."""
+    """`n` sums: two-digit, three single digits and some outside both environments."""
     rng = random.Random(seed)
     out = []
     for i in range(n):

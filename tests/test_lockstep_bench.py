@@ -15,7 +15,7 @@ from breadth.core.world.episodes.scores import HeldOutScore
 
 def _fake_scores(mix, seed: int, side: str) -> dict[str, float]:
     """A score per environment that tells mix, seed and side apart: (10 + seed) % alone, 20 points more together."""
-    return {f: 10.0 + seed + (20 if side == "lockstep" else 0) for f in mix.families}
+    return {f: 10.0 + seed + (20 if side == "lockstep" else 0) for f in mix.environments}
 
 
 @pytest.fixture
@@ -43,11 +43,11 @@ def fakes(monkeypatch):
 def test_the_paired_mixes_include_postfix_environments_scored_in_their_own_form():
     """Beside the plate's three infix mixes, one mix trains on postfix environments and is scored on them."""
     plate = [m for m in bench.PAIRED if m.group == "the plate"]
-    assert [m.families for m in plate] == [("two_digit", "three_digit")] * 3
+    assert [m.environments for m in plate] == [("two_digit", "three_digit")] * 3
     (postfix,) = [m for m in bench.PAIRED if m.group != "the plate"]
     trained = [name for name, _ in postfix.mix.counts]
     assert trained and {by_name(n).at.value("form") for n in trained} == {"postfix"}
-    assert set(trained) <= set(postfix.families)
+    assert set(trained) <= set(postfix.environments)
 
 
 def test_lockstep_trains_the_plate_as_one_group_and_the_postfix_mix_as_another(fakes, capsys):
@@ -55,8 +55,8 @@ def test_lockstep_trains_the_plate_as_one_group_and_the_postfix_mix_as_another(f
     another, each job scored on its mix's environments; the table has a row per mix and environment and a line of
     all pairs per group."""
     assert bench.main(["--paired", "2"]) == 0
-    plate = [(m.mix.spec(), s, m.families) for m in bench.PAIRED if m.group == "the plate" for s in (0, 1)]
-    postfix = [(m.mix.spec(), s, m.families) for m in bench.PAIRED if m.group != "the plate" for s in (0, 1)]
+    plate = [(m.mix.spec(), s, m.environments) for m in bench.PAIRED if m.group == "the plate" for s in (0, 1)]
+    postfix = [(m.mix.spec(), s, m.environments) for m in bench.PAIRED if m.group != "the plate" for s in (0, 1)]
     assert fakes == [plate, postfix]
     out = capsys.readouterr().out
     rows = [line for line in out.splitlines() if " difference " in line]
