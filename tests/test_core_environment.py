@@ -20,10 +20,10 @@ from breadth.core.world.environments.environment import (
     dimension_values,
     environment_of,
     register,
-    registered_where,
 )
 from breadth.core.world.environments.mix import Mix, MixError
 from breadth.core.world.environments.probe import SumError, parse_sum
+from breadth.core.world.environments.registry import where
 from breadth.core.world.episodes.episode import MAX_LENGTH
 from breadth.core.world.text.vocab import ERROR
 
@@ -49,10 +49,11 @@ def test_the_grid_holds_the_plates_families_first_and_varies_along_three_dimensi
     for dimension in DIMENSIONS:
         assert len(dimension_values(dimension)) >= 2, dimension
     assert dimension_values("operands") == ["2", "3", "4"] and dimension_values("op") == ["add", "sub"]
-    assert registered_where(operands="2") == ["two_digit", "add_2x1", "sub_2x2"]
-    assert set(registered_where(op="sub", digits="1")) == {"sub_3x1", "sub_4x1"}
+    registered = list(REGISTERED.values())
+    assert [e.name for e in where(registered, operands="2")] == ["two_digit", "add_2x1", "sub_2x2"]
+    assert {e.name for e in where(registered, op="sub", digits="1")} == {"sub_3x1", "sub_4x1"}
     with pytest.raises(ValueError, match="dimension"):
-        registered_where(colour="blue")
+        where(registered, colour="blue")
 
 
 def test_the_plates_families_keep_their_demonstrations_and_held_out_sums():
@@ -337,6 +338,7 @@ def test_a_probe_with_a_bad_family_name_is_one_line(text, says):
         ("@op:sub&digits:1=20,two_digit=70", {"two_digit": 70, "sub_3x1": 20, "sub_4x1": 20}),
         ("@all!operands:3&digits:2=10", {n: 10 for n in REGISTERED if n not in ("add_3x2", "sub_3x2")}),
         ("@all=10,add_4x2=0", {n: 10 for n in REGISTERED if n != "add_4x2"}),
+        ("@all!operands:9=10", {n: 10 for n in REGISTERED}),  # excluding coordinates no environment has: none
     ],
 )
 def test_mixes_name_families_by_their_coordinates(text, families):

@@ -5,8 +5,9 @@ from __future__ import annotations
 from textual.widgets import Collapsible, Input, Select
 from tui_helpers import fake_app, type_text, wait_for
 
-from breadth.core.world.environments.environment import REGISTERED, registered_where
+from breadth.core.world.environments.environment import REGISTERED
 from breadth.core.world.environments.mix import select
+from breadth.core.world.environments.registry import where
 from breadth.tui.widgets.train_panel import fill_choices
 
 
@@ -50,7 +51,7 @@ async def test_all_with_two_operands_fills_the_counts_and_trains_that_mix(tmp_pa
         await type_text(pilot, "20")
         await pilot.press("enter")
         await pilot.pause()
-        two = registered_where(operands="2")
+        two = [e.name for e in where(list(REGISTERED.values()), operands="2")]
         assert two == ["two_digit", "add_2x1", "sub_2x2"]
         assert _counts(panel) == {n: "20" if n in two else "0" for n in REGISTERED}
         assert panel.query_one("#preset", Select).value == "custom" and not panel.status_is_error

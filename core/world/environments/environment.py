@@ -26,7 +26,7 @@ from functools import cached_property
 import numpy as np
 
 from breadth.core.world.arithmetic.calculator import FORMS, CallSyntax
-from breadth.core.world.arithmetic.coordinates import DIMENSIONS, Coordinates
+from breadth.core.world.arithmetic.coordinates import Coordinates
 from breadth.core.world.arithmetic.operations import operation
 from breadth.core.world.arithmetic.problem import Problem
 from breadth.core.world.environments.orders import allowed, decode
@@ -363,14 +363,6 @@ for _operands, _digits, _op in (
     (3, 2, "-"),
 ):
     register(grid_environment(_operands, _digits, _op))
-
-
-def registered_where(**values: str) -> list[str]:
-    """Registered environments whose coordinates have these values (`operands="2"`, `op="sub"`), in registry order."""
-    unknown = [d for d in values if d not in DIMENSIONS]
-    if unknown:
-        raise ValueError(f"unknown dimension {unknown[0]!r}; dimensions: {', '.join(DIMENSIONS)}")
-    return [f.name for f in REGISTERED.values() if all(f.at.value(d) == v for d, v in values.items())]
 
 
 def where_words(where: str) -> str:

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 from breadth.core.world.arithmetic.coordinates import DIMENSIONS
 from breadth.core.world.arithmetic.problem import Problem
-from breadth.core.world.environments.environment import REGISTERED, registered_where, short_label
-from breadth.core.world.environments.registry import by_name, environment_named, order_of
+from breadth.core.world.environments.environment import REGISTERED, short_label
+from breadth.core.world.environments.registry import EnvError, by_name, environment_named, order_of, where
 
 PLATE_MIX = ("two_digit", "three_digit")  # the plate's mix of its two families, called `mix` on its own
 
@@ -139,7 +139,10 @@ def _where(conditions: str) -> list[str]:
         if not colon or dimension not in DIMENSIONS or not value:
             raise MixError(f"expected dimension:value ({', '.join(DIMENSIONS)}), or all, got {condition.strip()!r}")
         values[dimension] = value
-    return registered_where(**values)
+    try:
+        return [environment.name for environment in where(list(REGISTERED.values()), **values)]
+    except EnvError:  # coordinates no registered environment has: a selector that names none
+        return []
 
 
 def slug(spec: str) -> str:

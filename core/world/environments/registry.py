@@ -135,8 +135,9 @@ def coordinates_of(family: Environment) -> dict[str, str]:
 
 
 def where(pool: list[Environment] | None = None, **values: str) -> list[Environment]:
-    """The environments whose coordinates have these values (`operands="3"`, `op="sub"`), in registry order;
-    EnvError for an unknown dimension or for coordinates no environment has."""
+    """The environments whose coordinates have these values (`operands="3"`, `op="sub"`), in registry order, from
+    `pool` (default: every environment; `list(REGISTERED.values())` for the registered ones, as a mix's `@` selector
+    takes them); EnvError for an unknown dimension or for coordinates no environment in the pool has."""
     unknown = [d for d in values if d not in ENV_DIMENSIONS]
     if unknown:
         raise EnvError(f"no dimension {unknown[0]!r}; dimensions: {', '.join(ENV_DIMENSIONS)}")
