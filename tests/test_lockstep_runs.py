@@ -16,7 +16,7 @@ from breadth.core.cli.main import USAGE_ERROR, main
 from breadth.core.learning import experiment
 from breadth.core.results.breadth_curve import CurvePlan, StoredCurve
 from breadth.core.results.grid import Grid, GridError
-from breadth.core.results.groups import lockstep_groups
+from breadth.core.results.groups import group_size, lockstep_groups
 from breadth.core.storage.header import weights_hash
 from breadth.core.storage.paths import BASE
 from breadth.core.storage.store import Store
@@ -25,6 +25,7 @@ from breadth.core.sweeps.sweep import run_jobs
 from breadth.core.world.environments.mix import Mix
 from breadth.core.world.environments.registry import where
 from breadth.core.world.episodes.scores import HeldOutScore, MetadataError
+from breadth.core.world.runs.recipes import FINETUNE, recipe
 from breadth.core.world.runs.records import Lockstep, RunMeta
 from breadth.core.world.runs.settings import FinetuneSettings, RewardSettings
 
@@ -62,6 +63,30 @@ def test_groups_hold_up_to_k_seeds_of_one_cell_in_seed_order_the_same_every_time
     more = lockstep_groups(_grid(seeds=tuple(range(6))).jobs("b"), 2, "b")
     changed = {j.key for g in more for j in g.jobs} ^ set(together)
     assert len(changed) == 2 * 3  # per cell: seed 4 alone, and seeds 4-5 together
+
+
+@pytest.mark.parametrize(
+    ("seeds", "workers", "k"),
+    [
+        (range(10), 2, 10),
+        (range(10), 4, 5),
+        (range(10), 6, 4),
+        (range(40), 1, 14),
+        (range(3), 4, 2),
+        (range(3), 7, None),
+        ((0,), 1, None),
+    ],
+)
+def test_the_group_size_unless_told_is_the_largest_that_keeps_every_worker_busy(seeds, workers, k):
+    """Two cells of ten seeds: one group each on two workers, groups of 5 on four (not 9 + 1), 4 + 3 + 3 on six;
+    never more than 16 a group (forty seeds: 14 + 13 + 13);
+    three seeds on seven workers (fewer groups than workers at any K of 2 or more) and one seed train alone."""
+    assert group_size(_grid(seeds=tuple(seeds)).jobs("b"), workers) == k
+
+
+def test_the_group_size_unless_told_is_none_for_a_recipe_lockstep_cannot_train():
+    """The reward recipe trains alone unless `--lockstep` is given (which refuses it in one line)."""
+    assert group_size(_grid(settings=RewardSettings()).jobs("b"), 1) is None
 
 
 def test_lockstep_that_cannot_run_is_refused_in_one_line():
@@ -110,10 +135,13 @@ def _fake_group(log: str, spec: dict) -> dict:
         f.write(f"{os.getpid()} {f'group {len(specs)}' if 'runs' in spec else 'alone'}\n")
     out = []
     for index, one in enumerate(specs):
-        settings = FinetuneSettings.from_dict(one["settings"])
+        made_by = recipe(one.get("recipe", FINETUNE))
+        settings = made_by.settings.from_dict(one["settings"])
         scores = {name: HeldOutScore(name, 80, 100, {}) for name in one.get("families", ["two_digit"])}
         marker = Lockstep(tuple(spec["group"]), index) if "runs" in spec else None
-        run = RunMeta("finetune", settings, one["mix"], settings.seed, one["held_out"], scores, (1.0,), lockstep=marker)
+        run = RunMeta(
+            made_by.name, settings, one["mix"], settings.seed, one["held_out"], scores, (1.0,), lockstep=marker
+        )
         out.append({"record": run.to_dict()})
     return {"runs": out, "versions": {}} if "runs" in spec else out[0] | {"versions": {}}
 
@@ -138,7 +166,7 @@ def test_a_lockstep_curve_runs_groups_resumes_and_is_never_taken_for_one_trained
     assert len(runs) == 9 and all(r.run.lockstep is not None for r in runs)
     assert main([*argv, "--lockstep", "2"]) == 0 and len(_log(log)) == 6
     assert "ran 0, already stored 9" in " ".join(capsys.readouterr().out.split())
-    assert main(argv) == 0  # trained alone: nothing of the lockstep curve counts as stored
+    assert main([*argv, "--alone"]) == 0  # trained alone: nothing of the lockstep curve counts as stored
     out = " ".join(capsys.readouterr().out.split())
     assert "each run trained alone" in out and "ran 9, already stored 0" in out and _log(log)[6:] == ["alone"] * 9
     pair = next(r for r in runs if len(r.run.lockstep.group) == 2)
@@ -147,6 +175,22 @@ def test_a_lockstep_curve_runs_groups_resumes_and_is_never_taken_for_one_trained
         db.execute("DELETE FROM runs WHERE key = ?", (pair.key,))
     assert main([*argv, "--lockstep", "2"]) == 0
     assert "ran 1, already stored 8" in " ".join(capsys.readouterr().out.split()) and _log(log)[15:] == ["group 2"]
+
+
+def test_a_curve_or_sweep_unless_told_trains_seeds_together_and_alone_where_it_must(tmp_path, monkeypatch, capsys):
+    """No flag: the curve's three seeds of each point train as one group (one worker), and say so; a sweep of the
+    reward recipe (which lockstep cannot train) and `--alone` train each run by itself."""
+    log = tmp_path / "log"
+    monkeypatch.setattr(sweep, "_run_job", lambda: functools.partial(_fake_group, str(log)))
+    assert main([*CURVE, "--store", str(tmp_path / "a.sqlite")]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "trained in lockstep: 3 groups of up to 3 seeds" in out and _log(log) == ["group 3"] * 3
+    assert main([*CURVE, "--alone", "--store", str(tmp_path / "b.sqlite")]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "each run trained alone" in out and _log(log)[3:] == ["alone"] * 9
+    reward = ["sweep", "--mix", "two_digit=4", "--recipe", "reward", "--seeds", "0-2", "--workers", "1"]
+    assert main([*reward, "--store", str(tmp_path / "c.sqlite")]) == 0
+    assert "lockstep" not in capsys.readouterr().out and _log(log)[12:] == ["alone"] * 3
 
 
 def _diverges_first(spec: dict) -> dict:

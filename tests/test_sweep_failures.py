@@ -515,7 +515,7 @@ def test_losing_the_scheduler_is_one_line_keeps_stored_runs_and_exits_non_zero(s
     _dask_worker(spawn, address, dict(os.environ))
     _wait_for_workers(address, 1)
     store = tmp_path / "s.sqlite"
-    argv = [BREADTH, "sweep", "--mix", "two_digit=4", "--seeds", "0-9", "--steps", "3", "--held-out", "3"]
+    argv = [BREADTH, "sweep", "--alone", "--mix", "two_digit=4", "--seeds", "0-9", "--steps", "3", "--held-out", "3"]
     sweeping = spawn([*argv, "--cluster", address, "--store", store], stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 60
     while _stored_count(store) < 2 and sweeping.poll() is None and time.monotonic() < deadline:

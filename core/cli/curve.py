@@ -1,12 +1,15 @@
 """`breadth curve`: the breadth curve by Cobbe's protocol on generated environments (core.results.breadth_curve).
 
-Runs what the store lacks (locally or on Dask, like a sweep: an interrupted curve resumes; with `--lockstep K`,
-up to K seeds of a point trained together on one worker, `core.results.groups`), then prints one row per N
+Runs what the store lacks (locally or on Dask, like a sweep: an interrupted curve resumes), up to K seeds of a point
+trained together on one worker (`--lockstep K`, or K chosen from the seeds and workers unless `--alone`,
+`core.results.groups`), then prints one row per N
 (training and held-out success, their gap, the share of split x seed pairs that transfer) and the ceiling, and
 writes them as JSON and a figure if asked.
 """
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 from rich import box
 from rich.console import Console
@@ -16,6 +19,7 @@ from breadth.core.cli.envs import chosen_environments
 from breadth.core.cli.parser import recipe_settings
 from breadth.core.results.breadth_curve import CEILING, CurvePlan, StoredCurve, by_neighbour, points, warnings
 from breadth.core.results.grid import GridError, parse_seeds, refuse_repeats
+from breadth.core.results.groups import group_size
 from breadth.core.storage.files import user_path, write_json
 from breadth.core.storage.header import read_header, weights_hash
 from breadth.core.storage.paths import BASE
@@ -33,8 +37,10 @@ def curve(args) -> int:
     base = user_path(args.base) if args.base else BASE
     read_header(base)
     what = " ".join(args.where or ["every environment"]) + (f", base {base.name}" if args.base else "")
+    base_hash = weights_hash(base)
+    if not plan.lockstep and not args.alone:  # unless told, as many seeds of a point together as keep workers busy
+        plan = replace(plan, lockstep=group_size([job for job, _, _ in plan.jobs(base_hash)], args.workers) or 0)
     with Store(args.store) as store:
-        base_hash = weights_hash(base)
         stored = StoredCurve(plan, what, base_hash)
         store.add_curve(stored.name, stored.to_dict())  # the app's curve view draws it from the store as it fills
         planned = plan.jobs(base_hash)
@@ -101,7 +107,7 @@ def _run_name(split: int, n: int) -> str:
 def trained(plan: CurvePlan, tasks: int) -> str:
     """How the runs train, in words: one at a time, or in how many lockstep groups."""
     if not plan.lockstep:
-        return "each run trained alone"
+        return "each run trained alone"  # told (--alone), or one seed a point: nothing to train together
     return f"trained in lockstep: {tasks} groups of up to {plan.lockstep} seeds of one point, a worker each"
 
 

@@ -27,7 +27,7 @@ from breadth.core.results.grid import (
     parse_values,
     refuse_repeats,
 )
-from breadth.core.results.groups import lockstep_groups
+from breadth.core.results.groups import group_size, lockstep_groups
 from breadth.core.results.matrix import MatrixError, breadth_points, parse_families
 from breadth.core.results.matrix import matrix as build_matrix
 from breadth.core.results.report import CellSummary, budget, summarise
@@ -75,7 +75,8 @@ def _run_grid(grid: Grid, args, source: str, what: str, extra_outputs: list[Path
     outputs = [args.json, *figure_paths(args.figure), *extra_outputs]
     check_outputs(outputs, inputs=[base, *store_files(args.store)])
     base_hash = weights_hash(base)
-    jobs, work, how = _in_lockstep(grid.jobs(base_hash), getattr(args, "lockstep", None), base_hash)  # before the store
+    alone = grid.jobs(base_hash)
+    jobs, work, how = _in_lockstep(alone, _group(args, alone), base_hash)  # before the store
     with Store(args.store) as store:
         where = f"Dask at {args.cluster}" if args.cluster else f"{args.workers} local processes"
         console.print(
@@ -85,6 +86,14 @@ def _run_grid(grid: Grid, args, source: str, what: str, extra_outputs: list[Path
         )
         outcome = run_with_progress(work, store, base, base_hash, source, args.workers, args.cluster)
     return summarise([outcome.stored[j.key] for j in jobs if j.key in outcome.stored]), outcome
+
+
+def _group(args, jobs: list) -> int | None:
+    """The lockstep group size: `--lockstep K` as told, none with `--alone` (or for a command without either, the
+    matrix), else chosen from the seeds and workers (`group_size`)."""
+    if not hasattr(args, "lockstep") or args.alone:
+        return None
+    return args.lockstep or group_size(jobs, args.workers)
 
 
 def _in_lockstep(jobs: list, k: int | None, base_hash: str) -> tuple[list, list, str]:

@@ -8,8 +8,8 @@ with it, so `path_flags.check_paths` finds every output of every command from th
 from __future__ import annotations
 
 import argparse
-import os
 
+from breadth.core.cli.flags import WORKERS, lockstep_flag, positive_int, runner_flags, store_flag
 from breadth.core.cli.path_flags import (
     CHECKPOINT_HELP,
     checkpoint_in,
@@ -17,12 +17,9 @@ from breadth.core.cli.path_flags import (
     figure_file,
     input_file,
     output_file,
-    store_read,
-    store_written,
 )
 
 USAGE_ERROR = 2
-WORKERS = os.cpu_count() or 1  # one worker per core: each runs one torch thread
 
 
 class UsageError(Exception):
@@ -34,16 +31,6 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str):
         raise UsageError(f"{self.prog}: {message}")
-
-
-def _positive_int(text: str) -> int:
-    try:
-        n = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if n <= 0:
-        raise argparse.ArgumentTypeError(f"expected a positive number, got {n}")
-    return n
 
 
 def _settings_flags(s: argparse.ArgumentParser, how: str = "one") -> None:
@@ -146,7 +133,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--base", type=checkpoint_in, default=None, help="pre-trained checkpoint (default: the shipped base)"
     )
     s.add_argument("--out", type=checkpoint_out, required=True, help="checkpoint to write")
-    _store_flag(s, written=True)
+    store_flag(s, written=True)
 
     s = sub.add_parser(
         "rl",
@@ -172,10 +159,10 @@ def build_parser() -> argparse.ArgumentParser:
     _declared_flags(s, RewardSettings)
     _held_out_flag(s)
     s.add_argument(
-        "--every", type=_positive_int, default=10, help="print the metrics every this many steps (default 10)"
+        "--every", type=positive_int, default=10, help="print the metrics every this many steps (default 10)"
     )
     s.add_argument("--out", type=checkpoint_out, required=True, help="checkpoint to write")
-    _store_flag(s, written=True)
+    store_flag(s, written=True)
 
     s = sub.add_parser(
         "eval",
@@ -195,7 +182,7 @@ def build_parser() -> argparse.ArgumentParser:
         "summarised by dimension",
     )
     s.add_argument("--where", action="append", metavar="DIM=VALUE", help="only environments at this coordinate")
-    s.add_argument("--draw", type=_positive_int, help="a seeded draw of this many environments (after --where)")
+    s.add_argument("--draw", type=positive_int, help="a seeded draw of this many environments (after --where)")
     s.add_argument(
         "--draw-seed", type=int, default=0, help="the draw's seed, as `breadth envs --seed` takes it (default 0)"
     )
@@ -223,7 +210,7 @@ def build_parser() -> argparse.ArgumentParser:
         "drawn at random (--draw 64 --seed 3); as a table, and with --json as JSON.",
     )
     s.add_argument("--where", action="append", metavar="DIM=VALUE", help="only environments at this coordinate")
-    s.add_argument("--draw", type=_positive_int, help="a seeded draw of this many environments (after --where)")
+    s.add_argument("--draw", type=positive_int, help="a seeded draw of this many environments (after --where)")
     s.add_argument("--seed", type=int, default=0, help="the draw's seed (default 0)")
     s.add_argument("--json", type=output_file, help="also write the environments here as JSON")
 
@@ -236,19 +223,19 @@ def build_parser() -> argparse.ArgumentParser:
         "trained on the held-out ones. Resumable from the store, like a sweep.",
     )
     s.add_argument("--where", action="append", metavar="DIM=VALUE", help="the pool: environments at this coordinate")
-    s.add_argument("--held", type=_positive_int, default=4, help="environments held out per split (default 4)")
-    s.add_argument("--splits", type=_positive_int, default=3, help="random splits of the pool (default 3)")
+    s.add_argument("--held", type=positive_int, default=4, help="environments held out per split (default 4)")
+    s.add_argument("--splits", type=positive_int, default=3, help="random splits of the pool (default 3)")
     s.add_argument("--n", default="1,2,4,8,16", help="training environments per run (default 1,2,4,8,16)")
-    s.add_argument("--demos", type=_positive_int, default=30, help="demonstrations per environment (default 30)")
+    s.add_argument("--demos", type=positive_int, default=30, help="demonstrations per environment (default 30)")
     s.add_argument("--seeds", default="0-4", help="seeds: 0-4, 0,1,2 (default 0-4)")
-    s.add_argument("--held-out-sums", type=_positive_int, default=30, help="test sums per environment (default 30)")
+    s.add_argument("--held-out-sums", type=positive_int, default=30, help="test sums per environment (default 30)")
     s.add_argument("--passes", type=float, default=400 * 8 / 70, help="times each demonstration is seen (the plate's)")
-    s.add_argument("--min-steps", type=_positive_int, default=400, help="never fewer steps (default 400)")
-    _lockstep_flag(s, "seeds of one point")
+    s.add_argument("--min-steps", type=positive_int, default=400, help="never fewer steps (default 400)")
+    lockstep_flag(s, "seeds of one point")
     for setting in swept(FinetuneSettings):  # the curve fine-tunes on demonstrations; its budget sets the steps
         if setting.name != "steps":
             _setting_flag(s, setting, "")
-    _runner_flags(s, "the curve", "the curve's points")
+    runner_flags(s, "the curve", "the curve's points")
 
     sub.add_parser(
         "models",
@@ -266,9 +253,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--seeds", default="0,1,2", help="seeds: 0,1,2, 0-9 or 0-4,10 (default 0,1,2)")
     _settings_flags(s)
     _held_out_flag(s)
-    s.add_argument("--workers", type=_positive_int, default=WORKERS, help=f"parallel processes (default {WORKERS})")
+    s.add_argument("--workers", type=positive_int, default=WORKERS, help=f"parallel processes (default {WORKERS})")
     s.add_argument("--json", type=output_file, default=None, help="write every run here")
-    _store_flag(s, written=True)
+    store_flag(s, written=True)
 
     s = sub.add_parser(
         "sweep",
@@ -292,8 +279,8 @@ def build_parser() -> argparse.ArgumentParser:
     _held_out_flag(s)
     _recipe_flag(s)
     _settings_flags(s, "sweep")
-    _lockstep_flag(s, "seeds of one cell")
-    _runner_flags(s, "success against the swept value", "the cells' summaries")
+    lockstep_flag(s, "seeds of one cell")
+    runner_flags(s, "success against the swept value", "the cells' summaries")
 
     s = sub.add_parser(
         "matrix",
@@ -304,7 +291,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     s.add_argument("--mix", action="append", default=[], help="a row: a mix, e.g. @operands:2=35 (repeatable)")
     s.add_argument(
-        "--single", type=_positive_int, help="a row per environment trained alone on this many demonstrations"
+        "--single", type=positive_int, help="a row per environment trained alone on this many demonstrations"
     )
     s.add_argument(
         "--curve",
@@ -316,7 +303,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--seeds", default="0-4", help="seeds: 0-9, 0,1,2 or 0-4,10 (default 0-4)")
     _held_out_flag(s)
     _settings_flags(s, "one")
-    _runner_flags(s, "the matrix", "the matrix")
+    runner_flags(s, "the matrix", "the matrix")
 
     for name, help_text in (
         ("runs", "list stored runs, filtered; export CSV or JSON"),
@@ -330,7 +317,7 @@ def build_parser() -> argparse.ArgumentParser:
         s.add_argument(
             "--base", type=input_file, help="only runs from this base checkpoint ('shipped' for the shipped one)"
         )
-        _store_flag(s, written=False)
+        store_flag(s, written=False)
         if name == "runs":
             s.add_argument("--csv", type=output_file, help="write the runs here as CSV")
             s.add_argument("--json", type=output_file, help="write the runs here as JSON")
@@ -338,7 +325,7 @@ def build_parser() -> argparse.ArgumentParser:
             s.add_argument(
                 "--compare",
                 nargs=2,
-                type=_positive_int,
+                type=positive_int,
                 metavar=("A", "B"),
                 help="paired difference B - A between two cells (their numbers in the table)",
             )
@@ -347,44 +334,6 @@ def build_parser() -> argparse.ArgumentParser:
             )
             s.add_argument("--json", type=output_file, help="also write the cells' summaries here")
     return p
-
-
-def _runner_flags(s: argparse.ArgumentParser, drawn: str, written: str) -> None:
-    """Where a grid of runs runs (local processes or Dask), from which base, into which store, with what outputs."""
-    s.add_argument(
-        "--workers",
-        type=_positive_int,
-        default=WORKERS,
-        help=f"local processes, one torch thread each (default {WORKERS}, one per core)",
-    )
-    s.add_argument("--cluster", help="a Dask scheduler's address (tcp://host:8786): run there instead")
-    s.add_argument(
-        "--base", type=checkpoint_in, default=None, help="pre-trained checkpoint (default: the shipped base)"
-    )
-    s.add_argument("--figure", type=figure_file, help=f"also draw {drawn}: FIGURE.png and .svg")
-    s.add_argument("--json", type=output_file, help=f"also write {written} here")
-    _store_flag(s, written=True)
-
-
-def _lockstep_flag(s: argparse.ArgumentParser, what: str) -> None:
-    """--lockstep K: train up to K runs together as one batched model (off by default: each run alone)."""
-    s.add_argument(
-        "--lockstep",
-        type=_positive_int,
-        metavar="K",
-        help=f"train up to K {what} together as one batched model on one worker, more runs a minute; stored "
-        "apart from runs trained alone, whose numbers they match only within seed noise (default: each run alone)",
-    )
-
-
-def _store_flag(s: argparse.ArgumentParser, written: bool) -> None:
-    """--store: the results store the command adds its runs to (`written`) or only reads."""
-    s.add_argument(
-        "--store",
-        type=store_written if written else store_read,
-        default=None,
-        help="the results store (default: $BREADTH_STORE, else runs.sqlite in the user's breadth folder)",
-    )
 
 
 def parse_argv(parser: argparse.ArgumentParser, argv: list[str] | None) -> argparse.Namespace:

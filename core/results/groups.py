@@ -43,11 +43,45 @@ class Group:
         return Lockstep(self.alone, index)
 
 
+AUTO_GROUP = 16  # the largest group chosen unless told: bench.lockstep_bench measured K = 8 and 16 alike (1.64-1.65x)
+
+
+def group_size(jobs: Sequence[Job], workers: int) -> int | None:
+    """The lockstep group size a sweep or a curve takes unless told: the largest K up to AUTO_GROUP (and the most
+        seeds a cell has) that still forms at least one group per worker, so no worker waits while one trains K, evened
+    out over those groups; None
+        (each run alone) where that K is 1, or where lockstep cannot train the jobs (another recipe, a setting it
+        lacks)."""
+    try:
+        sizes = [len(members) for members in _cells(jobs).values()]
+    except GridError:
+        return None
+    largest = min(AUTO_GROUP, max(sizes, default=0))
+    fits = [k for k in range(2, largest + 1) if sum(-(-n // k) for n in sizes) >= workers]  # groups per K
+    if not fits:
+        return None
+    k = max(fits)  # then as even as the same groups allow: ten seeds in two groups are 5 + 5, not 9 + 1
+    return max(-(-n // -(-n // k)) for n in sizes)
+
+
 def lockstep_groups(jobs: Sequence[Job], k: int, base_hash: str) -> list[Group]:
     """`jobs` (keyed as runs alone) in groups of up to `k` seeds of one cell, cells in the order they first come,
     seeds in the order given; GridError (one line) for a `k` below 1 or a recipe lockstep cannot train."""
     if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_GROUP:
         raise GridError(f"--lockstep takes 1 to {MAX_GROUP} runs a group, not {k!r}")
+    out = []
+    for members in _cells(jobs).values():
+        for start in range(0, len(members), k):
+            chunk = members[start : start + k]
+            alone = tuple(job.key for job in chunk)
+            keyed = tuple(replace(job, key=_key(job, base_hash, alone)) for job in chunk)
+            out.append(Group(keyed, alone))
+    return out
+
+
+def _cells(jobs: Sequence[Job]) -> dict[tuple, list[Job]]:
+    """The jobs by cell (runs that differ only in their seed), cells in the order they first come; GridError (one
+    line) for a recipe lockstep cannot train."""
     cells: dict[tuple, list[Job]] = {}
     for job in {job.key: job for job in jobs}.values():  # a job listed twice runs once
         made_by = recipe_of(job.settings).name
@@ -57,14 +91,7 @@ def lockstep_groups(jobs: Sequence[Job], k: int, base_hash: str) -> list[Group]:
             raise GridError(f"--lockstep does not train with {', '.join(untrained)} yet: run without --lockstep")
         cell = (job.cell.mix.spec(), json.dumps(job.cell.settings.to_dict(), sort_keys=True), job.held_out)
         cells.setdefault((*cell, job.families), []).append(job)
-    out = []
-    for members in cells.values():
-        for start in range(0, len(members), k):
-            chunk = members[start : start + k]
-            alone = tuple(job.key for job in chunk)
-            keyed = tuple(replace(job, key=_key(job, base_hash, alone)) for job in chunk)
-            out.append(Group(keyed, alone))
-    return out
+    return cells
 
 
 def _key(job: Job, base_hash: str, alone: tuple[str, ...]) -> str:
