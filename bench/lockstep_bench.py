@@ -52,7 +52,7 @@ SINGLE_TARGET = 1.2  # the cheaper single run's over today's
 SEQUENTIAL_RUNS = 3  # today's loop and the cheaper single run: runs timed per round
 
 
-def _jobs(n: int, steps: int) -> list[tuple[list, FinetuneSettings]]:
+def plate_jobs(n: int, steps: int) -> list[tuple[list, FinetuneSettings]]:
     """n runs: the plate's three mixes in turn, seeds 0, 1, 2, ... (default settings but `steps`)."""
     mixes = [p.mix for p in PRESETS.values()]
     out = []
@@ -62,7 +62,7 @@ def _jobs(n: int, steps: int) -> list[tuple[list, FinetuneSettings]]:
     return out
 
 
-def _mean_width(jobs) -> float:
+def mean_width(jobs) -> float:
     """Mean longest-demonstration width of a batch, for the FLOP count (padding trimmed per batch)."""
     widths = []
     for problems, _ in jobs:
@@ -71,7 +71,7 @@ def _mean_width(jobs) -> float:
     return statistics.mean(widths)
 
 
-def _matmul_rate(m: int, k: int, n: int, seconds: float = 0.5) -> float:
+def matmul_rate(m: int, k: int, n: int, seconds: float = 0.5) -> float:
     """GFLOP/s of an (m, k) @ (k, n) product on this core, in CPU time, timed for about `seconds` of it."""
     a, b = torch.randn(m, k), torch.randn(k, n)
     a @ b
@@ -82,7 +82,7 @@ def _matmul_rate(m: int, k: int, n: int, seconds: float = 0.5) -> float:
     return 2 * m * k * n * count / (time.process_time() - start) / 1e9
 
 
-def _today(base, jobs) -> tuple[float, float]:
+def today_runs(base, jobs) -> tuple[float, float]:
     """Wall and CPU seconds for today's loop to fine-tune every job, one after another."""
     start, cpu = time.perf_counter(), time.process_time()
     for problems, settings in jobs:
@@ -90,7 +90,7 @@ def _today(base, jobs) -> tuple[float, float]:
     return time.perf_counter() - start, time.process_time() - cpu
 
 
-def _cheap(base, jobs) -> tuple[float, float]:
+def cheap_runs(base, jobs) -> tuple[float, float]:
     """Wall and CPU seconds for the cheaper single run to fine-tune every job, one after another."""
     start, cpu = time.perf_counter(), time.process_time()
     for problems, settings in jobs:
@@ -98,7 +98,7 @@ def _cheap(base, jobs) -> tuple[float, float]:
     return time.perf_counter() - start, time.process_time() - cpu
 
 
-def _lockstep(base, jobs) -> tuple[float, float]:
+def lockstep_runs(base, jobs) -> tuple[float, float]:
     """Wall and CPU seconds to fine-tune every job as one lockstep group."""
     models = [copy.deepcopy(base) for _ in jobs]
     start, cpu = time.perf_counter(), time.process_time()
@@ -123,9 +123,9 @@ def main(argv: list[str] | None = None) -> int:
     base, _ = checkpoint.load(BASE)
     groups = [int(k) for k in args.groups.split(",")]
     ways = {"today": SEQUENTIAL_RUNS, "cheap single": SEQUENTIAL_RUNS} | {f"lockstep K={k}": k for k in groups}
-    timers = {"today": _today, "cheap single": _cheap} | {f"lockstep K={k}": _lockstep for k in groups}
+    timers = {"today": today_runs, "cheap single": cheap_runs} | {f"lockstep K={k}": lockstep_runs for k in groups}
     print(f"load average {os.getloadavg()[0]:.2f} at start; {args.steps} steps a run, one torch thread", flush=True)
-    width = _mean_width(_jobs(max(ways.values()), args.steps))
+    width = mean_width(plate_jobs(max(ways.values()), args.steps))
     flops = flops_per_step(base.config, FinetuneSettings().batch_size, round(width))
     per_minute: dict[str, list[float]] = {w: [] for w in ways}
     per_cpu_minute: dict[str, list[float]] = {w: [] for w in ways}
@@ -133,10 +133,10 @@ def main(argv: list[str] | None = None) -> int:
     rates: list[tuple[float, float]] = []
     for r in range(1, args.rounds + 1):
         C = base.config.n_embd
-        rates.append((_matmul_rate(1024, 1024, 1024), _matmul_rate(208, C, 4 * C)))
+        rates.append((matmul_rate(1024, 1024, 1024), matmul_rate(208, C, 4 * C)))
         print(f"round {r}: matmul 1024^3 {rates[-1][0]:.1f} GFLOP/s, model's (208x96)@(96x384) {rates[-1][1]:.1f}")
         for way, n in ways.items():
-            seconds, cpu = timers[way](base, _jobs(n, args.steps))
+            seconds, cpu = timers[way](base, plate_jobs(n, args.steps))
             per_minute[way].append(60 * n / seconds)
             per_cpu_minute[way].append(60 * n / cpu)
             gflops[way].append(flops * args.steps * n / cpu / 1e9)
