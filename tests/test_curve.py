@@ -98,8 +98,43 @@ def test_points_read_the_store_with_intervals_the_gap_and_the_share_that_transfe
     assert found[1].transfer == 0.0 and found[4].transfer == 1.0  # seed 1's ceiling is 0: not judged
     assert found[CEILING].transfer is None
     assert any("ceiling is 45%" in w for w in warnings(list(found.values())))
-    ceiling = found[CEILING].held  # 90% and 0% over two pairs each: a t interval far past 0-100%, kept within it
-    assert ceiling[1] == 0.0 and ceiling[2] == 1.0 and all(-1.0 <= x <= 1.0 for pt in found.values() for x in pt.gap)
+    ceiling = found[CEILING].held  # both splits at 45%: their means agree, so the interval is the mean itself
+    assert ceiling == pytest.approx((0.45, 0.45, 0.45)) and found[1].splits == 2
+    assert all(-1.0 <= x <= 1.0 for pt in found.values() for x in pt.gap)
+
+
+def _held_by_split(p: CurvePlan, rate_of) -> dict:
+    """Stored runs of plan `p` whose held-out environments score `rate_of(split, seed, n)` %, training ones 95%."""
+    runs = {}
+    for job, s, n in p.jobs("b"):
+        held, _ = p.split(s)
+        rate = rate_of(s, job.seed, n)
+        scores = {name: HeldOutScore(name, rate if name in held else 95, 100, {}) for name in job.families}
+        record = RunMeta("finetune", job.settings, job.cell.mix.spec(), job.seed, 30, scores, (1.0,), 1.0)
+        runs[job.key] = StoredRun(job.key, record, "b", "curve")
+    return runs
+
+
+def test_intervals_take_the_split_as_the_unit_not_the_split_x_seed_pair():
+    """Three splits whose ten seeds all agree (40, 50, 60% held out): the interval is the t interval of the three
+    split means (50 +- 4.30 x 5.77 = [25-75]), not that of 30 pairs as if independent ([47-53]); one split is
+    within [0-100] clamped, and the gap's interval clusters alike."""
+    p = plan(sizes=(1,), splits=3, seeds=tuple(range(10)))
+    found = {pt.n: pt for pt in points(p, _held_by_split(p, lambda s, seed, n: 40 + 10 * s), "b")}
+    low, high = found[1].held[1:]
+    assert found[1].held[0] == pytest.approx(0.5) and found[1].splits == 3 and found[1].pairs == 30
+    assert low == pytest.approx(0.5 - 4.303 * 0.1 / math.sqrt(3), abs=1e-3) and high == pytest.approx(1 - low)
+    assert found[1].gap[1] == pytest.approx(0.95 - high) and found[1].gap[2] == pytest.approx(0.95 - low)
+    assert not any("one split" in w for w in warnings(list(found.values())))
+
+
+def test_one_split_has_intervals_over_its_seeds_and_says_so():
+    """With one split nothing clusters: the interval is over its seeds (10 and 20% on alternate seeds), and the
+    curve warns that it says nothing of another draw of held-out environments."""
+    p = plan(sizes=(1,), splits=1, seeds=tuple(range(4)))
+    found = {pt.n: pt for pt in points(p, _held_by_split(p, lambda s, seed, n: 10 + 10 * (seed % 2)), "b")}
+    assert found[1].splits == 1 and 0.0 < found[1].held[1] < 0.15 < found[1].held[2] < 0.3
+    assert any(w.startswith("one split: its intervals are over seeds") for w in warnings(list(found.values())))
 
 
 def _fake_job(log: str, spec: dict) -> dict:

@@ -94,7 +94,7 @@ async def test_the_chart_names_its_axis_and_ceiling_and_the_rows_name_their_term
     """The chart names N under its axis and writes the ceiling's name on its dotted line, in a colour of its own (grey
     and unnamed, it read as a grid line), its value on the axis at its row; the rows' last column is the share of pairs
     over half their ceiling, named so (not "transfer", which beside "held out" read as a contradiction); a line under
-    the rows says what N, pairs and the gap are."""
+    the rows says what the brackets, pairs and the gap are (N is named under the chart)."""
     monkeypatch.setenv("BREADTH_STORE", str(tmp_path / "s.sqlite"))
     with Store() as store:
         _fill(store, StoredCurve(_plan(), "operands=3", weights_hash(BASE)), {1: 0.0, 2: 0.1, 4: 0.5, CEILING: 0.6})
@@ -116,7 +116,7 @@ async def test_the_chart_names_its_axis_and_ceiling_and_the_rows_name_their_term
         header = _rows(app)[0]
         assert header.rstrip().endswith("pairs over ½ ceiling") and "transfer" not in header
         terms = _text(app, "#curve-terms")
-        assert app.screen.query_one("#curve-terms").display and "N: kinds trained on" in terms
+        assert app.screen.query_one("#curve-terms").display and "[ ]: 95% over splits" in terms
         assert "pairs: splits x seeds" in terms and "gap: training minus held out" in terms
         assert len(terms.strip()) <= app.screen.query_one("#curve-terms").content_region.width  # whole, not cut
         assert app.screen.query_one("#curve-terms").region.bottom <= 23  # on screen, above the footer

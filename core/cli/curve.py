@@ -126,7 +126,10 @@ def curve_table(found, title: str) -> Table:
             f"{100 * p.gap[0]:+.0f}",
             "-" if p.transfer is None else f"{100 * p.transfer:.0f}%",
         )
-    t.caption = "mean [95% interval] over split x seed pairs; transfer: pairs above half their split's ceiling"
+    t.caption = (
+        "mean [95% interval with the split as the unit: each split's mean over its seeds]; "
+        "transfer: split x seed pairs above half their split's ceiling"
+    )
     t.caption_justify = "left"
     return t
 

@@ -34,6 +34,7 @@ def curve_figure(points: list[CurvePoint], out: Path, what: str) -> list[Path]:
         ax.set_xscale("log", base=2)
         ax.set_xticks(xs, [str(x) for x in xs])
         ax.minorticks_off()
-    pairs = max((p.pairs for p in points), default=0)
-    success_axes(ax, "training environments (N)", f"the breadth curve: {what} ({pairs} split x seed pairs)", 8)
+    pairs, splits = max((p.pairs for p in points), default=0), max((p.splits for p in points), default=0)
+    unit = f"95% intervals over {splits} splits" if splits > 1 else "one split: intervals over seeds"
+    success_axes(ax, "training environments (N)", f"the breadth curve: {what} ({pairs} split x seed pairs; {unit})", 8)
     return finish(plt, fig, out)

@@ -41,7 +41,7 @@ TRAIN_COLOUR, HELD_COLOUR, CEILING_COLOUR = "green", "cyan", "magenta"  # the ce
 X_LABEL = "N: kinds of sums trained on"
 SHARE = "pairs over ½ ceiling"  # the rows' last column: the share of pairs whose held out beats half their ceiling
 PLOT_FRAME_ROWS = 4  # the chart's rows that are not its canvas: its top and bottom edges, N's ticks, N's name
-TERMS = "N: kinds trained on · pairs: splits x seeds · gap: training minus held out"  # under the rows, whole at 80
+TERMS = "[ ]: 95% over splits · pairs: splits x seeds · gap: training minus held out"  # under the rows, whole at 80
 
 
 def status_line(read: CurveRead, numbered: bool = True, codes: bool = False) -> str:
