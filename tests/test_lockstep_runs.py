@@ -11,6 +11,7 @@ import sqlite3
 from dataclasses import replace
 
 import pytest
+from fake_runs import fake_group, ran
 
 from breadth.core.cli.main import USAGE_ERROR, main
 from breadth.core.learning import experiment
@@ -24,8 +25,7 @@ from breadth.core.sweeps import sweep
 from breadth.core.sweeps.sweep import run_jobs
 from breadth.core.world.environments.mix import Mix
 from breadth.core.world.environments.registry import where
-from breadth.core.world.episodes.scores import HeldOutScore, MetadataError
-from breadth.core.world.runs.recipes import FINETUNE, recipe
+from breadth.core.world.episodes.scores import MetadataError
 from breadth.core.world.runs.records import Lockstep, RunMeta
 from breadth.core.world.runs.settings import FinetuneSettings, RewardSettings
 
@@ -127,75 +127,52 @@ def test_a_lockstep_curve_is_another_curve_and_a_plan_alone_keeps_its_name():
         CurvePlan.from_dict(alone.to_dict() | {"lockstep": 0})
 
 
-def _fake_group(log: str, spec: dict) -> dict:
-    """Stands in for a worker: a job alone or a group (notes `group K` or `alone` in `log`); every environment it
-    names (a sweep's: two_digit) solved 80 of 100, a group's records marked with their places."""
-    specs = spec.get("runs", [spec])
-    with open(log, "a") as f:
-        f.write(f"{os.getpid()} {f'group {len(specs)}' if 'runs' in spec else 'alone'}\n")
-    out = []
-    for index, one in enumerate(specs):
-        made_by = recipe(one.get("recipe", FINETUNE))
-        settings = made_by.settings.from_dict(one["settings"])
-        scores = {name: HeldOutScore(name, 80, 100, {}) for name in one.get("families", ["two_digit"])}
-        marker = Lockstep(tuple(spec["group"]), index) if "runs" in spec else None
-        run = RunMeta(
-            made_by.name, settings, one["mix"], settings.seed, one["held_out"], scores, (1.0,), lockstep=marker
-        )
-        out.append({"record": run.to_dict()})
-    return {"runs": out, "versions": {}} if "runs" in spec else out[0] | {"versions": {}}
-
-
-def _log(path) -> list[str]:
-    return [line.split(" ", 1)[1] for line in path.read_text().splitlines()] if path.exists() else []
-
-
 def test_a_lockstep_curve_runs_groups_resumes_and_is_never_taken_for_one_trained_alone(tmp_path, monkeypatch, capsys):
     """`--lockstep 2` on three seeds: each point's seeds 0-1 and 2 train as groups, the output says so, the records
     name their groups; the same command runs nothing; the curve alone runs all nine again; a group missing one run
     trains again whole and stores that run only."""
     log, store = tmp_path / "log", tmp_path / "s.sqlite"
-    monkeypatch.setattr(sweep, "_run_job", lambda: functools.partial(_fake_group, str(log)))
+    monkeypatch.setattr(sweep, "_run_job", lambda: functools.partial(fake_group, str(log)))
     argv = [*CURVE, "--store", str(store)]
     assert main([*argv, "--lockstep", "2"]) == 0
     out = " ".join(capsys.readouterr().out.split())
     assert "trained in lockstep: 6 groups of up to 2 seeds" in out and "in lockstep (up to 2 a group)" in out
-    assert "ran 9, already stored 0" in out and sorted(_log(log)) == ["group 1"] * 3 + ["group 2"] * 3
+    assert "ran 9, already stored 0" in out and sorted(ran(log)) == ["group 1"] * 3 + ["group 2"] * 3
     with Store(store) as s:
         runs = s.runs()
     assert len(runs) == 9 and all(r.run.lockstep is not None for r in runs)
-    assert main([*argv, "--lockstep", "2"]) == 0 and len(_log(log)) == 6
+    assert main([*argv, "--lockstep", "2"]) == 0 and len(ran(log)) == 6
     assert "ran 0, already stored 9" in " ".join(capsys.readouterr().out.split())
     assert main([*argv, "--alone"]) == 0  # trained alone: nothing of the lockstep curve counts as stored
     out = " ".join(capsys.readouterr().out.split())
-    assert "each run trained alone" in out and "ran 9, already stored 0" in out and _log(log)[6:] == ["alone"] * 9
+    assert "each run trained alone" in out and "ran 9, already stored 0" in out and ran(log)[6:] == ["alone"] * 9
     pair = next(r for r in runs if len(r.run.lockstep.group) == 2)
     with sqlite3.connect(store) as db:
         db.execute("PRAGMA foreign_keys=ON")  # its scores go with it
         db.execute("DELETE FROM runs WHERE key = ?", (pair.key,))
     assert main([*argv, "--lockstep", "2"]) == 0
-    assert "ran 1, already stored 8" in " ".join(capsys.readouterr().out.split()) and _log(log)[15:] == ["group 2"]
+    assert "ran 1, already stored 8" in " ".join(capsys.readouterr().out.split()) and ran(log)[15:] == ["group 2"]
 
 
 def test_a_curve_or_sweep_unless_told_trains_seeds_together_and_alone_where_it_must(tmp_path, monkeypatch, capsys):
     """No flag: the curve's three seeds of each point train as one group (one worker), and say so; a sweep of the
     reward recipe (which lockstep cannot train) and `--alone` train each run by itself."""
     log = tmp_path / "log"
-    monkeypatch.setattr(sweep, "_run_job", lambda: functools.partial(_fake_group, str(log)))
+    monkeypatch.setattr(sweep, "_run_job", lambda: functools.partial(fake_group, str(log)))
     assert main([*CURVE, "--store", str(tmp_path / "a.sqlite")]) == 0
     out = " ".join(capsys.readouterr().out.split())
-    assert "trained in lockstep: 3 groups of up to 3 seeds" in out and _log(log) == ["group 3"] * 3
+    assert "trained in lockstep: 3 groups of up to 3 seeds" in out and ran(log) == ["group 3"] * 3
     assert main([*CURVE, "--alone", "--store", str(tmp_path / "b.sqlite")]) == 0
     out = " ".join(capsys.readouterr().out.split())
-    assert "each run trained alone" in out and _log(log)[3:] == ["alone"] * 9
+    assert "each run trained alone" in out and ran(log)[3:] == ["alone"] * 9
     reward = ["sweep", "--mix", "two_digit=4", "--recipe", "reward", "--seeds", "0-2", "--workers", "1"]
     assert main([*reward, "--store", str(tmp_path / "c.sqlite")]) == 0
-    assert "lockstep" not in capsys.readouterr().out and _log(log)[12:] == ["alone"] * 3
+    assert "lockstep" not in capsys.readouterr().out and ran(log)[12:] == ["alone"] * 3
 
 
 def _diverges_first(spec: dict) -> dict:
     """A worker's group whose first run diverged."""
-    answer = _fake_group(os.devnull, spec)
+    answer = fake_group(os.devnull, spec)
     answer["runs"][0] = {"error": "Diverged: the loss became nan at step 3; try a lower learning rate"}
     return answer
 
@@ -230,12 +207,12 @@ def test_bad_lockstep_flags_are_one_line_and_exit_2(argv, says, capsys, tmp_path
 def test_a_sweep_in_lockstep_groups_seeds_of_each_cell(tmp_path, monkeypatch, capsys):
     """`breadth sweep --lockstep 2` on three seeds: each cell's seeds 0-1 and 2 are two groups, said in its header."""
     log = tmp_path / "log"
-    monkeypatch.setattr(sweep, "_run_job", lambda: functools.partial(_fake_group, str(log)))
+    monkeypatch.setattr(sweep, "_run_job", lambda: functools.partial(fake_group, str(log)))
     argv = ["sweep", "--mix", "two_digit=4", "--seeds", "0-2", "--workers", "1", "--store", str(tmp_path / "s")]
     assert main([*argv, "--lockstep", "2"]) == 0
     out = " ".join(capsys.readouterr().out.split())
     assert "in lockstep: 2 groups of up to 2 seeds of one cell" in out and "ran 3, already stored 0" in out
-    assert sorted(_log(log)) == ["group 1", "group 2"]
+    assert sorted(ran(log)) == ["group 1", "group 2"]
 
 
 def test_the_same_lockstep_group_twice_gives_identical_records(one_thread):

@@ -48,7 +48,7 @@ def curve(args) -> int:
         work = plan.groups(base_hash) if plan.lockstep else jobs
         console.print(
             f"{len(jobs)} runs: {len(plan.pool)} environments ({shown(what)}), {plan.held} held out, "
-            f"{plan.splits} splits x N "  # the N that run: those above what a split leaves are capped to it
+            f"{plan.splits} {'folds' if plan.folds else 'splits'} x N "  # N that run: above what a split leaves, capped
             f"{','.join(map(str, sorted({n for s in range(plan.splits) for n in plan.sizes_of(s)})))}"
             f" + a ceiling each, x {len(plan.seeds)} seeds; "
             f"{plan.demos} demonstrations per environment; {trained(plan, len(work))}; store {shown(store.path)}"
@@ -96,6 +96,7 @@ def curve_plan(args) -> CurvePlan:
         args.passes,
         args.min_steps,
         args.lockstep or 0,
+        args.folds,
     )
 
 

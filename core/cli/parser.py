@@ -224,7 +224,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     s.add_argument("--where", action="append", metavar="DIM=VALUE", help="the pool: environments at this coordinate")
     s.add_argument("--held", type=positive_int, default=4, help="environments held out per split (default 4)")
-    s.add_argument("--splits", type=positive_int, default=3, help="random splits of the pool (default 3)")
+    s.add_argument("--splits", type=positive_int, default=3, help="splits of the pool (default 3)")
+    s.add_argument(
+        "--folds",
+        action="store_true",
+        help="held-out sets as folds: disjoint sets of --held, shuffle after shuffle, so every environment is held "
+        "out as often as every other (default: each split drawn at random)",
+    )
     s.add_argument("--n", default="1,2,4,8,16", help="training environments per run (default 1,2,4,8,16)")
     s.add_argument("--demos", type=positive_int, default=30, help="demonstrations per environment (default 30)")
     s.add_argument("--seeds", default="0-4", help="seeds: 0-4, 0,1,2 (default 0-4)")

@@ -1,11 +1,12 @@
 """The breadth curve, Cobbe's protocol: how held-out success grows with the number of training environments.
 
-From a pool of environments (a slice of the generator's space), each split holds some out at random and
-orders the rest at random; a run trains on the first N of that order (N = 1, 2, 4, ...: nested subsets)
-with the same demonstrations per environment, for steps that grow with N so that each demonstration is
-seen about as often as on the plate (at least the plate's 400). Every run is scored on its training
-environments and on the held-out ones (their test splits). A ceiling run per split trains on the held-out
-environments themselves at the same budget: a curve that cannot reach its ceiling proves nothing.
+From a pool of environments (a slice of the generator's space), each split holds some out (at random, or as folds
+that hold each environment out as often: `core.results.splits`) and orders the rest at random; a run trains on the
+first N of that order (N = 1, 2, 4, ...: nested subsets) with the same demonstrations per environment, for steps
+that grow with N so that each demonstration is seen about as often as on the plate (at least the plate's 400). Every
+run is scored on its training environments and on the held-out ones (their test splits). A ceiling run per split
+trains on the held-out environments themselves at the same budget: a curve that cannot reach its ceiling proves
+nothing.
 
 Outcomes are often bimodal (a seed's held-out success either clicks or does not), so beside the mean
 over seeds and splits with its 95% interval the curve reports the share of (split, seed) pairs that
@@ -19,16 +20,15 @@ curve and a curve of runs trained alone are two curves in the store, neither tak
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
 import math
-import random
 from dataclasses import dataclass, replace
 
 from breadth.core.results.dimensions import coordinates, value
 from breadth.core.results.grid import Cell, GridError, Job, refuse_repeats
 from breadth.core.results.groups import Group, lockstep_groups
+from breadth.core.results.splits import fold_splits, random_splits
 from breadth.core.storage.store import StoredRun, run_key
 from breadth.core.world.arithmetic.coordinates import ENV_DIMENSIONS
 from breadth.core.world.environments.mix import Mix
@@ -56,6 +56,7 @@ class CurvePlan:
     passes: float = PLATE_PASSES  # times each demonstration is seen
     min_steps: int = 400  # never fewer steps than this
     lockstep: int = 0  # train up to this many seeds of a point together (core.learning.lockstep); 0: one at a time
+    folds: bool = False  # held-out sets as folds, each environment held out as often (`core.results.splits`)
 
     def __post_init__(self) -> None:
         """The plan's limits, one place for the writer (`breadth curve`, before anything is stored or trained) and
@@ -106,7 +107,7 @@ class CurvePlan:
                 f"{self.splits} splits need as many different held-out sets: {len(self.pool)} environments have "
                 f"{math.comb(len(self.pool), self.held)} of {self.held}"
             )
-        _splits(self.pool, self.held, self.splits)  # drawn now (cached): a plan whose splits cannot be is refused
+        self._drawn(self.splits)  # drawn now (cached): a plan whose splits cannot be is refused
 
     def runs(self) -> int:
         """How many runs the plan asks for (every split leaves as many environments, so each runs as many N)."""
@@ -114,8 +115,8 @@ class CurvePlan:
         return len(self.seeds) * self.splits * (len({min(n, left) for n in self.sizes}) + 1)
 
     def to_dict(self) -> dict:
-        """The plan as plain JSON values (what the store keeps); `lockstep` only when it is on, so a curve of runs
-        trained alone keeps the name it always had."""
+        """The plan as plain JSON values (what the store keeps); `lockstep` and `folds` only when on, so a curve of
+        runs trained alone on random splits keeps the name it always had."""
         out = {name: getattr(self, name) for name in PLAN_FIELDS}
         return out | {
             "pool": list(self.pool),
@@ -123,14 +124,17 @@ class CurvePlan:
             "seeds": list(self.seeds),
             "settings": self.settings.to_dict(),
             **({"lockstep": self.lockstep} if self.lockstep else {}),
+            **({"folds": True} if self.folds else {}),
         }
 
     @classmethod
     def from_dict(cls, data: object) -> CurvePlan:
         """A plan from JSON data read from a store; GridError (one line) for data breadth did not write: of another
         shape or kind, or outside the limits `breadth curve` checks before it stores a plan (`__post_init__`)."""
-        if not isinstance(data, dict) or set(data) - {"lockstep"} != {*PLAN_FIELDS, *PLAN_LISTS}:
+        if not isinstance(data, dict) or set(data) - {"lockstep", "folds"} != {*PLAN_FIELDS, *PLAN_LISTS}:
             raise GridError("a stored curve plan of an unexpected shape")
+        if data.get("folds", True) is not True:  # written only when on
+            raise GridError("a stored curve plan with values of the wrong kind")
         lockstep = data.get("lockstep", 0)
         if not _whole(lockstep) or "lockstep" in data and not 1 <= lockstep <= MAX_GROUP:
             raise GridError("a stored curve plan with values of the wrong kind")
@@ -158,14 +162,22 @@ class CurvePlan:
             raise GridError(f"a stored curve plan's settings: {e}") from None
         sizes, seeds = tuple(sizes), tuple(seeds)
         try:
-            return cls(tuple(pool), held, splits, sizes, demos, seeds, settings, held_out, passes, min_steps, lockstep)
+            folds = "folds" in data
+            return cls(
+                tuple(pool), held, splits, sizes, demos, seeds, settings, held_out, passes, min_steps, lockstep, folds
+            )
         except GridError as e:
             raise GridError(f"a stored curve plan breadth would not write: {e}") from None
 
     def split(self, index: int) -> tuple[list[str], list[str]]:
         """Split `index`: the held-out environments and the others in the order nested subsets take them. No two
         splits hold out the same set (a draw an earlier split holds is drawn again), so no run is counted twice."""
-        return _splits(self.pool, self.held, max(self.splits, index + 1))[index]  # drawn once for every split
+        return self._drawn(max(self.splits, index + 1))[index]  # drawn once for every split
+
+    def _drawn(self, count: int) -> list[tuple[list[str], list[str]]]:
+        """The first `count` splits by the plan's design: random draws, or folds (`core.results.splits`)."""
+        draw = fold_splits if self.folds else random_splits
+        return draw(self.pool, self.held, count)
 
     def steps(self, environments: int) -> int:
         """Steps for a run on this many environments: each demonstration seen `passes` times, at least min_steps."""
@@ -209,32 +221,12 @@ class CurvePlan:
         return Job(Cell(mix, replace(settings, seed=0)), seed, self.held_out, key, environments)
 
 
-@functools.cache
-def _splits(pool: tuple[str, ...], held: int, count: int) -> list[tuple[list[str], list[str]]]:
-    """The first `count` splits of `pool`: each a seeded shuffle (`curve/<i>`), drawn again (`curve/<i>/<attempt>`)
-    while its held-out set is one an earlier split holds. The first draws are kept, so curves whose splits never
-    collided keep their runs."""
-    out: list[tuple[list[str], list[str]]] = []
-    seen: set[frozenset[str]] = set()
-    for i in range(count):
-        for attempt in range(10_000):
-            names = list(pool)
-            random.Random(f"curve/{i}" if attempt == 0 else f"curve/{i}/{attempt}").shuffle(names)
-            if frozenset(names[:held]) not in seen:
-                break
-        else:
-            raise GridError(f"no held-out set for split {i} that no earlier split holds")
-        seen.add(frozenset(names[:held]))
-        out.append((sorted(names[:held], key=pool.index), names[held:]))
-    return out
-
-
 MAX_SPLITS = 1_000  # splits a curve may draw: each is drawn again while an earlier one holds its held-out set
 MAX_RUNS = 100_000  # runs a curve may ask for (as a sweep's grid): more is surely a typo, and would not be drawn
 MAX_WHOLE = 10**9  # the largest N, demonstrations per environment (each run takes at most an environment's pool)
 MAX_STEPS = FinetuneSettings.setting("steps").high  # the most steps any run may take, as FinetuneSettings checks
 PLAN_FIELDS = ("held", "splits", "demos", "held_out", "passes", "min_steps")  # the plan's numbers, stored as they are
-PLAN_LISTS = ("pool", "sizes", "seeds", "settings")  # the plan's lists and its settings (`lockstep` only when on)
+PLAN_LISTS = ("pool", "sizes", "seeds", "settings")  # the plan's lists and settings (`lockstep`, `folds` when on)
 
 
 def _whole(x: object) -> bool:
