@@ -12,15 +12,8 @@ import os
 import pytest
 
 from breadth.core.cli.main import USAGE_ERROR, main
-from breadth.core.results.breadth_curve import (
-    CEILING,
-    PLATE_PASSES,
-    CurvePlan,
-    StoredCurve,
-    by_neighbour,
-    points,
-    warnings,
-)
+from breadth.core.results.breadth_curve import CEILING, PLATE_PASSES, CurvePlan, StoredCurve
+from breadth.core.results.curve_points import by_neighbour, points, warnings
 from breadth.core.results.grid import GridError
 from breadth.core.storage.store import Store, StoredRun
 from breadth.core.sweeps import sweep

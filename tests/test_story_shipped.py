@@ -9,7 +9,8 @@ import pytest
 from breadth.core.engine import protocol as p
 from breadth.core.engine.session import Session
 from breadth.core.learning.experiment import TorchModels
-from breadth.core.results.breadth_curve import CEILING, StoredCurve, points
+from breadth.core.results.breadth_curve import CEILING, StoredCurve
+from breadth.core.results.curve_points import points
 from breadth.core.storage.header import read_header, weights_hash
 from breadth.core.storage.paths import BASE, SHIPPED_CURVE, SHIPPED_RESULTS
 from breadth.core.storage.presets import PRESETS

@@ -12,7 +12,7 @@ from textual.geometry import Region
 from textual.widgets import DataTable, Static
 from tui_helpers import screen_lines, wait_for
 
-from breadth.core.results.breadth_curve import warnings
+from breadth.core.results.curve_points import warnings
 from breadth.core.world.environments.environment import REGISTERED, where_words
 from breadth.tui.app import BreadthApp
 from breadth.tui.screens.curve_store import read_curve

@@ -12,7 +12,8 @@ from textual.app import App
 from textual.widgets import Static
 from tui_helpers import fake_app, wait_for
 
-from breadth.core.results.breadth_curve import CEILING, CurvePlan, CurvePoint, StoredCurve
+from breadth.core.results.breadth_curve import CEILING, CurvePlan, StoredCurve
+from breadth.core.results.curve_points import CurvePoint
 from breadth.core.storage.header import weights_hash
 from breadth.core.storage.paths import BASE
 from breadth.core.storage.store import Store, StoredRun

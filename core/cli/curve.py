@@ -17,7 +17,8 @@ from rich.table import Table
 
 from breadth.core.cli.envs import chosen_environments
 from breadth.core.cli.parser import recipe_settings
-from breadth.core.results.breadth_curve import CEILING, CurvePlan, StoredCurve, by_neighbour, points, warnings
+from breadth.core.results.breadth_curve import CEILING, CurvePlan, StoredCurve
+from breadth.core.results.curve_points import by_neighbour, points, warnings
 from breadth.core.results.grid import GridError, parse_seeds, refuse_repeats
 from breadth.core.results.groups import group_size
 from breadth.core.storage.files import user_path, write_json

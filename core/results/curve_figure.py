@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from breadth.core.results.breadth_curve import CEILING, CurvePoint
+from breadth.core.results.breadth_curve import CEILING
+from breadth.core.results.curve_points import CurvePoint
 from breadth.core.results.figures import finish, new_plot, pyplot, success_axes
 
 

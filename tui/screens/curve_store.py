@@ -9,7 +9,8 @@ import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from breadth.core.results.breadth_curve import CurvePoint, StoredCurve, points
+from breadth.core.results.breadth_curve import StoredCurve
+from breadth.core.results.curve_points import CurvePoint, points
 from breadth.core.results.grid import GridError
 from breadth.core.storage.paths import SHIPPED_CURVE
 from breadth.core.storage.store import Store

@@ -29,7 +29,8 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static
 from textual_plotext import PlotextPlot
 
-from breadth.core.results.breadth_curve import CEILING, CurvePoint, warnings
+from breadth.core.results.breadth_curve import CEILING
+from breadth.core.results.curve_points import CurvePoint, warnings
 from breadth.core.world.environments.environment import where_words
 from breadth.core.world.text.shown import shown
 from breadth.tui.figure_files import FiguresAsked, Slide
