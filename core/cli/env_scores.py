@@ -50,7 +50,7 @@ def chosen(envs: str | None, conditions: list[str], n: int | None, seed: int) ->
     named = [environment(text) for text in envs.split(",") if text.strip()]
     refuse_repeats("--envs", [f.name for f in named])
     if not named:
-        raise EnvError("--envs takes all or environment ids, e.g. breadth/two-digit-v1,breadth/2a1s2-v1")
+        raise EnvError("--envs takes all or environment ids, e.g. breadth/add-2x2-v1,breadth/2a1s2-v1")
     picked = {f.name for f in chosen_environments(conditions, None, seed)} if conditions else None
     pool = [f for f in named if picked is None or f.name in picked]
     if not pool:

@@ -15,7 +15,7 @@ from breadth.core.world.environments.environment import REGISTERED
 from breadth.core.world.text.shown import shown_text
 
 console = Console(highlight=False, markup=False, emoji=False)
-PLATE = ("two_digit", "three_digit")  # the plate's families, a column each; the rest are averaged as `others`
+PLATE = ("add_2x2", "add_3x1")  # the plate's families, a column each; the rest are averaged as `others`
 
 
 def models(args) -> int:

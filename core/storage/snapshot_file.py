@@ -29,7 +29,7 @@ from breadth.core.storage.header import (
     weights_hash,
 )
 from breadth.core.storage.paths import BASE
-from breadth.core.world.arithmetic.problem import Problem
+from breadth.core.world.arithmetic.problem import Problem, canonical
 from breadth.core.world.environments.environment import REGISTERED
 from breadth.core.world.episodes.scores import HeldOutScore, MetadataError
 from breadth.core.world.runs.records import RunMeta
@@ -242,7 +242,10 @@ def _steps(path: Path, listed: object) -> tuple[SavedStep, ...]:
         if not isinstance(scores, dict):
             raise SnapshotError(f"{path}: step {step} has no scores")
         try:
-            parsed = {str(name): HeldOutScore.from_dict(str(name), data) for name, data in scores.items()}
+            parsed = {
+                canonical(str(name)): HeldOutScore.from_dict(canonical(str(name)), data)
+                for name, data in scores.items()
+            }
         except MetadataError as e:
             raise SnapshotError(f"{path}: step {step}: {e}") from None
         steps.append(SavedStep(step, weights, parsed, base if weights == BASE_STEP else ""))

@@ -37,6 +37,7 @@ from breadth.core.storage.store_file import (
     run_key,
     sqlite_why,
 )
+from breadth.core.world.environments.mix import spellings
 from breadth.core.world.episodes.scores import MetadataError
 from breadth.core.world.runs.recipes import swept_by_any
 from breadth.core.world.runs.records import RunMeta
@@ -183,7 +184,9 @@ class Store:
         keys: Iterable[str] = (),
         **settings: float,
     ) -> list[StoredRun]:
-        """Stored runs, oldest first, filtered by base, mixes, seeds, held-out size, keys and setting values."""
+        """Stored runs, oldest first, filtered by base, mixes (each as stored under old environment names too:
+        `add_2x2=70` finds `two_digit=70`), seeds, held-out size, keys and setting values."""
+        mixes = [spelled for mix in mixes for spelled in spellings(mix)]
         where, args = [], []
         if base_hash is not None:
             where.append("base_hash = ?")

@@ -19,7 +19,9 @@ import urllib.parse
 from collections.abc import Iterable
 from pathlib import Path
 
+from breadth.core.world.arithmetic.problem import first_name
 from breadth.core.world.environments.environment import REGISTERED
+from breadth.core.world.environments.mix import first_spec
 from breadth.core.world.runs.recipes import FINETUNE, recipe_of
 from breadth.core.world.runs.settings import FinetuneSettings, SettingsError
 
@@ -49,10 +51,17 @@ def run_key(
     plate's, so every fine-tune keeps the key it had before recipes existed). `families`: the families it is
     scored on; by default every registered family. `lockstep`: for a run trained in lockstep, its group's runs by
     the keys they have trained alone, in order (its numbers depend on its group); none for a run trained alone,
-    whose key is the one it always had.
+    whose key is the one it always had. Environments are named in it as they were when keys were first made
+    (`first_name`: `two_digit`, not `add_2x2`), so a run keeps its key under either name.
     """
-    scored = sorted(REGISTERED if families is None else families)
-    what = {"mix": mix, "settings": settings.to_dict(), "held_out": held_out, "base": base_hash, "families": scored}
+    scored = sorted(first_name(name) for name in (REGISTERED if families is None else families))
+    what = {
+        "mix": first_spec(mix),
+        "settings": settings.to_dict(),
+        "held_out": held_out,
+        "base": base_hash,
+        "families": scored,
+    }
     made_by = recipe_of(settings).name
     if made_by != FINETUNE:
         what["recipe"] = made_by

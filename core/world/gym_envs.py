@@ -1,8 +1,9 @@
-"""Every breadth environment as a Gymnasium text environment: `gymnasium.make("breadth/two-digit-v1")`.
+"""Every breadth environment as a Gymnasium text environment: `gymnasium.make("breadth/add-2x2-v1")`.
 
 Importing this module registers the whole registry with Gymnasium under breadth's own ids (or let
-`gymnasium.make("breadth.core.world.gym_envs:breadth/two-digit-v1")` import it). It is the only module that
-imports gymnasium, an optional extra: `pip install -c constraints.txt '.[gym]'`.
+`gymnasium.make("breadth.core.world.gym_envs:breadth/add-2x2-v1")` import it), and the plate's old
+ids (`breadth/two-digit-v1`, `breadth/three-digit-v1`) as aliases that make the same environments. It is the
+only module that imports gymnasium, an optional extra: `pip install -c constraints.txt '.[gym]'`.
 
 The observation is the transcript so far (the sum as posed, then every segment written since); an action is
 the model's next segment, a call such as `B23+45|` or an answer such as `68|`. The environment reads the action
@@ -41,7 +42,7 @@ except ModuleNotFoundError as e:  # an optional extra: say how to get it
 
 from breadth.core.world.arithmetic.problem import Problem
 from breadth.core.world.environments.environment import Environment
-from breadth.core.world.environments.registry import env_id, environment, environments
+from breadth.core.world.environments.registry import env_id, environment, environments, old_ids
 from breadth.core.world.episodes.episode import MAX_LENGTH, Episode
 from breadth.core.world.episodes.verdict import Failure, Verdict, judge
 from breadth.core.world.runs.settings import MAX_SEED
@@ -194,13 +195,16 @@ ENTRY_POINT = f"{__name__}:make_env"
 
 def register_all() -> list[str]:
     """Register every environment of breadth's registry with Gymnasium (once; a later call adds those added
-    since); the ids registered."""
+    since), and each old id as an alias making its environment (`old_ids`); the environments' ids registered."""
     ids = []
     for family in environments():
         name = env_id(family)
         if name not in gym.registry:
             gym.register(id=name, entry_point=ENTRY_POINT, kwargs={"env": name}, disable_env_checker=True)
         ids.append(name)
+    for old, name in old_ids().items():
+        if old not in gym.registry:
+            gym.register(id=old, entry_point=ENTRY_POINT, kwargs={"env": name}, disable_env_checker=True)
     return ids
 
 

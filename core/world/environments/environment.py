@@ -4,8 +4,9 @@ A family is a finite space of sums and the procedure that solves them with a bin
 call on the first two operands, then on each running result and the next operand, then answer.
 Every family sits at coordinates on three dimensions: how many operands (2, 3, 4: one, two, three
 calls), how many digits each operand has (1 or 2) and the operation (a record of `operations`: `+`,
-or `-` with a running result that never goes below zero). `two_digit` (2 operands x 2 digits, +) and `three_digit`
-(3 x 1, +) are the plate's and keep its names, demonstrations and held-out sums.
+or `-` with a running result that never goes below zero). `add_2x2` (2 operands x 2 digits, +) and `add_3x1`
+(3 x 1, +) are the plate's and keep its demonstrations and held-out sums; their old names, `two_digit` and
+`three_digit`, are read wherever a name is read (`OLD_NAMES`), and their seeded orders are still made with them.
 
 For a seed, a family's space is put in a seeded order, cut into three splits that never meet: the
 demonstrations at its front, then the test split (every held-out score breadth reports), then the
@@ -28,7 +29,7 @@ import numpy as np
 from breadth.core.world.arithmetic.calculator import FORMS, CallSyntax
 from breadth.core.world.arithmetic.coordinates import DIMENSIONS, Coordinates
 from breadth.core.world.arithmetic.operations import operation
-from breadth.core.world.arithmetic.problem import Problem
+from breadth.core.world.arithmetic.problem import Problem, canonical, first_name
 from breadth.core.world.environments.orders import allowed, decode
 from breadth.core.world.episodes.scores import HELD_OUT
 
@@ -69,7 +70,7 @@ class Environment:
         aliases: tuple[str, ...] = (),
         version: int = 1,
     ) -> None:
-        self.name = name  # registry key and the name in mixes, stores and checkpoints, e.g. `two_digit`
+        self.name = name  # registry key and the name in mixes, stores and checkpoints, e.g. `add_2x2`
         self.short = short  # a column header, its coordinates: `a2x2` is two two-digit numbers added
         self.words = words  # what its sums are, in plain words, e.g. `two-digit sums`
         self.description = description
@@ -212,9 +213,9 @@ class Environment:
     def new_order(self, seed: int) -> _Order:
         """The space put in the order `seed` gives it, made afresh (Python's random, as the plate pinned it)."""
         if self.sampled:
-            return _Sampled(self, random.Random(f"{self.name}/{seed}"))
+            return _Sampled(self, random.Random(f"{first_name(self.name)}/{seed}"))
         space = list(self.space)
-        random.Random(f"{self.name}/{seed}").shuffle(space)
+        random.Random(f"{first_name(self.name)}/{seed}").shuffle(space)
         return _Listed(tuple(space))
 
     def problem(self, seed: int, index: int) -> Problem:
@@ -281,8 +282,9 @@ REGISTERED: dict[str, Environment] = {}  # the named environments, by name, in r
 
 
 def register(family: Environment) -> Environment:
-    """Add an environment to the registry; one of the same name, short label, alias or coordinates is refused."""
-    if family.name in REGISTERED:
+    """Add an environment to the registry; one of the same name (an old one too), short label, alias or coordinates
+    is refused."""
+    if family.name in REGISTERED or canonical(family.name) in REGISTERED:
         raise ValueError(f"an environment named {family.name!r} is already registered")
     taken = next((f for f in REGISTERED.values() for n in family.names() if n in f.names()), None)
     if taken is not None:
@@ -300,15 +302,15 @@ def environment_of(operands: tuple[int, ...], op: str = "+") -> str:
 
 
 def short_label(name: str) -> str:
-    """A family's short label (`2d`) by name; the name itself for a family not registered."""
-    family = REGISTERED.get(name)
+    """A family's short label (`a2x2`) by name (an old name too); the name itself for a family not registered."""
+    family = REGISTERED.get(canonical(name))
     return family.short if family else name
 
 
 def name_label(name: str, codes: bool = False) -> str:
     """A family's brief words by name (`two-digit`), or with `codes` its short label (`a2x2`); the name itself for a
-    family not registered (a generated environment's id, which has no words)."""
-    family = REGISTERED.get(name)
+    family not registered (a generated environment's id, which has no words); an old name reads as its environment's."""
+    family = REGISTERED.get(canonical(name))
     return family.name_for(codes) if family else name
 
 
@@ -329,11 +331,11 @@ def grid_environment(operands: int, digits: int, op: str) -> Environment:
     )
 
 
-# The plate's two environments keep their plate names (stores and checkpoints hold them); their short labels are
-# their coordinates like every other environment's, and the plate's old `2d` and `3d` are still read wherever typed.
+# The plate's two environments are named by their coordinates like every other (`add_2x2`, `add_3x1`); their old
+# names are read as aliases (`OLD_NAMES`), and the plate's old `2d` and `3d` are still read wherever typed.
 register(
     Environment(
-        "two_digit",
+        "add_2x2",
         grid_short(2, 2, "+"),
         "two-digit sums",
         "a+b with a, b in 10..99: one call",
@@ -343,7 +345,7 @@ register(
 )
 register(
     Environment(
-        "three_digit",
+        "add_3x1",
         grid_short(3, 1, "+"),
         "three single digits",
         "a+b+c with single digits: two calls",

@@ -2,7 +2,8 @@
 
 An environment is an `Environment` (its coordinates, its seeded problems, its demonstrations and splits, the
 calculator it calls and how a call is written) named `breadth/<name>-v<version>`, as Gymnasium names its
-environments: `breadth/two-digit-v1`, `breadth/add-3x2-v1`. A change that alters an environment's problems
+environments: `breadth/add-2x2-v1`, `breadth/add-3x2-v1` (an old id, `breadth/two-digit-v1`, reads as its
+environment's: `OLD_NAMES`). A change that alters an environment's problems
 or transcripts gets a new version; an id of a version that no longer exists is refused in one line that
 names the current one, so a stored result never silently means another environment.
 
@@ -19,7 +20,7 @@ from functools import cache, cached_property
 
 from breadth.core.world.arithmetic.calculator import FORMS, OP
 from breadth.core.world.arithmetic.coordinates import ENV_DIMENSIONS, Coordinates
-from breadth.core.world.arithmetic.problem import PLATE_FORM
+from breadth.core.world.arithmetic.problem import OLD_NAMES, PLATE_FORM, canonical
 from breadth.core.world.environments.environment import COUNT_WORDS, REGISTERED, Environment
 from breadth.core.world.environments.orders import Drawn, Listed, listed
 from breadth.core.world.episodes.episode import MAX_LENGTH
@@ -34,8 +35,18 @@ class EnvError(ValueError):
 
 
 def env_id(family: Environment) -> str:
-    """The environment's versioned id: `breadth/two-digit-v1`."""
-    return f"{NAMESPACE}/{family.name.replace('_', '-')}-v{version_of(family)}"
+    """The environment's versioned id: `breadth/add-2x2-v1`."""
+    return _id(family.name, family)
+
+
+def _id(name: str, family: Environment) -> str:
+    return f"{NAMESPACE}/{name.replace('_', '-')}-v{version_of(family)}"
+
+
+def old_ids() -> dict[str, str]:
+    """Each id made of an old name (`OLD_NAMES`) -> its environment's id: `breadth/two-digit-v1` ->
+    `breadth/add-2x2-v1`; scripts written before the rename still make their environment."""
+    return {_id(old, REGISTERED[new]): env_id(REGISTERED[new]) for old, new in OLD_NAMES.items()}
 
 
 def version_of(family: Environment) -> int:
@@ -113,14 +124,14 @@ def _generated(at: Coordinates) -> Environment:
 
 
 def environment(text: str) -> Environment:
-    """The environment with this id (`breadth/two-digit-v1`, or `two-digit-v1`); EnvError for an unknown id or a
-    version that does not exist (naming the current one)."""
+    """The environment with this id (`breadth/add-2x2-v1`, or `add-2x2-v1`; an old id, `breadth/two-digit-v1`, reads
+    as its environment's); EnvError for an unknown id or a version that does not exist (naming the current one)."""
     if not isinstance(text, str):
-        raise EnvError(f"an environment id is text such as {NAMESPACE}/two-digit-v1, not {repr(text)[:40]}")
+        raise EnvError(f"an environment id is text such as {NAMESPACE}/add-2x2-v1, not {repr(text)[:40]}")
     m = _ID.fullmatch(text.strip().lower())
     if m is None:
-        raise EnvError(f"{text.strip()[:60]!r} is not an environment id such as {NAMESPACE}/two-digit-v1")
-    slug, version = m.group(1), int(m.group(2))
+        raise EnvError(f"{text.strip()[:60]!r} is not an environment id such as {NAMESPACE}/add-2x2-v1")
+    slug, version = canonical(m.group(1).replace("-", "_")).replace("_", "-"), int(m.group(2))
     family = next((f for f in environments() if f.name.replace("_", "-") == slug), None)
     if family is None:
         raise EnvError(f"no environment {NAMESPACE}/{slug}; `breadth envs` lists them")
@@ -159,17 +170,18 @@ def draw(n: int, seed: int, pool: list[Environment] | None = None) -> list[Envir
 
 
 def environment_named(text: str) -> Environment | None:
-    """The environment called `text` by name, short label or alias (`add_3x2`, `a3x2`, `2d`), any case: a
-    registered one, else one the environment generator makes (`2a1s2`)."""
-    key = text.strip().lower()
+    """The environment called `text` by name, short label or alias (`add_3x2`, `a3x2`, `2d`, an old name such as
+    `two_digit`), any case: a registered one, else one the environment generator makes (`2a1s2`)."""
+    key = canonical(text.strip().lower())
     found = next((f for f in REGISTERED.values() if key in f.names()), None)
     return found if found is not None else generated().get(key)
 
 
 def by_name(name: str) -> Environment:
-    """The environment (registered or generated) of exactly this name; KeyError naming it otherwise."""
-    found = REGISTERED.get(name) or environment_named(name)
-    if found is None or found.name != name:
+    """The environment (registered or generated) of exactly this name, or of an old name of it (`two_digit`); KeyError
+    naming it otherwise."""
+    found = REGISTERED.get(canonical(name)) or environment_named(name)
+    if found is None or found.name != canonical(name):
         raise KeyError(f"no environment named {name!r}")
     return found
 

@@ -12,7 +12,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from breadth.core.world.arithmetic.problem import Problem
+from breadth.core.world.arithmetic.problem import Problem, canonical
 from breadth.core.world.episodes.episode import MAX_LENGTH, Episode
 from breadth.core.world.episodes.rollout import Policy, run_episodes
 from breadth.core.world.episodes.scores import EXAMPLES_KEPT, FailedEpisode, HeldOutScore
@@ -51,13 +51,15 @@ def play(
 
 
 def tally(scored: list[Scored], families: list[str]) -> dict[str, HeldOutScore]:
-    """Per family: how many episodes were solved, of how many, and the failure kinds of the rest."""
+    """Per family: how many episodes were solved, of how many, and the failure kinds of the rest; keyed by the names
+    asked (an environment asked by its old name, `two_digit`, is tallied under it)."""
     solved: Counter = Counter()
     total: Counter = Counter()
     failures: dict[str, Counter] = {name: Counter() for name in families}
     examples: dict[str, list[FailedEpisode]] = {name: [] for name in families}
+    asked = {canonical(name): name for name in families}
     for s in scored:
-        name = s.problem.family
+        name = asked.get(s.problem.family, s.problem.family)
         total[name] += 1
         if s.verdict.solved:
             solved[name] += 1
