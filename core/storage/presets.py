@@ -21,9 +21,9 @@ class Preset:
     """One of the plate's mixes, with everything known about it in one place."""
 
     name: str  # command-line name and the shipped checkpoint's file name, e.g. `mix_35_35`
-    label: str  # for people, in the families' plain words: `three single digits 70`, `mix 35+35`
+    label: str  # for people, in the environments' plain words: `three single digits 70`, `mix 35+35`
     mix: Mix
-    plate: dict[str, int] = field(compare=False)  # the plate's published held-out success, % per family
+    plate: dict[str, int] = field(compare=False)  # the plate's published held-out success, % per environment
 
     @property
     def shipped(self) -> Path:

@@ -1,8 +1,8 @@
 """The results store: every finished run in an SQLite database, keyed by what determines it.
 
 A run's key is a hash of its mix, its settings (seed included), its held-out size, the weights of
-the base it started from and the families it was scored on, so a run already stored is never
-repeated, and a run scored before a family was registered is run again to score that family too.
+the base it started from and the environments it was scored on, so a run already stored is never
+repeated, and a run scored before an environment was registered is run again to score that environment too.
 The database runs in WAL mode with one transaction per run: a crash or `kill -9` mid-write loses
 no finished run and corrupts nothing. What makes a file a store, its schema and its migrations are
 in `store_file`; read-only commands open the store read-only (`Store(path, read_only=True)`): a

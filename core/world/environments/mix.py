@@ -1,11 +1,11 @@
-"""A training mix: how many demonstrations of each family, parsed from `add_2x2=35,add_3x1=35`.
+"""A training mix: how many demonstrations of each environment, parsed from `add_2x2=35,add_3x1=35`.
 
-Families can also be named by their coordinates on the grid's dimensions: `@operands:2=35` gives 35
-demonstrations to every family with two operands, `@all=10` to every family, and
-`@all!operands:3&digits:2=10` to every family but those with three two-digit operands (`&` joins
-conditions, `!` excludes what follows it). Later parts override earlier ones for the families they
-name; a family named twice by its own name is refused. A family may be named by its short label (`a3x2`) or an
-old one (`2d`, `two_digit`) too: a mix stored with old names reads as the same mix (`canonical_spec`).
+Environments can also be named by their coordinates on the grid's dimensions: `@operands:2=35` gives 35
+demonstrations to every environment with two operands, `@all=10` to every environment, and
+`@all!operands:3&digits:2=10` to every environment but those with three two-digit operands (`&` joins
+conditions, `!` excludes what follows it). Later parts override earlier ones for the environments they
+name; an environment named twice by its own name is refused. An environment may be named by its short label
+(`a3x2`) or an old one (`2d`, `two_digit`) too: a mix stored with old names reads as the same mix (`canonical_spec`).
 """
 
 from __future__ import annotations
@@ -17,16 +17,16 @@ from breadth.core.world.arithmetic.problem import Problem, canonical, first_name
 from breadth.core.world.environments.environment import REGISTERED, registered_where, short_label
 from breadth.core.world.environments.registry import by_name, environment_named, order_of
 
-PLATE_MIX = ("add_2x2", "add_3x1")  # the plate's mix of its two families, called `mix` on its own
+PLATE_MIX = ("add_2x2", "add_3x1")  # the plate's mix of its two environments, called `mix` on its own
 
 
 class MixError(ValueError):
-    """A mix names an unknown family or a count that does not add up."""
+    """A mix names an unknown environment or a count that does not add up."""
 
 
 @dataclass(frozen=True)
 class Mix:
-    """Demonstration counts per family, in registry order; families with no demonstrations are left out."""
+    """Demonstration counts per environment, in registry order; environments with no demonstrations are left out."""
 
     counts: tuple[tuple[str, int], ...]
 
@@ -54,7 +54,7 @@ class Mix:
 
     @classmethod
     def parse(cls, text: str) -> Mix:
-        """A mix from `family=count,...` or `@selector=count,...`; raises MixError with one readable line."""
+        """A mix from `environment=count,...` or `@selector=count,...`; raises MixError with one readable line."""
         counts: dict[str, int] = {}
         named: set[str] = set()
         for part in filter(None, (p.strip() for p in text.split(","))):
@@ -70,7 +70,7 @@ class Mix:
                 for selected in select(name[1:]):
                     counts[selected] = int(value)
                 continue
-            found = environment_named(name)  # a short label or an old name (`2d`, `two_digit`) names the family too
+            found = environment_named(name)  # a short label or an old name (`2d`, `two_digit`) names it too
             name = found.name if found else name
             if name in named:
                 raise MixError(f"environment {name!r} appears twice in the mix")
@@ -117,12 +117,12 @@ class Mix:
         return slug(self.spec())
 
     def demonstrations(self, seed: int) -> list[Problem]:
-        """Every demonstration problem of the mix for `seed`, family by family."""
+        """Every demonstration problem of the mix for `seed`, environment by environment."""
         return [p for name, n in self.counts for p in by_name(name).demonstrations(seed, n)]
 
 
 def select(selector: str) -> list[str]:
-    """Families named by coordinates: `operands:2`, `op:sub&digits:1`, `all`, `all!operands:3&digits:2`."""
+    """Environments named by coordinates: `operands:2`, `op:sub&digits:1`, `all`, `all!operands:3&digits:2`."""
     keep, bang, drop = selector.partition("!")
     chosen = list(REGISTERED) if keep.strip() == "all" else _where(keep)
     dropped = set(_where(drop)) if bang else set()

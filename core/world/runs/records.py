@@ -78,10 +78,10 @@ class RunMeta:
     recipe: str  # the name of the recipe that made it (`core.world.runs.recipes`): "finetune", "pretrain", ...
     # (stored under the key "kind", in checkpoints and stores alike: every file written before reads the same)
     settings: object | None = None  # an instance of its recipe's settings class
-    mix: str | None = None  # a fine-tune's mix in `family=count,...` form
+    mix: str | None = None  # a fine-tune's mix in `environment=count,...` form
     seed: int | None = None  # a fine-tune's seed (also in its settings)
-    held_out: int | None = None  # held-out sums per family it was scored on (None: all)
-    scores: dict[str, HeldOutScore] = field(default_factory=dict)  # family -> held-out score
+    held_out: int | None = None  # held-out sums per environment it was scored on (None: all)
+    scores: dict[str, HeldOutScore] = field(default_factory=dict)  # environment -> held-out score
     losses: tuple[float, ...] = ()  # training loss per step
     train_seconds: float = 0.0
     eval_seconds: float = 0.0
@@ -105,7 +105,7 @@ class RunMeta:
     @classmethod
     def of_run(cls, settings, mix, held_out: int | None, base, measured=(), **done) -> RunMeta:
         """The record of a run of `settings`' recipe on `mix` (a `Mix`) from `base`: its recipe, mix and seed read
-        from them, each step's `measured` metrics kept as one column per metric measured at every step (a family's
+        from them, each step's `measured` metrics kept as one column per metric measured at every step (an environment's
         reward, measured only at steps that drew its sums, streams live but is not kept); `done` holds the rest
         (scores, losses, seconds, completed, before). Every trainer and the tests' scripted engine make records
         here, so what they record cannot drift apart."""
