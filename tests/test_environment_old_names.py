@@ -49,9 +49,9 @@ def test_gymnasium_makes_the_canonical_ids_and_the_old_ids_as_aliases_of_them():
     environment (its id the canonical one, the same problems)."""
     for new, old in (("breadth/add-2x2-v1", "breadth/two-digit-v1"), ("breadth/add-3x1-v1", "breadth/three-digit-v1")):
         made, aliased = gymnasium.make(new).unwrapped, gymnasium.make(old).unwrapped
-        assert made.id == aliased.id == new and made.family is aliased.family is environment(new)
+        assert made.id == aliased.id == new and made.environment is aliased.environment is environment(new)
         assert made.reset(seed=3)[0] == aliased.reset(seed=3)[0]
-    assert gymnasium.make("breadth/add-2x2-v1").unwrapped.family.name == "add_2x2"
+    assert gymnasium.make("breadth/add-2x2-v1").unwrapped.environment.name == "add_2x2"
 
 
 def test_old_names_and_ids_read_as_the_environment_in_every_lookup():

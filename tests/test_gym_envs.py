@@ -35,7 +35,7 @@ def test_every_environment_is_registered_under_its_breadth_id():
     assert sorted(k for k in gymnasium.registry if k in old_ids()) == sorted(old_ids())
     for name in ours:
         env = make(name)
-        assert env.id == name and env.family is environment(name)
+        assert env.id == name and env.environment is environment(name)
 
 
 def test_the_drawn_sample_covers_a_postfix_form_and_mixed_operations():
@@ -118,7 +118,7 @@ def test_an_action_is_read_up_to_the_calculators_turn():
 def test_seeded_resets_repeat_and_draw_from_the_split_asked():
     """The same seed gives the same problem; each split's draws lie in that split; the test split is the default."""
     env = make("breadth/add-3x2-v1")
-    family = env.family
+    family = env.environment
     assert env.reset(seed=5) == env.reset(seed=5)
     validation = {p.prompt for p in family.validation(0, None)}
     demonstrations = {p.prompt for p in family.demonstrations(0, family.demo_pool)}
