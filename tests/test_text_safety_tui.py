@@ -91,7 +91,7 @@ async def test_a_loaded_checkpoint_with_hostile_failure_kinds_and_file_name_show
     shown written out, and no escape reaches the screen."""
     shipped = Path(PRESETS["two_digit_70"].shipped)
     meta = read_header(shipped).meta
-    meta["scores"]["add_2x2"]["failures"] = {KIND: 3}
+    meta["scores"]["two_digit"]["failures"] = {KIND: 3}  # the metadata as the shipped file stores it
     path = tmp_path / "\x1b]0;pwned\x07[b]x.safetensors"
     path.write_bytes(save(load_file(shipped), metadata={KEY: json.dumps(meta)}))
     app = fake_app()
