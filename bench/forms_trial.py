@@ -43,7 +43,7 @@ from breadth.core.world.runs.settings import FinetuneSettings
 from breadth.core.world.text.transcript import Role, Segment, Transcript
 
 CANDIDATES = {**FORMS, **{f.name: f for f in DROPPED}}  # every form measured: kept ones, then dropped ones
-KINDS = ("two_digit", "three_digit")  # the plate's two task kinds
+KINDS = ("add_2x2", "add_3x1")  # the plate's two task kinds
 DEMOS = 35  # demonstrations per kind per form, as in the plate's mix 35+35
 PLATE_STEPS, PLATE_DEMOS = 400, 70  # the plate: each demonstration seen about 400 * 8 / 70 = 46 times
 KEEP = 0.90  # a form is kept if the all-forms model solves at least this share of each kind in it

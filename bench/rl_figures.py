@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from bench.rl_experiments import EPISODES, KNOWN, TARGET
+from breadth.core.world.arithmetic.problem import canonical
 from breadth.core.world.runs.stats import mean_interval
 
 SHOWN_METRICS = (
@@ -18,7 +19,10 @@ SHOWN_METRICS = (
 
 
 def rate(run: dict, name: str) -> float:
-    s = run["record"]["scores"][name]
+    """A run's held-out success on `name` (`two_digit`), its score read under the environment's name now too
+    (`add_2x2`: records written since the rename)."""
+    scores = run["record"]["scores"]
+    s = scores[name] if name in scores else scores[canonical(name)]
     return s["solved"] / s["total"]
 
 

@@ -1,4 +1,4 @@
-"""breadth's engine: vocabulary, model, calculator environment, task families, training and evaluation.
+"""breadth's engine: vocabulary, model, calculator, environments, training and evaluation.
 
 Nothing in this package imports Textual; the UI drives it through plain callbacks and dataclasses.
 """

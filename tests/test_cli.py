@@ -89,7 +89,7 @@ def test_missing_checkpoint(capsys, tmp_path, command):
     [
         ["play", "{ckpt}", "23+45"],
         ["eval", "{ckpt}"],
-        ["train", "--mix", "two_digit=8", "--base", "{ckpt}", "--out", "{out}"],
+        ["train", "--mix", "add_2x2=8", "--base", "{ckpt}", "--out", "{out}"],
     ],
 )
 def test_corrupt_checkpoint(capsys, tmp_path, garbage, command):
@@ -104,12 +104,12 @@ def test_corrupt_checkpoint(capsys, tmp_path, garbage, command):
     "mix",
     [
         "nope=70",
-        "two_digit=35,two_digit=35",
-        "two_digit=500",
-        "two_digit=0",
+        "add_2x2=35,add_2x2=35",
+        "add_2x2=500",
+        "add_2x2=0",
         "",
-        "two_digit=\u00b2",
-        "two_digit",
+        "add_2x2=\u00b2",
+        "add_2x2",
     ],
 )
 def test_train_bad_mix(capsys, tmp_path, mix):
@@ -125,10 +125,10 @@ def test_train_bad_mix(capsys, tmp_path, mix):
         ["eval", "{base}", "--held-out", "zero"],
         ["eval", "{base}", "--held-out", "0"],
         ["eval", "{base}", "--seed", "-1"],
-        ["train", "--mix", "two_digit=8", "--out", "{out}", "--lr", "0"],
-        ["train", "--mix", "two_digit=8", "--out", "{out}", "--dropout", "1"],
-        ["train", "--mix", "two_digit=8", "--out", "{out}", "--steps", "many"],
-        ["train", "--mix", "two_digit=8"],
+        ["train", "--mix", "add_2x2=8", "--out", "{out}", "--lr", "0"],
+        ["train", "--mix", "add_2x2=8", "--out", "{out}", "--dropout", "1"],
+        ["train", "--mix", "add_2x2=8", "--out", "{out}", "--steps", "many"],
+        ["train", "--mix", "add_2x2=8"],
         ["plate", "--seeds", ","],
         ["frobnicate"],
         [],
@@ -144,7 +144,7 @@ def test_bad_flags(capsys, tmp_path, base_path, argv):
 
 def test_train_into_a_directory(capsys, tmp_path):
     """Asking train to write its checkpoint over a directory is refused in one line."""
-    assert "directory" in _usage_error(capsys, ["train", "--mix", "two_digit=8", "--out", tmp_path])
+    assert "directory" in _usage_error(capsys, ["train", "--mix", "add_2x2=8", "--out", tmp_path])
 
 
 def test_eval_json_into_a_directory(capsys, tmp_path, base_path):
@@ -160,7 +160,7 @@ def test_play_on_the_base(capsys, base_path):
     assert captured.out.startswith("23+45=")
     verdicts = [line for line in captured.out.splitlines() if line.startswith("verdict: ")]
     assert len(verdicts) == 1
-    assert re.fullmatch(r"verdict: (correct|wrong: [a-z' ]+)  \(true result 68; two_digit\)", verdicts[0])
+    assert re.fullmatch(r"verdict: (correct|wrong: [a-z' ]+)  \(true result 68; add_2x2\)", verdicts[0])
 
 
 def test_play_outside_both_families(capsys, base_path):
@@ -171,12 +171,12 @@ def test_play_outside_both_families(capsys, base_path):
 
 @pytest.mark.slow
 def test_train_then_eval(capsys, tmp_path, base_path):
-    """`train --mix two_digit=8 --steps 5` writes a checkpoint that `eval --json` scores per family."""
+    """`train --mix add_2x2=8 --steps 5` writes a checkpoint that `eval --json` scores per family."""
     ckpt, report = tmp_path / "ft.safetensors", tmp_path / "out.json"
-    assert main(["train", "--mix", "two_digit=8", "--steps", "5", "--out", str(ckpt)]) == 0
+    assert main(["train", "--mix", "add_2x2=8", "--steps", "5", "--out", str(ckpt)]) == 0
     assert f"wrote {ckpt}" in capsys.readouterr().out.replace("\n", "")
     run = read_metadata(ckpt)
-    assert run.recipe == "finetune" and run.mix == "two_digit=8" and run.seed == 0
+    assert run.recipe == "finetune" and run.mix == "add_2x2=8" and run.seed == 0
     assert run.settings.steps == 5 and len(run.losses) == 5 and run.completed is True
     assert run.base == str(base_path)
 
@@ -191,7 +191,7 @@ def test_train_then_eval(capsys, tmp_path, base_path):
         assert 0 <= score["solved"] <= 5
         assert sum(score["failures"].values()) == 5 - score["solved"]
     assert len(data["episodes"]) == 5 * len(REGISTERED)
-    assert [e["family"] for e in data["episodes"]].count("three_digit") == 5
+    assert [e["family"] for e in data["episodes"]].count("add_3x1") == 5
     for e in data["episodes"]:
         text = "".join(t for _, t in e["segments"])
         assert text.startswith(e["prompt"]) and e["segments"][0] == ["prompt", e["prompt"]]

@@ -31,49 +31,47 @@ from breadth.core.world.text.vocab import ERROR
 def test_registry_refuses_a_duplicate_name_or_coordinates():
     """Registering a second family under an existing name, or at taken coordinates, raises and keeps the original."""
     original = dict(REGISTERED)
-    with pytest.raises(ValueError, match="two_digit"):
-        register(Environment("two_digit", "2d", "two-digit", "an impostor", Coordinates(4, 2, "-")))
+    with pytest.raises(ValueError, match="add_2x2"):
+        register(Environment("add_2x2", "2d", "two-digit", "an impostor", Coordinates(4, 2, "-")))
     with pytest.raises(ValueError, match="same coordinates"):
         register(Environment("twin", "tw", "twin", "the plate's two-digit family again", Coordinates(2, 2, "+")))
     assert REGISTERED == original
-    assert REGISTERED["two_digit"] is original["two_digit"]
+    assert REGISTERED["add_2x2"] is original["add_2x2"]
 
 
 def test_the_grid_holds_the_plates_families_first_and_varies_along_three_dimensions():
     """The plate's two families come first; at least 8 families vary along operands, digits and operation."""
-    assert list(REGISTERED)[:2] == ["two_digit", "three_digit"]
-    assert REGISTERED["two_digit"].at == Coordinates(2, 2, "+") and REGISTERED["three_digit"].at == Coordinates(
-        3, 1, "+"
-    )
+    assert list(REGISTERED)[:2] == ["add_2x2", "add_3x1"]
+    assert REGISTERED["add_2x2"].at == Coordinates(2, 2, "+") and REGISTERED["add_3x1"].at == Coordinates(3, 1, "+")
     assert len(REGISTERED) >= 8
     for dimension in DIMENSIONS:
         assert len(dimension_values(dimension)) >= 2, dimension
     assert dimension_values("operands") == ["2", "3", "4"] and dimension_values("op") == ["add", "sub"]
     registered = list(REGISTERED.values())
-    assert [e.name for e in where(registered, operands="2")] == ["two_digit", "add_2x1", "sub_2x2"]
+    assert [e.name for e in where(registered, operands="2")] == ["add_2x2", "add_2x1", "sub_2x2"]
     assert {e.name for e in where(registered, op="sub", digits="1")} == {"sub_3x1", "sub_4x1"}
     with pytest.raises(ValueError, match="dimension"):
         where(registered, colour="blue")
 
 
 def test_the_plates_families_keep_their_demonstrations_and_held_out_sums():
-    """two_digit and three_digit give the same demonstrations and held-out sums as before the grid (pinned hashes
+    """add_2x2 and add_3x1 give the same demonstrations and held-out sums as before the grid (pinned hashes
     of seeds 0, 1 and 7, recorded from the two-family registry), so the plate's results still apply. The held-out
     sums are the test split followed by the validation split: every sum stays where it was, only the cut is new."""
     pinned = {
-        ("two_digit", 0): "470bbf8373e10eb6",
-        ("two_digit", 1): "19c395d17e5282c2",
-        ("two_digit", 7): "7d7b3a66f43845ac",
-        ("three_digit", 0): "34496b9565982799",
-        ("three_digit", 1): "9e7a6e2a8c1d5564",
-        ("three_digit", 7): "4debbb06450f6712",
+        ("add_2x2", 0): "470bbf8373e10eb6",
+        ("add_2x2", 1): "19c395d17e5282c2",
+        ("add_2x2", 7): "7d7b3a66f43845ac",
+        ("add_3x1", 0): "34496b9565982799",
+        ("add_3x1", 1): "9e7a6e2a8c1d5564",
+        ("add_3x1", 7): "4debbb06450f6712",
     }
     for (name, seed), digest in pinned.items():
         fam = REGISTERED[name]
         demos = [list(p.operands) for p in fam.demonstrations(seed, 200)]
         held = [list(p.operands) for p in fam.held_out(seed, None) + fam.validation(seed, None)]
         assert hashlib.sha256(json.dumps([demos, held]).encode()).hexdigest()[:16] == digest, (name, seed)
-    assert REGISTERED["two_digit"].size() == 8100 and REGISTERED["three_digit"].size() == 1000
+    assert REGISTERED["add_2x2"].size() == 8100 and REGISTERED["add_3x1"].size() == 1000
 
 
 # The contract every registered family keeps (a new family is checked by these without a line of test).
@@ -150,7 +148,7 @@ def test_held_out_never_among_demonstrations(name, seed):
 
 def test_held_out_count_is_capped_by_the_family():
     """Asking for more held-out sums than a family has gives its whole test split, no more."""
-    fam = REGISTERED["three_digit"]  # 1000 sums: 200 demonstrations, 600 test, 200 validation
+    fam = REGISTERED["add_3x1"]  # 1000 sums: 200 demonstrations, 600 test, 200 validation
     assert len(fam.held_out(0, 10_000)) == fam.size() - DEMO_POOL - 200 == 600
     small = REGISTERED["add_2x1"]  # 100 sums: half kept for demonstrations; of the rest, a quarter for validation
     assert small.demo_pool == 50 and len(small.held_out(0, None)) == 38 and len(small.validation(0, None)) == 12
@@ -160,7 +158,7 @@ def test_held_out_count_is_capped_by_the_family():
 def test_demonstrations_beyond_the_pool_are_refused(count):
     """Demonstrations come only from the pool: a count outside 0..DEMO_POOL raises ValueError."""
     with pytest.raises(ValueError):
-        REGISTERED["two_digit"].demonstrations(0, count)
+        REGISTERED["add_2x2"].demonstrations(0, count)
     with pytest.raises(MixError, match="from 0 to 50"):
         Mix.of(add_2x1=51)
 
@@ -176,47 +174,47 @@ def test_subtraction_runs_left_to_right_and_never_below_zero():
 
 def test_presets_are_the_plates_mixes():
     """The three presets are 70 two-digit, 70 three-digit, and 35 + 35."""
-    assert PRESETS["two_digit_70"].mix.counts == (("two_digit", 70),)
-    assert PRESETS["three_digit_70"].mix.counts == (("three_digit", 70),)
-    assert PRESETS["mix_35_35"].mix.counts == (("two_digit", 35), ("three_digit", 35))
+    assert PRESETS["two_digit_70"].mix.counts == (("add_2x2", 70),)
+    assert PRESETS["three_digit_70"].mix.counts == (("add_3x1", 70),)
+    assert PRESETS["mix_35_35"].mix.counts == (("add_2x2", 35), ("add_3x1", 35))
     assert all(p.mix.total == 70 for p in PRESETS.values())
 
 
 def test_mix_demonstrations_come_family_by_family():
     """A mix's demonstrations are each family's first demonstrations for the seed, in registry order."""
     demos = PRESETS["mix_35_35"].mix.demonstrations(2)
-    assert demos == REGISTERED["two_digit"].demonstrations(2, 35) + REGISTERED["three_digit"].demonstrations(2, 35)
+    assert demos == REGISTERED["add_2x2"].demonstrations(2, 35) + REGISTERED["add_3x1"].demonstrations(2, 35)
 
 
 def test_mix_parse_round_trips_and_orders_by_registry():
     """Parsing accepts spaces and any order, and spec() gives text that parses back to the same mix."""
-    m = Mix.parse(" three_digit = 20 , two_digit=10 ,")
-    assert m.counts == (("two_digit", 10), ("three_digit", 20))
+    m = Mix.parse(" add_3x1 = 20 , add_2x2=10 ,")
+    assert m.counts == (("add_2x2", 10), ("add_3x1", 20))
     assert Mix.parse(m.spec()) == m
-    assert m.label() == "two_digit 10 + three_digit 20"
-    assert Mix.parse("two_digit=5,three_digit=0").counts == (("two_digit", 5),)
+    assert m.label() == "add_2x2 10 + add_3x1 20"
+    assert Mix.parse("add_2x2=5,add_3x1=0").counts == (("add_2x2", 5),)
 
 
 @pytest.mark.parametrize(
     "text",
     [
         "nope=70",  # unknown family
-        "two_digit=35,nope=35",
-        "two_digit",  # no count
-        "two_digit=",
-        "two_digit=abc",
-        "two_digit=-3",
-        "two_digit=3.5",
-        "two_digit=500",  # more than the demonstration pool
-        "two_digit=0",  # no demonstrations at all
-        "two_digit=0,three_digit=0",
-        "two_digit=35,two_digit=35",  # duplicate
-        "two_digit=35, two_digit =1",
+        "add_2x2=35,nope=35",
+        "add_2x2",  # no count
+        "add_2x2=",
+        "add_2x2=abc",
+        "add_2x2=-3",
+        "add_2x2=3.5",
+        "add_2x2=500",  # more than the demonstration pool
+        "add_2x2=0",  # no demonstrations at all
+        "add_2x2=0,add_3x1=0",
+        "add_2x2=35,add_2x2=35",  # duplicate
+        "add_2x2=35, add_2x2 =1",
         "",  # empty
         " , ,",
         "=35",
-        "two_digit=\u00b2",  # superscript two: isdigit() but not a number
-        "two_digit=\u0663\u0665",  # Arabic-Indic digits
+        "add_2x2=\u00b2",  # superscript two: isdigit() but not a number
+        "add_2x2=\u0663\u0665",  # Arabic-Indic digits
     ],
 )
 def test_mix_parse_errors(text):
@@ -248,8 +246,8 @@ def test_parse_sum_accepts(text, operands):
 
 def test_parse_sum_names_the_family():
     """A typed sum is tagged with the family whose space holds it, or '' outside every family."""
-    assert parse_sum("23+45").family == "two_digit"
-    assert parse_sum("3+4+5").family == "three_digit"
+    assert parse_sum("23+45").family == "add_2x2"
+    assert parse_sum("3+4+5").family == "add_3x1"
     assert parse_sum("3+4").family == "add_2x1"
     assert parse_sum("12+34+56+78").family == "add_4x2"
     assert (parse_sum("9-4-3").family, parse_sum("9-4-3").op) == ("sub_3x1", "-")
@@ -334,8 +332,8 @@ def test_a_probe_with_a_bad_family_name_is_one_line(text, says):
 @pytest.mark.parametrize(
     "text, families",
     [
-        ("@operands:2=35", {"two_digit": 35, "add_2x1": 35, "sub_2x2": 35}),
-        ("@op:sub&digits:1=20,two_digit=70", {"two_digit": 70, "sub_3x1": 20, "sub_4x1": 20}),
+        ("@operands:2=35", {"add_2x2": 35, "add_2x1": 35, "sub_2x2": 35}),
+        ("@op:sub&digits:1=20,add_2x2=70", {"add_2x2": 70, "sub_3x1": 20, "sub_4x1": 20}),
         ("@all!operands:3&digits:2=10", {n: 10 for n in REGISTERED if n not in ("add_3x2", "sub_3x2")}),
         ("@all=10,add_4x2=0", {n: 10 for n in REGISTERED if n != "add_4x2"}),
         ("@all!operands:9=10", {n: 10 for n in REGISTERED}),  # excluding coordinates no environment has: none

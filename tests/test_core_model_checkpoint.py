@@ -94,7 +94,7 @@ def test_head_is_tied_to_the_embedding(tiny):
 
 def test_save_load_round_trip(tiny, tmp_path):
     """Saving and loading gives identical logits, the same configuration and the metadata we stored."""
-    run = RunMeta("finetune", seed=7, mix="two_digit=3", scores={"two_digit": HeldOutScore("two_digit", 3, 4)})
+    run = RunMeta("finetune", seed=7, mix="add_2x2=3", scores={"add_2x2": HeldOutScore("add_2x2", 3, 4)})
     path = checkpoint.save(tiny, run, tmp_path / "m.safetensors")
     model, header = checkpoint.load(path)
     idx = torch.randint(VOCAB_SIZE, (2, 16))

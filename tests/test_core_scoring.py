@@ -21,9 +21,9 @@ def odd_first_skips_the_call(operands: tuple[int, ...]) -> str:
 
 
 def _scores(seed: int = 0) -> tuple[list, dict[str, HeldOutScore]]:
-    problems = REGISTERED["two_digit"].held_out(seed, 30) + REGISTERED["three_digit"].held_out(seed, 30)
+    problems = REGISTERED["add_2x2"].held_out(seed, 30) + REGISTERED["add_3x1"].held_out(seed, 30)
     scored = play(lambda n: ScriptedPolicy(odd_first_skips_the_call, n), problems)
-    return scored, tally(scored, ["two_digit", "three_digit"])
+    return scored, tally(scored, ["add_2x2", "add_3x1"])
 
 
 def test_a_score_keeps_its_first_failed_transcripts_with_who_wrote_what():
@@ -40,8 +40,8 @@ def test_a_score_keeps_its_first_failed_transcripts_with_who_wrote_what():
 
 def test_a_run_with_no_failures_keeps_no_examples():
     """A family solved on every sum keeps nothing, and its JSON form has no examples key."""
-    problems = REGISTERED["two_digit"].held_out(0, 10)
-    score = tally(play(lambda n: ScriptedPolicy(demonstrator, n), problems), ["two_digit"])["two_digit"]
+    problems = REGISTERED["add_2x2"].held_out(0, 10)
+    score = tally(play(lambda n: ScriptedPolicy(demonstrator, n), problems), ["add_2x2"])["add_2x2"]
     assert score.solved == 10 and score.examples == () and "examples" not in score.to_dict()
 
 
@@ -50,14 +50,14 @@ def test_kept_transcripts_survive_metadata_and_the_store(tmp_path):
     with Store(tmp_path / "s.sqlite") as store:
         for seed in (0, 1):
             _, scores = _scores(seed)
-            run = RunMeta("finetune", FinetuneSettings(seed=seed), "two_digit=70", seed, 30, scores, (1.0,), 1.0, 1.0)
+            run = RunMeta("finetune", FinetuneSettings(seed=seed), "add_2x2=70", seed, 30, scores, (1.0,), 1.0, 1.0)
             assert RunMeta.from_dict(run.to_dict()) == run
-            key = run_key("two_digit=70", FinetuneSettings(seed=seed), 30, "h", ["two_digit", "three_digit"])
+            key = run_key("add_2x2=70", FinetuneSettings(seed=seed), 30, "h", ["add_2x2", "add_3x1"])
             store.add(StoredRun(key, run, "h", "sweep"))
         (cell,) = summarise(store.runs())
-    examples = cell.families["two_digit"].examples
+    examples = cell.families["add_2x2"].examples
     assert [seed for seed, _ in examples] == [0, 1] * EXAMPLES_KEPT
-    assert examples[0][1] == _scores(0)[1]["two_digit"].examples[0]
+    assert examples[0][1] == _scores(0)[1]["add_2x2"].examples[0]
 
 
 @pytest.mark.parametrize(
@@ -73,5 +73,5 @@ def test_kept_transcripts_survive_metadata_and_the_store(tmp_path):
 def test_hostile_kept_transcripts_are_refused_in_one_line(examples, says):
     """Metadata a user hands over with too many, unknown-role or huge examples is refused, never trusted."""
     with pytest.raises(MetadataError) as e:
-        HeldOutScore.from_dict("two_digit", {"solved": 0, "total": 1, "failures": {}, "examples": examples})
+        HeldOutScore.from_dict("add_2x2", {"solved": 0, "total": 1, "failures": {}, "examples": examples})
     assert says in str(e.value) and "\n" not in str(e.value)

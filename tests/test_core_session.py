@@ -44,7 +44,7 @@ def test_protocol_round_trips_every_message_and_refuses_garbage():
     """Each command and event survives a JSON line; anything else is a ProtocolError, never an exception."""
     messages = [
         p.Load("k", "/x"),
-        p.Train(1, "two_digit=3", {"steps": 2}, "/b", "/o", 5),
+        p.Train(1, "add_2x2=3", {"steps": 2}, "/b", "/o", 5),
         p.Stop(1),
         p.Play(2, "k", "3+4"),
         p.Quit(),
@@ -58,7 +58,7 @@ def test_protocol_round_trips_every_message_and_refuses_garbage():
         p.Save(3, "k", "/x"),
         p.Saved(3, "/x"),
         p.Failed("train", "boom", 1),
-        p.ScoreEnvironments(4, "k", ["two_digit", "2a1"], 5),
+        p.ScoreEnvironments(4, "k", ["add_2x2", "2a1"], 5),
         p.EnvironmentsProgress(4, 8, 183, 0.5),
         p.EnvironmentsScored(4, "k", 0, 30, {"2a1": {"solved": 1, "total": 30, "failures": {}}}, 8.5, 7.9),
     ]
@@ -77,13 +77,13 @@ def test_load_then_play_streams_characters_with_roles_then_the_verdict(session):
     s.handle(p.Load("mix", str(MIX)))
     s.handle(p.Play(7, "mix", "3+4+5"))
     got = _events(events)
-    assert got["Loaded"][0].meta["mix"] == "two_digit=35,three_digit=35"
+    assert got["Loaded"][0].meta["mix"] == "two_digit=35,three_digit=35"  # the metadata as stored, read by the app
     chars = got["Char"]
     assert all(c.id == 7 for c in chars)
     played = got["Played"][0]
     assert "".join(c.char for c in chars) == "".join(text for _, text in played.segments)
     assert [c.role for c in chars[:6]] == ["prompt"] * 6
-    assert played.answer == 12 and played.family == "three_digit"
+    assert played.answer == 12 and played.family == "add_3x1"
     assert played.solved == (played.failure is None)
 
 
@@ -106,9 +106,7 @@ def test_train_streams_steps_saves_loads_and_reports_scores(session, tmp_path, b
     """Train sends every step, saves the model under out_dir, loads it, and reports its held-out scores."""
     s, events = session
     s.handle(
-        p.Train(
-            4, "two_digit=4,three_digit=4", {"steps": 6, "batch_size": 4}, str(base_path), str(tmp_path), held_out=3
-        )
+        p.Train(4, "add_2x2=4,add_3x1=4", {"steps": 6, "batch_size": 4}, str(base_path), str(tmp_path), held_out=3)
     )
     got = _events(events)
     assert [e.step for e in got["Step"]] == [1, 2, 3, 4, 5, 6]
@@ -122,7 +120,7 @@ def test_stop_in_the_inbox_ends_training_at_the_next_step_and_keeps_nothing(sess
     """A Stop waiting in the inbox stops the job after one step; no model is saved or loaded."""
     s, events = session
     s.inbox.put(p.Stop(5))
-    s.handle(p.Train(5, "two_digit=4", {"steps": 1000}, str(base_path), str(tmp_path)))
+    s.handle(p.Train(5, "add_2x2=4", {"steps": 1000}, str(base_path), str(tmp_path)))
     got = _events(events)
     assert got["Stopped"] == [p.Stopped(5, 1)]
     assert "Trained" not in got and not list(tmp_path.iterdir())
@@ -191,9 +189,7 @@ def test_training_keeps_snapshots_that_replay_and_are_scored_when_idle(session, 
     one; each is scored on a few held-out sums of every family in background work, one at a time, and then they
     are saved beside the checkpoint with their scores."""
     s, events = session
-    s.handle(
-        p.Train(6, "two_digit=4", {"steps": 6, "batch_size": 4}, str(base_path), str(tmp_path), 3, snapshot_every=4)
-    )
+    s.handle(p.Train(6, "add_2x2=4", {"steps": 6, "batch_size": 4}, str(base_path), str(tmp_path), 3, snapshot_every=4))
     got = _events(events)
     assert [e.step for e in got["Snapshot"]] == [0, 4, 6]
     key = got["Trained"][0].key
@@ -206,7 +202,7 @@ def test_training_keeps_snapshots_that_replay_and_are_scored_when_idle(session, 
         s.work()
     scored = _events(events)["SnapshotScored"]
     assert [e.step for e in scored] == [0, 4, 6] and all(e.key == key for e in scored)
-    assert all(set(e.scores) == set(REGISTERED) and e.scores["two_digit"]["total"] == 20 for e in scored)
+    assert all(set(e.scores) == set(REGISTERED) and e.scores["add_2x2"]["total"] == 20 for e in scored)
     saved = read_snapshot_header(sidecar_of(got["Trained"][0].path))
     assert [(step.step, step.weights) for step in saved.steps] == [(0, "base"), (4, "stored"), (6, "checkpoint")]
     solved = [{name: sc.solved for name, sc in step.scores.items()} for step in saved.steps]
@@ -218,7 +214,7 @@ def _train_with_scripted_models(tmp_path, monkeypatch) -> list:
     monkeypatch.setattr("fake_engine.STEP_SECONDS", 0.0)
     events: list = []
     session = Session(events.append, ScriptedModels())
-    session.handle(p.Train(1, "two_digit=4", {"steps": 2}, str(BASE), str(tmp_path / "runs"), 2))
+    session.handle(p.Train(1, "add_2x2=4", {"steps": 2}, str(BASE), str(tmp_path / "runs"), 2))
     assert "run:1" in session.loaded and session.files["run:1"]
     return events
 

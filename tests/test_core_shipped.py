@@ -28,28 +28,28 @@ def _calls(scored, family: str) -> list[int]:
 def test_two_digit_model_makes_at_most_one_call_on_three_digit_sums(shipped):
     """A two-digit-only model never makes the second call a three-digit sum needs, so it solves none."""
     scores, scored = shipped["two_digit_70"]
-    assert max(_calls(scored, "three_digit")) <= 1
-    assert scores["three_digit"].solved == 0
-    assert scores["two_digit"].solved >= 27  # it did learn its own family (30/30 when shipped)
+    assert max(_calls(scored, "add_3x1")) <= 1
+    assert scores["add_3x1"].solved == 0
+    assert scores["add_2x2"].solved >= 27  # it did learn its own family (30/30 when shipped)
 
 
 def test_three_digit_model_never_makes_the_call_a_two_digit_sum_needs(shipped):
     """A three-digit-only model never calls `a+b` on the two two-digit operands, so it solves none of them."""
     scores, scored = shipped["three_digit_70"]
     for s in scored:
-        if s.problem.family == "two_digit":
+        if s.problem.family == "add_2x2":
             a, b = s.problem.operands
             assert f"{a}+{b}" not in [call.body for call in s.episode.calls], s.episode.transcript.text
-    assert scores["two_digit"].solved == 0
-    assert scores["three_digit"].solved >= 27  # 30/30 when shipped
+    assert scores["add_2x2"].solved == 0
+    assert scores["add_3x1"].solved >= 27  # 30/30 when shipped
 
 
 def test_mix_model_learns_both_procedures(shipped):
     """The 35 + 35 model makes one call on two-digit sums and two on three-digit sums, and solves some of each."""
     scores, scored = shipped["mix_35_35"]
-    assert set(_calls(scored, "two_digit")) == {1}
-    assert set(_calls(scored, "three_digit")) == {2}
-    assert scores["two_digit"].solved > 0 and scores["three_digit"].solved > 0
+    assert set(_calls(scored, "add_2x2")) == {1}
+    assert set(_calls(scored, "add_3x1")) == {2}
+    assert scores["add_2x2"].solved > 0 and scores["add_3x1"].solved > 0
 
 
 def test_shipped_models_score_what_their_metadata_says(shipped):
@@ -69,9 +69,9 @@ def test_shipped_models_score_what_their_metadata_says(shipped):
 
 
 PLATE_TARGETS = {  # preset -> (family, lowest rate, highest rate): the recipe's targets on 200 sums per family
-    "two_digit_70": (("two_digit", 0.95, 1.0), ("three_digit", 0.0, 0.02)),
-    "three_digit_70": (("three_digit", 0.90, 1.0), ("two_digit", 0.0, 0.02)),
-    "mix_35_35": (("two_digit", 0.005, 1.0), ("three_digit", 0.005, 1.0)),  # above 0%: one sum of 200 is 0.5%
+    "two_digit_70": (("add_2x2", 0.95, 1.0), ("add_3x1", 0.0, 0.02)),
+    "three_digit_70": (("add_3x1", 0.90, 1.0), ("add_2x2", 0.0, 0.02)),
+    "mix_35_35": (("add_2x2", 0.005, 1.0), ("add_3x1", 0.005, 1.0)),  # above 0%: one sum of 200 is 0.5%
 }
 
 

@@ -232,15 +232,15 @@ def test_a_curve_that_cannot_run_is_one_line(extra, says, tmp_path, monkeypatch,
 
 
 def test_held_out_success_is_read_by_the_dimension_a_training_environment_is_one_step_along():
-    """Three environments: two_digit and 2a2_postfix differ in the call's form alone, 2a2_postfix and 1a1_postfix
-    in the digits alone, two_digit and 1a1_postfix in both (no single step). Each held-out environment's success
+    """Three environments: add_2x2 and 2a2_postfix differ in the call's form alone, 2a2_postfix and 1a1_postfix
+    in the digits alone, add_2x2 and 1a1_postfix in both (no single step). Each held-out environment's success
     is counted under the dimensions along which a training environment of that run is one step away, else `none`."""
-    pool = ("two_digit", "1a1_postfix", "2a2_postfix")
+    pool = ("add_2x2", "1a1_postfix", "2a2_postfix")
     one_step = {  # hand-written: which dimension separates two environments, if exactly one does
-        frozenset({"two_digit", "2a2_postfix"}): "form",
+        frozenset({"add_2x2", "2a2_postfix"}): "form",
         frozenset({"2a2_postfix", "1a1_postfix"}): "digits",
     }
-    rate_of = {"two_digit": 0.1, "1a1_postfix": 0.3, "2a2_postfix": 0.5}
+    rate_of = {"add_2x2": 0.1, "1a1_postfix": 0.3, "2a2_postfix": 0.5}
     p = CurvePlan(pool, 1, 3, (1, 2), 30, (0,), FinetuneSettings())
     runs, expected = {}, {}
     for job, s, n in p.jobs("b"):

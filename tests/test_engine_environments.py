@@ -18,7 +18,7 @@ from breadth.core.learning.experiment import TorchModels
 from breadth.core.storage.presets import PRESETS
 
 MIX = PRESETS["mix_35_35"].shipped
-NAMES = ["two_digit", "1a1s1", "2s2_postfix"]  # a family, a mixed gap, postfix
+NAMES = ["add_2x2", "1a1s1", "2s2_postfix"]  # a family, a mixed gap, postfix
 
 
 def _drain(s: Session) -> None:
@@ -70,15 +70,15 @@ def test_every_environment_by_default_and_a_newer_request_replaces_one_under_way
     assert [(f.what, f.id) for f in failed] == [("scoreenvironments", 1)] and "replaced" in failed[0].message
     (scored,) = [e for e in events if isinstance(e, p.EnvironmentsScored)]
     assert scored.id == 2 and len(scored.scores) == 183
-    assert scored.scores["two_digit"] == scripted_env_score("two_digit", 30).to_dict()
+    assert scored.scores["add_2x2"] == scripted_env_score("add_2x2", 30).to_dict()
     assert {e.id for e in events if isinstance(e, p.EnvironmentsProgress)} == {1, 2}
 
 
 @pytest.mark.parametrize(
     "command",
     [
-        p.ScoreEnvironments(4, "mix", ["two_digit", "no_such_env"]),
-        p.ScoreEnvironments(4, "mix", ["two_digit", 7]),
+        p.ScoreEnvironments(4, "mix", ["add_2x2", "no_such_env"]),
+        p.ScoreEnvironments(4, "mix", ["add_2x2", 7]),
         p.ScoreEnvironments(4, "mix", [], 0),
         p.ScoreEnvironments(4, "not-loaded"),
     ],

@@ -58,7 +58,7 @@ def test_deeply_nested_long_and_mistyped_lines_fail_alone_and_later_commands_are
 
 def test_the_engine_exits_when_its_input_closes_even_mid_training(tmp_path):
     """Input closing while a job trains ends the job and the engine; nothing is saved."""
-    events = _serve([p.encode(p.Train(1, "two_digit=4", {"steps": 100_000}, str(BASE), str(tmp_path)))])
+    events = _serve([p.encode(p.Train(1, "add_2x2=4", {"steps": 100_000}, str(BASE), str(tmp_path)))])
     assert events[0]["type"] == "Ready"
     assert not any(e["type"] == "Trained" for e in events) and not list(tmp_path.iterdir())
 
@@ -68,7 +68,7 @@ def test_train_with_an_unwritable_runs_folder_is_refused_before_training(tmp_pat
     blocker = tmp_path / "a-file"
     blocker.write_text("x")
     events: list = []
-    Session(events.append, ScriptedModels()).handle(p.Train(2, "two_digit=4", {"steps": 3}, str(BASE), str(blocker)))
+    Session(events.append, ScriptedModels()).handle(p.Train(2, "add_2x2=4", {"steps": 3}, str(BASE), str(blocker)))
     assert [type(e).__name__ for e in events] == ["Failed"] and "not a folder" in events[0].message
 
 
@@ -79,7 +79,7 @@ def test_the_engine_refuses_settings_the_command_line_refuses(tmp_path):
     for i, (settings, held_out) in enumerate(
         [({"steps": 0}, 30), ({"batch_size": 0}, 30), ({"lr": float("inf")}, 30), ({}, 0)], start=1
     ):
-        session.handle(p.Train(i, "two_digit=4", settings, str(BASE), str(tmp_path), held_out))
+        session.handle(p.Train(i, "add_2x2=4", settings, str(BASE), str(tmp_path), held_out))
     assert [type(e).__name__ for e in events] == ["Failed"] * 4
     assert not list(tmp_path.iterdir())
 
@@ -91,27 +91,25 @@ def test_two_runs_of_one_mix_and_seed_in_the_same_second_keep_both_models(tmp_pa
     events: list = []
     session = Session(events.append, ScriptedModels())
     for job in (1, 2):
-        session.handle(p.Train(job, "two_digit=4", {"steps": 2}, str(BASE), str(tmp_path), 3))
+        session.handle(p.Train(job, "add_2x2=4", {"steps": 2}, str(BASE), str(tmp_path), 3))
     trained = [e for e in events if isinstance(e, p.Trained)]
     assert len(trained) == 2 and trained[0].path != trained[1].path
     assert sorted(f.name for f in tmp_path.iterdir()) == [
-        "20261130-120000-two_digit4-s0-2.safetensors",
-        "20261130-120000-two_digit4-s0.safetensors",
+        "20261130-120000-add_2x24-s0-2.safetensors",
+        "20261130-120000-add_2x24-s0.safetensors",
     ]
 
 
 def test_a_model_that_could_not_be_saved_stays_in_memory_and_can_be_saved_later(tmp_path, full_disk):
     """If saving after training fails (a full disk), the model is kept and announced; Save writes it later."""
     session, events = full_disk
-    session.handle(p.Train(1, "two_digit=4", {"steps": 2}, str(BASE), str(tmp_path), 3))
+    session.handle(p.Train(1, "add_2x2=4", {"steps": 2}, str(BASE), str(tmp_path), 3))
     (trained,) = [e for e in events if isinstance(e, p.Trained)]
     assert trained.path == "" and "kept in memory" in trained.note and trained.key in session.loaded
     target = tmp_path / "later.safetensors"
     session.handle(p.Save(2, trained.key, str(target)))
     assert events[-1] == p.Saved(2, str(target))
-    assert (
-        read_metadata(target).mix == "two_digit=4" and read_metadata(target).scores == session.records["run:1"].scores
-    )
+    assert read_metadata(target).mix == "add_2x2=4" and read_metadata(target).scores == session.records["run:1"].scores
     session.handle(p.Save(3, trained.key, str(target)))  # never over an existing file
     assert isinstance(events[-1], p.Failed) and events[-1].what == "save" and events[-1].id == 3
 
@@ -121,7 +119,7 @@ def test_the_engine_holds_a_bounded_number_of_models_and_never_drops_one_only_in
     from breadth.core.engine.session import MAX_LOADED
 
     session, events = full_disk
-    session.handle(p.Train(1, "two_digit=4", {"steps": 1}, str(BASE), str(tmp_path), 3))  # only in memory
+    session.handle(p.Train(1, "add_2x2=4", {"steps": 1}, str(BASE), str(tmp_path), 3))  # only in memory
     for i in range(MAX_LOADED + 2):
         session.handle(p.Load(f"m{i}", str(BASE)))
         session.handle(p.Play(i, "m0", "1+2"))  # m0 stays in use, so it is never the oldest
@@ -140,9 +138,9 @@ def test_runs_trained_in_the_app_are_recorded_in_the_results_store(tmp_path, mon
     monkeypatch.setattr("fake_engine.STEP_SECONDS", 0.0)
     monkeypatch.setenv("BREADTH_STORE", str(tmp_path / "s.sqlite"))
     events: list = []
-    Session(events.append, ScriptedModels()).handle(p.Train(1, "two_digit=4", {"steps": 2}, str(BASE), str(tmp_path)))
+    Session(events.append, ScriptedModels()).handle(p.Train(1, "add_2x2=4", {"steps": 2}, str(BASE), str(tmp_path)))
     (trained,) = [e for e in events if isinstance(e, p.Trained)]
     assert trained.note == ""
     with Store() as store:
         (run,) = store.runs()
-    assert run.source == "app" and run.checkpoint == trained.path and run.run.mix == "two_digit=4"
+    assert run.source == "app" and run.checkpoint == trained.path and run.run.mix == "add_2x2=4"

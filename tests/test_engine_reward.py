@@ -21,7 +21,7 @@ TWO = str(checkpoint_path("two_digit_70"))
 TINY = {"steps": 3, "prompts": 2, "group": 2, "seed": 1}
 
 
-def _train(session: Session, settings: dict, tmp_path, job: int = 1, mix: str = "three_digit=4") -> None:
+def _train(session: Session, settings: dict, tmp_path, job: int = 1, mix: str = "add_3x1=4") -> None:
     session.handle(p.Train(job, mix, settings, TWO, str(tmp_path), held_out=2, recipe="reward"))
 
 
@@ -65,7 +65,7 @@ def test_a_reward_run_sends_pass_at_g_first_then_groups_at_most_twice_a_second(t
     assert all(g.prompt.endswith("=") and {s.role for e in g.episodes for s in e.segments} <= set(Role) for g in groups)
     assert groups[-1].episodes[0].reward == 1.0 and groups[-1].episodes[0].expected
     events.clear()
-    session.handle(p.Train(2, "three_digit=4", {"steps": 5}, TWO, str(tmp_path), held_out=2))
+    session.handle(p.Train(2, "add_3x1=4", {"steps": 5}, TWO, str(tmp_path), held_out=2))
     assert not [e for e in events if isinstance(e, (p.Measured, p.Rollouts))]
 
 
@@ -79,11 +79,11 @@ def test_the_reward_trainer_reports_one_of_its_groups_with_every_step(one_thread
 
     model, _ = checkpoint.load(TWO)
     reports = []
-    from_reward(model, Mix.parse("three_digit=4"), RewardSettings(**TINY), lambda s: reports.append(s) or True)
+    from_reward(model, Mix.parse("add_3x1=4"), RewardSettings(**TINY), lambda s: reports.append(s) or True)
     assert [s.step for s in reports] == [1, 2, 3]
     for stats in reports:
         group = stats.group
-        assert len(group.episodes) == group.size == TINY["group"] and group.family == "three_digit"
+        assert len(group.episodes) == group.size == TINY["group"] and group.family == "add_3x1"
         assert all(e.segments[0].role is Role.PROMPT and e.segments[0].text == group.prompt for e in group.episodes)
         assert all(e.reward in (0.0, 1.0) and (e.failure is None) == (e.reward == 1.0) for e in group.episodes)
         assert SampledGroup.from_dict(group.to_dict()) == group
@@ -129,7 +129,7 @@ def test_the_scripted_engines_records_have_the_real_engines_shape(tmp_path, monk
         events: list = []
         folder = tmp_path / type(models).__name__
         session = Session(events.append, models, queue.Queue())
-        session.handle(p.Train(1, "three_digit=4", settings, TWO, str(folder), held_out=2, recipe=recipe))
+        session.handle(p.Train(1, "add_3x1=4", settings, TWO, str(folder), held_out=2, recipe=recipe))
         (trained,) = [e for e in events if isinstance(e, p.Trained)]
         records.append(trained.meta)
     real, scripted = records

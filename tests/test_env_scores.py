@@ -24,14 +24,14 @@ def score(name: str, solved: int, total: int = 30) -> HeldOutScore:
 
 def test_a_rate_pools_environments_each_counted_once():
     """The mean is over environments (not sums); the pooled counts are kept beside it; empty scores are left out."""
-    r = rate([score("two_digit", 30, 30), score("three_digit", 0, 10), score("add_2x1", 0, 0)])
+    r = rate([score("add_2x2", 30, 30), score("add_3x1", 0, 10), score("add_2x1", 0, 0)])
     assert (r.mean, r.solved, r.total, r.environments) == (0.5, 30, 40, 2)
     assert r.percent() == "50%" and rate([]).percent() == "-"
 
 
 def test_group_pools_by_the_values_of_any_dimensions():
     """Scores by environment name pool by operand count, by digits per position and by operations as signs."""
-    scores = {"two_digit": score("two_digit", 30), "add_2x1": score("add_2x1", 0), "2a1s2": score("2a1s2", 15)}
+    scores = {"add_2x2": score("add_2x2", 30), "add_2x1": score("add_2x1", 0), "2a1s2": score("2a1s2", 15)}
     by_operands = group(scores, ("operands",))
     assert by_operands[("2",)].mean == 0.5 and by_operands[("3",)].mean == 0.5
     assert set(group(scores, ("digits", "op"))) == {("2.2", "+"), ("1.1", "+"), ("2.1.2", "+-")}
@@ -42,7 +42,7 @@ def test_group_pools_by_the_values_of_any_dimensions():
 def test_summarise_makes_a_table_per_operand_count_with_its_means():
     """Rows are digit layouts, columns operation layouts per form (the plate's form first, one operation first),
     cells absent where no environment was scored; the row, column and table means pool their environments."""
-    names = ["two_digit", "add_2x1", "sub_2x2", "2a2_postfix", "2a1s2", "2s1a2", "three_digit"]
+    names = ["add_2x2", "add_2x1", "sub_2x2", "2a2_postfix", "2a1s2", "2s1a2", "add_3x1"]
     scores = {n: score(n, 3 * i) for i, n in enumerate(names)}
     summary = summarise(scores)
     two, three = summary.tables
@@ -103,13 +103,13 @@ def test_eval_envs_prints_by_dimension_and_keeps_every_score_in_json(tmp_path, c
     """`breadth eval two_digit_70 --envs ID,ID --json`: tables by dimension, each environment's score in the JSON."""
     monkeypatch.setenv("COLUMNS", str(WIDTH))
     out = tmp_path / "scores.json"
-    ids = "breadth/two-digit-v1,breadth/2a1s2-v1,breadth/1a1a1-postfix-v1"
+    ids = "breadth/add-2x2-v1,breadth/2a1s2-v1,breadth/1a1a1-postfix-v1"
     assert main(["eval", "two_digit_70", "--envs", ids, "--held-out", "5", "--json", str(out)]) == 0
     text = capsys.readouterr().out
     assert "2 numbers: 1 environment" in text and "3 numbers: 2 environments" in text and "…" not in text
     data = json.loads(out.read_text())
     assert list(data["environments"]) == ids.split(",")
-    assert data["environments"]["breadth/two-digit-v1"]["total"] == 5
+    assert data["environments"]["breadth/add-2x2-v1"]["total"] == 5
     assert data["summary"]["overall"]["environments"] == 3 and set(data["summary"]["by"]) >= {"form", "op"}
 
 
@@ -128,7 +128,7 @@ def test_eval_where_and_draw_choose_as_breadth_envs_does(tmp_path, capsys):
     ("args", "says"),
     [
         (["--envs", "breadth/five-digit-v1"], "no environment breadth/five-digit"),
-        (["--envs", "breadth/two-digit-v0"], "use breadth/two-digit-v1"),
+        (["--envs", "breadth/add-2x2-v0"], "use breadth/add-2x2-v1"),
         (["--where", "op=mul"], "no environment at op=mul"),
         (["--where", "operands"], "--where takes DIMENSION=VALUE"),
         (["--draw", "5000"], "cannot draw 5000 environments"),
@@ -150,4 +150,4 @@ def test_the_benchmark_scores_200_distinct_test_splits():
     pairs = [(seed, name) for seed, names in splits for name in names]
     assert len(pairs) == len(set(pairs)) == 200
     assert sorted(splits[0][1]) == sorted(f.name for f in environments())
-    assert env_id(environments()[0]) == "breadth/two-digit-v1"
+    assert env_id(environments()[0]) == "breadth/add-2x2-v1"

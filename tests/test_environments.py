@@ -13,8 +13,8 @@ from breadth.core.world.environments.registry import EnvError, draw, env_id, env
 
 
 def test_every_environment_has_a_versioned_id_that_finds_it():
-    """`breadth/two-digit-v1` is the plate's two-digit family; every id round-trips, with or without the namespace."""
-    assert env_id(REGISTERED["two_digit"]) == "breadth/two-digit-v1"
+    """`breadth/add-2x2-v1` is the plate's two-digit family; every id round-trips, with or without the namespace."""
+    assert env_id(REGISTERED["add_2x2"]) == "breadth/add-2x2-v1"
     assert env_id(REGISTERED["add_3x2"]) == "breadth/add-3x2-v1"
     for family in environments():
         assert environment(env_id(family)) is family
@@ -26,12 +26,12 @@ def test_every_environment_has_a_versioned_id_that_finds_it():
     ("text", "says"),
     [
         (
-            "breadth/two-digit-v0",
-            "breadth/two-digit-v0 does not exist (removed or never made); use breadth/two-digit-v1",
+            "breadth/add-2x2-v0",
+            "breadth/add-2x2-v0 does not exist (removed or never made); use breadth/add-2x2-v1",
         ),
-        ("breadth/two-digit-v2", "use breadth/two-digit-v1"),
+        ("breadth/add-2x2-v2", "use breadth/add-2x2-v1"),
         ("breadth/five-digit-v1", "no environment breadth/five-digit"),
-        ("two_digit", "is not an environment id"),
+        ("add_2x2", "is not an environment id"),
         ("\x1b[2Jx-v1", "is not an environment id"),
     ],
 )
@@ -44,7 +44,7 @@ def test_an_unknown_id_or_a_removed_version_is_one_line(text, says):
 
 def test_where_filters_by_coordinates_and_refuses_what_no_environment_has():
     """Coordinates pick environments in registry order; none there, or an unknown dimension, is one line."""
-    assert [f.name for f in where(operands="2", op="add", form="infix")] == ["two_digit", "add_2x1", "1a2", "2a1"]
+    assert [f.name for f in where(operands="2", op="add", form="infix")] == ["add_2x2", "add_2x1", "1a2", "2a1"]
     by_position = where(operands="3", digits="2.1.2", op="add.sub")
     assert [f.name for f in by_position] == ["2a1s2"]  # mixed operations: the plate's form only
     with pytest.raises(EnvError, match="no environment at operands=5"):

@@ -11,7 +11,7 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 from breadth.core.world import gym_envs
-from breadth.core.world.environments.registry import EnvError, draw, env_id, environment, environments
+from breadth.core.world.environments.registry import EnvError, draw, env_id, environment, environments, old_ids
 from breadth.core.world.text.transcript import Role
 
 DRAWN = draw(12, 1)  # twelve environments by seed: a postfix one and mixed operations among them (pinned below)
@@ -28,12 +28,14 @@ def actions(transcript) -> list[str]:
 
 
 def test_every_environment_is_registered_under_its_breadth_id():
-    """Each of the registry's ids (and nothing else under breadth/) makes an environment of that id."""
-    ours = sorted(k for k in gymnasium.registry if k.startswith("breadth/"))
+    """Each of the registry's ids (and nothing else under breadth/ but the plate's two old ids) makes an environment
+    of that id."""
+    ours = sorted(k for k in gymnasium.registry if k.startswith("breadth/") and k not in old_ids())
     assert ours == sorted(env_id(f) for f in environments())
+    assert sorted(k for k in gymnasium.registry if k in old_ids()) == sorted(old_ids())
     for name in ours:
         env = make(name)
-        assert env.id == name and env.family is environment(name)
+        assert env.id == name and env.environment is environment(name)
 
 
 def test_the_drawn_sample_covers_a_postfix_form_and_mixed_operations():
@@ -82,30 +84,30 @@ def play(name: str, steps: list[str]) -> tuple[float, dict]:
 
 def test_a_wrong_answer_gets_0_and_its_failure_kind():
     """Right calls and a wrong copy: reward 0, `answer differs from tool`; a wrong answer with no call: `no call`."""
-    problem = environment("breadth/two-digit-v1").held_out(0, 1)[0]
+    problem = environment("breadth/add-2x2-v1").held_out(0, 1)[0]
     call, _ = actions(problem.demonstration())
-    reward, info = play("breadth/two-digit-v1", [call, f"{problem.answer + 1}|"])
+    reward, info = play("breadth/add-2x2-v1", [call, f"{problem.answer + 1}|"])
     assert (reward, info["verdict"], info["failure"]) == (0.0, "answer differs from tool", "answer differs from tool")
-    reward, info = play("breadth/two-digit-v1", [f"{problem.answer + 1}|"])
+    reward, info = play("breadth/add-2x2-v1", [f"{problem.answer + 1}|"])
     assert (reward, info["failure"]) == (0.0, "no call")
 
 
 def test_an_episode_ends_on_a_malformed_call_too_many_calls_or_its_length():
     """A malformed call ends the episode (`?|` appended); so do a fifth call and the end of the context."""
-    env = make("breadth/two-digit-v1")
+    env = make("breadth/add-2x2-v1")
     env.reset(seed=0)
     obs, reward, terminated, truncated, info = env.step("B2*3|")
     assert obs.endswith("B2*3|?|") and (reward, terminated, truncated) == (0.0, True, False)
     assert (info["end"], info["failure"]) == ("malformed call", "malformed call")
-    reward, info = play("breadth/two-digit-v1", ["B1+1|"] * 4 + ["B"])
+    reward, info = play("breadth/add-2x2-v1", ["B1+1|"] * 4 + ["B"])
     assert (info["end"], info["failure"]) == ("too_many_calls", "wrong number of calls")
-    reward, info = play("breadth/two-digit-v1", ["1" * 63])
+    reward, info = play("breadth/add-2x2-v1", ["1" * 63])
     assert (info["end"], info["failure"]) == ("too_long", "unfinished")
 
 
 def test_an_action_is_read_up_to_the_calculators_turn():
     """Characters after a closed call are not read (`unread`), and a segment may come in pieces."""
-    env = make("breadth/two-digit-v1")
+    env = make("breadth/add-2x2-v1")
     prompt, _ = env.reset(seed=0)
     obs, *_, info = env.step("B1+")
     assert obs == prompt + "B1+" and info["unread"] == ""
@@ -116,7 +118,7 @@ def test_an_action_is_read_up_to_the_calculators_turn():
 def test_seeded_resets_repeat_and_draw_from_the_split_asked():
     """The same seed gives the same problem; each split's draws lie in that split; the test split is the default."""
     env = make("breadth/add-3x2-v1")
-    family = env.family
+    family = env.environment
     assert env.reset(seed=5) == env.reset(seed=5)
     validation = {p.prompt for p in family.validation(0, None)}
     demonstrations = {p.prompt for p in family.demonstrations(0, family.demo_pool)}
@@ -130,7 +132,7 @@ def test_seeded_resets_repeat_and_draw_from_the_split_asked():
 
 def test_bad_input_is_refused_in_one_line():
     """An unknown split, option, index or action, a step after the end, a removed version: one-line errors."""
-    env = make("breadth/two-digit-v1")
+    env = make("breadth/add-2x2-v1")
     with pytest.raises(ValueError, match="no split 'train'"):
         env.reset(options={"split": "train"})
     with pytest.raises(ValueError, match="unknown reset option 'level'"):
@@ -143,13 +145,13 @@ def test_bad_input_is_refused_in_one_line():
     env.step("5|")
     with pytest.raises(RuntimeError, match="call reset"):
         env.step("5|")
-    with pytest.raises(EnvError, match="use breadth/two-digit-v1"):
-        gym_envs.BreadthEnv("breadth/two-digit-v0")
+    with pytest.raises(EnvError, match="use breadth/add-2x2-v1"):
+        gym_envs.BreadthEnv("breadth/add-2x2-v0")
 
 
 def test_render_ansi_is_the_transcript():
     """render_mode='ansi' renders the transcript so far."""
-    env = make("breadth/two-digit-v1", render_mode="ansi")
+    env = make("breadth/add-2x2-v1", render_mode="ansi")
     obs, _ = env.reset(seed=0)
     assert env.render() == obs
 
@@ -178,9 +180,9 @@ ODD_MAKE = [
     ({"render_mode": 3}, "render_mode is None or one of ['ansi'], not 3"),
     ({"render_mode": ["ansi"]}, "not ['ansi']"),
     ({"render_mode": "human"}, "not 'human'"),
-    ({"env": 3}, "an environment id is text such as breadth/two-digit-v1, not 3"),
+    ({"env": 3}, "an environment id is text such as breadth/add-2x2-v1, not 3"),
     ({"env": None}, "not None"),
-    ({"colour": 1}, "'breadth/two-digit-v1' takes split_seed and render_mode, not 'colour'"),
+    ({"colour": 1}, "'breadth/add-2x2-v1' takes split_seed and render_mode, not 'colour'"),
 ]
 
 
@@ -191,7 +193,7 @@ def test_an_odd_argument_to_make_is_one_line(kwargs, says, writes_nothing):
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # not even a warning before the error
         with pytest.raises(Exception) as refused:
-            gymnasium.make("breadth/two-digit-v1", **kwargs).reset(seed=0)
+            gymnasium.make("breadth/add-2x2-v1", **kwargs).reset(seed=0)
     _one_line(refused.value, says)
 
 
@@ -217,7 +219,7 @@ def test_an_odd_argument_to_reset_is_one_line(kwargs, says, writes_nothing):
     """Options that are not a dict, a split that is not text, an index or a seed that is a bool, a float or negative:
     one line each (they were a cryptic `dict()` error, an unhashable-type TypeError, Gymnasium's own error type, or
     accepted)."""
-    env = gymnasium.make("breadth/two-digit-v1")
+    env = gymnasium.make("breadth/add-2x2-v1")
     with pytest.raises(Exception) as refused:
         env.reset(**{"seed": 0, **kwargs})
     _one_line(refused.value, says)
@@ -228,7 +230,7 @@ def test_an_odd_argument_to_reset_is_one_line(kwargs, says, writes_nothing):
 )
 def test_an_odd_action_is_one_line(action, writes_nothing):
     """An action of the wrong type, length or characters is a one-line ValueError quoting it escaped and cut."""
-    env = gymnasium.make("breadth/two-digit-v1")
+    env = gymnasium.make("breadth/add-2x2-v1")
     env.reset(seed=0)
     with pytest.raises(ValueError) as refused:
         env.step(action)
@@ -239,7 +241,7 @@ def test_an_odd_action_is_one_line(action, writes_nothing):
 def test_a_refused_reset_or_step_leaves_the_environment_usable(writes_nothing):
     """After a first reset that is refused, a good reset and steps play on (Gymnasium's passive checker, on by
     default, failed the first good step with "TypeError: cannot unpack non-iterable NoneType object")."""
-    env = gymnasium.make("breadth/two-digit-v1")
+    env = gymnasium.make("breadth/add-2x2-v1")
     with pytest.raises(ValueError, match="no split 'train'"):
         env.reset(seed=0, options={"split": "train"})
     prompt, _ = env.reset(seed=0, options={"index": 0})
@@ -261,7 +263,7 @@ def test_numpy_integers_and_strings_are_taken_as_their_python_values(writes_noth
 
 def test_ansi_list_still_collects_every_render():
     """render_mode='ansi_list' gives the list of ansi renders, as Gymnasium's RenderCollection does."""
-    env = gymnasium.make("breadth/two-digit-v1", render_mode="ansi_list")
+    env = gymnasium.make("breadth/add-2x2-v1", render_mode="ansi_list")
     obs, _ = env.reset(seed=0)
     after, *_ = env.step("B1+")
     assert env.render() == [obs, after]

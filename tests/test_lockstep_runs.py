@@ -37,7 +37,7 @@ CURVE = [
 
 
 def _grid(seeds=(0, 1, 2, 3, 4), settings=None) -> Grid:
-    mixes = (Mix.of(two_digit=4), Mix.of(three_digit=4))
+    mixes = (Mix.of(add_2x2=4), Mix.of(add_3x1=4))
     return Grid(mixes, settings or FinetuneSettings(), (), seeds, 3)
 
 
@@ -47,12 +47,12 @@ def test_groups_hold_up_to_k_seeds_of_one_cell_in_seed_order_the_same_every_time
     jobs = _grid().jobs("b")
     groups = lockstep_groups(jobs, 2, "b")
     assert [[(j.cell.mix.spec(), j.seed) for j in g.jobs] for g in groups] == [
-        [("two_digit=4", 0), ("two_digit=4", 1)],
-        [("two_digit=4", 2), ("two_digit=4", 3)],
-        [("two_digit=4", 4)],
-        [("three_digit=4", 0), ("three_digit=4", 1)],
-        [("three_digit=4", 2), ("three_digit=4", 3)],
-        [("three_digit=4", 4)],
+        [("add_2x2=4", 0), ("add_2x2=4", 1)],
+        [("add_2x2=4", 2), ("add_2x2=4", 3)],
+        [("add_2x2=4", 4)],
+        [("add_3x1=4", 0), ("add_3x1=4", 1)],
+        [("add_3x1=4", 2), ("add_3x1=4", 3)],
+        [("add_3x1=4", 4)],
     ]
     assert lockstep_groups(jobs, 2, "b") == groups
     alone = {j.key for j in jobs}
@@ -102,7 +102,7 @@ def test_lockstep_that_cannot_run_is_refused_in_one_line():
 def test_a_lockstep_record_names_its_group_and_other_records_keep_their_form():
     """The marker goes through the record's JSON and names the run (`lockstep 2`); a run trained alone has none; a
     malformed one is MetadataError."""
-    run = RunMeta("finetune", FinetuneSettings(), "two_digit=4", 0, 3, {}, (1.0,))
+    run = RunMeta("finetune", FinetuneSettings(), "add_2x2=4", 0, 3, {}, (1.0,))
     assert "lockstep" not in run.to_dict() and RunMeta.from_dict(run.to_dict()).lockstep is None
     marked = replace(run, lockstep=Lockstep(("a" * 20, "b" * 20), 1))
     assert RunMeta.from_dict(json.loads(json.dumps(marked.to_dict()))) == marked
@@ -165,7 +165,7 @@ def test_a_curve_or_sweep_unless_told_trains_seeds_together_and_alone_where_it_m
     assert main([*CURVE, "--alone", "--store", str(tmp_path / "b.sqlite")]) == 0
     out = " ".join(capsys.readouterr().out.split())
     assert "each run trained alone" in out and ran(log)[3:] == ["alone"] * 9
-    reward = ["sweep", "--mix", "two_digit=4", "--recipe", "reward", "--seeds", "0-2", "--workers", "1"]
+    reward = ["sweep", "--mix", "add_2x2=4", "--recipe", "reward", "--seeds", "0-2", "--workers", "1"]
     assert main([*reward, "--store", str(tmp_path / "c.sqlite")]) == 0
     assert "lockstep" not in capsys.readouterr().out and ran(log)[12:] == ["alone"] * 3
 
@@ -193,7 +193,7 @@ def test_a_run_that_diverges_in_a_group_fails_alone(tmp_path, monkeypatch):
     [
         ([*CURVE, "--lockstep", "0"], "--lockstep: expected a positive number"),
         ([*CURVE, "--lockstep", "x"], "--lockstep: expected a whole number"),
-        (["sweep", "--mix", "two_digit=4", "--recipe", "reward", "--lockstep", "2"], "reward recipe runs one at a"),
+        (["sweep", "--mix", "add_2x2=4", "--recipe", "reward", "--lockstep", "2"], "reward recipe runs one at a"),
     ],
 )
 def test_bad_lockstep_flags_are_one_line_and_exit_2(argv, says, capsys, tmp_path):
@@ -208,7 +208,7 @@ def test_a_sweep_in_lockstep_groups_seeds_of_each_cell(tmp_path, monkeypatch, ca
     """`breadth sweep --lockstep 2` on three seeds: each cell's seeds 0-1 and 2 are two groups, said in its header."""
     log = tmp_path / "log"
     monkeypatch.setattr(sweep, "_run_job", lambda: functools.partial(fake_group, str(log)))
-    argv = ["sweep", "--mix", "two_digit=4", "--seeds", "0-2", "--workers", "1", "--store", str(tmp_path / "s")]
+    argv = ["sweep", "--mix", "add_2x2=4", "--seeds", "0-2", "--workers", "1", "--store", str(tmp_path / "s")]
     assert main([*argv, "--lockstep", "2"]) == 0
     out = " ".join(capsys.readouterr().out.split())
     assert "in lockstep: 2 groups of up to 2 seeds of one cell" in out and "ran 3, already stored 0" in out
@@ -221,8 +221,8 @@ def test_the_same_lockstep_group_twice_gives_identical_records(one_thread):
     settings = FinetuneSettings(steps=4, dropout=0.1)
     spec = {
         "runs": [
-            {"mix": "two_digit=6", "settings": replace(settings, seed=seed).to_dict(), "held_out": 2,
-             "families": ["two_digit", "sub_2x2"]}
+            {"mix": "add_2x2=6", "settings": replace(settings, seed=seed).to_dict(), "held_out": 2,
+             "families": ["add_2x2", "sub_2x2"]}
             for seed in (0, 1)
         ],
         "group": ["k0", "k1"],
@@ -237,4 +237,4 @@ def test_the_same_lockstep_group_twice_gives_identical_records(one_thread):
     first = records()
     assert first == records() and first[0]["losses"] != first[1]["losses"]
     assert [r["lockstep"] for r in first] == [{"group": ["k0", "k1"], "index": 0}, {"group": ["k0", "k1"], "index": 1}]
-    assert set(first[0]["scores"]) == {"two_digit", "sub_2x2"}
+    assert set(first[0]["scores"]) == {"add_2x2", "sub_2x2"}

@@ -104,10 +104,10 @@ def test_the_matrix_of_many_environments_prints_pooled_by_dimension_whole_at_80_
 def test_the_named_families_and_a_few_generated_ones_keep_a_column_each():
     """The ten named families keep a column each at 60 columns too (the matrix as it always was, never pooled), and
     a row scored on one generated environment beside them adds its column while that fits 80 columns."""
-    named = [_run("two_digit=70", 0, {n: 50 for n in REGISTERED})]
+    named = [_run("add_2x2=70", 0, {n: 50 for n in REGISTERED})]
     text = _printed(matrix_table(stored_rows(summarise(named)), "m", 60), 60)
     assert "add" in text and "s2x2" in text and "held out" not in text and "own" not in text
-    runs = [*named, _run("2a1=30", 0, {"2a1": 100, "two_digit": 40})]
+    runs = [*named, _run("2a1=30", 0, {"2a1": 100, "add_2x2": 40})]
     text = _printed(matrix_table(stored_rows(summarise(runs)), "m", 80))
     assert "2a1" in text and "held out" not in text and "*100" in text
     assert max(len(line.rstrip()) for line in text.splitlines()) <= 80, text

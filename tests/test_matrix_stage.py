@@ -21,9 +21,9 @@ from breadth.core.world.runs.settings import FinetuneSettings
 from breadth.tui.figure_files import figures_dir
 from breadth.tui.screens.matrix_view import BAND_STYLES, MatrixView, cell_text
 
-PLATE = ("two_digit=70", "three_digit=70", "two_digit=35,three_digit=35")  # the presets' mixes, in their order
-FOUR_ADD = "two_digit=18,three_digit=18,add_2x1=18,add_4x1=18"  # `4 envs 72`, all adding
-FOUR_SUB = "three_digit=18,add_2x1=18,sub_2x2=18,sub_4x1=18"  # `4 envs 72` too, half subtracting
+PLATE = ("add_2x2=70", "add_3x1=70", "add_2x2=35,add_3x1=35")  # the presets' mixes, in their order
+FOUR_ADD = "add_2x2=18,add_3x1=18,add_2x1=18,add_4x1=18"  # `4 envs 72`, all adding
+FOUR_SUB = "add_3x1=18,add_2x1=18,sub_2x2=18,sub_4x1=18"  # `4 envs 72` too, half subtracting
 
 
 def _run(mix: str, seed: int = 0, solved: dict[str, int] | None = None, base: str = "") -> StoredRun:
@@ -37,7 +37,7 @@ def _run(mix: str, seed: int = 0, solved: dict[str, int] | None = None, base: st
 
 def test_the_plate_rows_come_first_in_the_plate_order_and_the_rest_keep_theirs():
     """Stored in the order of a sweep (the plate's rows 3rd, 5th and 1st), the plate's come first, in the presets'
-    order; the others keep the order they first appeared in; a mix written `2d=70` is the plate's `two_digit=70`."""
+    order; the others keep the order they first appeared in; a mix written `2d=70` is the plate's `add_2x2=70`."""
     stored = ["add_2x1=50", PLATE[2], "sub_2x2=70", "2d=70", FOUR_ADD, PLATE[1]]
     rows = stored_rows(summarise([_run(m) for m in stored]), PLATE)
     assert [r.mix for r in rows] == ["2d=70", PLATE[1], PLATE[2], "add_2x1=50", "sub_2x2=70", FOUR_ADD]
@@ -47,8 +47,8 @@ def test_the_plate_rows_come_first_in_the_plate_order_and_the_rest_keep_theirs()
 def test_two_rows_never_share_a_name():
     """Two different mixes both `4 envs 72` are named by the families that tell them apart; two mixes of the same
     families and total (counts differ) are numbered; every other row keeps its short label."""
-    twin = "two_digit=30,three_digit=14,add_2x1=14,add_4x1=14"  # FOUR_ADD's families and total, other counts
-    rows = stored_rows(summarise([_run(m) for m in ("two_digit=70", FOUR_ADD, FOUR_SUB, twin)]))
+    twin = "add_2x2=30,add_3x1=14,add_2x1=14,add_4x1=14"  # FOUR_ADD's families and total, other counts
+    rows = stored_rows(summarise([_run(m) for m in ("add_2x2=70", FOUR_ADD, FOUR_SUB, twin)]))
     names = row_names(rows)
     assert names == [
         "a2x2 70",
@@ -78,8 +78,8 @@ def test_the_colour_bands_cover_every_percent_once():
 def test_a_cell_is_coloured_by_its_band_and_still_reads_without_colour():
     """A trained 100 is `*100` in bold green, a 0 is `0` in red, a 30 is `30` in the low band's colour: the number
     and the `*` say it all without colour."""
-    row = stored_rows(summarise([_run("two_digit=70", solved={"two_digit": 100, "add_2x1": 30})]))[0]
-    trained, zero, low = (cell_text(row, n) for n in ("two_digit", "three_digit", "add_2x1"))
+    row = stored_rows(summarise([_run("add_2x2=70", solved={"add_2x2": 100, "add_2x1": 30})]))[0]
+    trained, zero, low = (cell_text(row, n) for n in ("add_2x2", "add_3x1", "add_2x1"))
     assert (trained.plain, zero.plain, low.plain) == ("*100", "0", "30")
     assert Style.parse(str(trained.style)).bold and Style.parse(str(trained.style)).color.name == "#2ecc40"
     assert str(zero.style) == BAND_STYLES["none"] and str(low.style) == BAND_STYLES["low"]

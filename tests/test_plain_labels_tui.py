@@ -170,7 +170,7 @@ async def test_the_matrix_names_rows_and_columns_in_words_that_fit_and_shift_f5_
     from breadth.core.results.matrix import row_names
     from breadth.tui.screens.matrix_view import MatrixView
 
-    _store(tmp_path, monkeypatch, [*PLATE, FOUR_ADD, FOUR_SUB, "three_digit=36,sub_2x2=36", "sub_3x2=70"])
+    _store(tmp_path, monkeypatch, [*PLATE, FOUR_ADD, FOUR_SUB, "add_3x1=36,sub_2x2=36", "sub_3x2=70"])
     app = fake_app()
     async with app.run_test(size=size) as pilot:
         await pilot.press("f10")
@@ -256,7 +256,7 @@ async def test_the_training_forms_counts_name_their_families_in_words_and_shift_
             return {n: str(panel.query_one(f"#label-{n}", Label).render()).strip() for n in REGISTERED}
 
         words = {n: " ".join(filter(None, f.header)) for n, f in REGISTERED.items()}
-        assert labels() == words and words["two_digit"] == "add 2 10-99" and words["add_3x2"] == "add 3 10-99"
+        assert labels() == words and words["add_2x2"] == "add 2 10-99" and words["add_3x2"] == "add 3 10-99"
         right = panel.content_region.right
         for name in REGISTERED:
             label, box = panel.query_one(f"#label-{name}", Label), panel.query_one(f"#count-{name}", Input)

@@ -38,13 +38,13 @@ async def test_right_after_start_the_shipped_mix_models_procedure_view_opens_alr
         assert isinstance(app.screen, ProcedureView)
         run = app.screen.run
         assert run.key == "shipped:mix_35_35" and run.saved and run.kept == SHIPPED_STEPS
-        assert sorted(run.scores) == SHIPPED_STEPS and run.scores[400]["two_digit"].percent() == "100%"
+        assert sorted(run.scores) == SHIPPED_STEPS and run.scores[400]["add_2x2"].percent() == "100%"
         status = str(app.screen.query_one("#procedure-status", Static).render())
         assert "step 400 of 400" in status and "scores come" not in status
-        assert "100%" in _line(app, "two_digit")
-        await wait_for(pilot, lambda: "✓" in _line(app, "two_digit"), what="the last step's two-digit probe")
+        assert "100%" in _line(app, "add_2x2")
+        await wait_for(pilot, lambda: "✓" in _line(app, "add_2x2"), what="the last step's two-digit probe")
         await pilot.press("home")
-        await wait_for(pilot, lambda: "✗" in _line(app, "two_digit"), what="step 0's probe")
+        await wait_for(pilot, lambda: "✗" in _line(app, "add_2x2"), what="step 0's probe")
         assert "step 0 of 400" in str(app.screen.query_one("#procedure-status", Static).render())
 
 
@@ -55,7 +55,7 @@ async def test_the_procedure_view_shows_the_models_own_families_and_one_held_out
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.press("f9")
         await pilot.pause()
-        assert _shown(app) == ["two_digit", "three_digit", "add_2x1"]
+        assert _shown(app) == ["add_2x2", "add_3x1", "add_2x1"]
         lines = [app.screen.query_one(f"#procedure-line-{i}", Static) for i in range(len(REGISTERED))]
         assert [line.display for line in lines] == [True, True, True] + [False] * (len(REGISTERED) - 3)
         await wait_for(pilot, lambda: all(line.verdict for line in app.screen.lines[:3]), what="three replays")
@@ -64,7 +64,7 @@ async def test_the_procedure_view_shows_the_models_own_families_and_one_held_out
         assert _shown(app) == list(REGISTERED) and all(line.display for line in lines)
         await wait_for(pilot, lambda: all(line.verdict for line in app.screen.lines), what="every family's replay")
         await pilot.press("a")
-        assert _shown(app) == ["two_digit", "three_digit", "add_2x1"]
+        assert _shown(app) == ["add_2x2", "add_3x1", "add_2x1"]
 
 
 async def test_a_single_family_models_held_out_family_is_the_other_plate_family():
@@ -74,7 +74,7 @@ async def test_a_single_family_models_held_out_family_is_the_other_plate_family(
         app.catalogue.switch_to("shipped:two_digit_70")
         await pilot.press("f9")
         await pilot.pause()
-        assert app.screen.run.key == "shipped:two_digit_70" and _shown(app) == ["two_digit", "three_digit"]
+        assert app.screen.run.key == "shipped:two_digit_70" and _shown(app) == ["add_2x2", "add_3x1"]
 
 
 async def test_a_bad_snapshot_file_is_one_line_and_no_view(tmp_path):
@@ -106,7 +106,7 @@ async def test_saving_a_copy_of_a_model_copies_its_snapshots_too(tmp_path):
         await wait_for(pilot, lambda: target.exists() and sidecar_of(target).exists(), timeout=5, what="the copy")
     assert sidecar_of(target).read_bytes() == sidecar_of(PRESETS["mix_35_35"].shipped).read_bytes()
     copy = saved_run("file:mine", "mine", str(target), read_metadata(target))
-    assert copy is not None and copy.kept == SHIPPED_STEPS and copy.scores[240]["two_digit"].solved == 17
+    assert copy is not None and copy.kept == SHIPPED_STEPS and copy.scores[240]["add_2x2"].solved == 17
 
 
 class _BusyEngine(FakeEngine):
@@ -124,6 +124,6 @@ async def test_before_the_engine_plays_the_saved_scores_show_and_each_line_says_
         await pilot.press("f9")
         await pilot.pause()
         assert isinstance(app.screen, ProcedureView)
-        for family in ("two_digit", "three_digit", "add_2x1"):
+        for family in ("add_2x2", "add_3x1", "add_2x1"):
             line = _line(app, family)
             assert "%" in line and line.endswith("replaying…"), line

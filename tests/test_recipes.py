@@ -58,9 +58,9 @@ def toy(monkeypatch):
 
 
 def _stored(settings, solved: int, kind: str) -> StoredRun:
-    scores = {"two_digit": HeldOutScore("two_digit", solved, 30, {"no call": 30 - solved})}
-    run = RunMeta(kind, settings, "two_digit=70", settings.seed, 30, scores, (1.0,), 1.0, 0.1)
-    return StoredRun(run_key("two_digit=70", settings, 30, "b"), run, "b", "test")
+    scores = {"add_2x2": HeldOutScore("add_2x2", solved, 30, {"no call": 30 - solved})}
+    run = RunMeta(kind, settings, "add_2x2=70", settings.seed, 30, scores, (1.0,), 1.0, 0.1)
+    return StoredRun(run_key("add_2x2=70", settings, 30, "b"), run, "b", "test")
 
 
 def test_an_unknown_recipe_is_one_line_everywhere_it_can_be_named(toy):
@@ -72,9 +72,7 @@ def test_an_unknown_recipe_is_one_line_everywhere_it_can_be_named(toy):
     with pytest.raises(RecipeError):
         recipe_of(object())
     events: list = []
-    Session(events.append, None, queue.Queue()).handle(
-        p.Train(1, "two_digit=4", {}, "/base", "/tmp", recipe="pretrain")
-    )
+    Session(events.append, None, queue.Queue()).handle(p.Train(1, "add_2x2=4", {}, "/base", "/tmp", recipe="pretrain"))
     (failed,) = events
     assert isinstance(failed, p.Failed) and failed.message == "the pretrain recipe does not train on a mix"
 
@@ -139,7 +137,7 @@ def test_the_plates_fine_tunes_keep_their_keys_and_other_recipes_get_their_own(t
         for key, run, held_out, base, families in stored:
             assert run_key(run.mix, run.settings, held_out, base, families) == key
     plate, toy_run = FinetuneSettings(), ToySettings(steps=400)
-    assert run_key("two_digit=70", plate, 30, "b") != run_key("two_digit=70", toy_run, 30, "b")
+    assert run_key("add_2x2=70", plate, 30, "b") != run_key("add_2x2=70", toy_run, 30, "b")
 
 
 def test_the_store_keeps_filters_and_reports_a_second_recipe_beside_the_first(toy, tmp_path):
@@ -166,16 +164,16 @@ def test_the_command_line_trains_and_sweeps_by_the_recipe_named(toy):
     """`--recipe toy` gives the toy's settings from its flags; a flag of another recipe is one line; a sweep
     varies the toy's own setting."""
     parser = build_parser()
-    args = parser.parse_args(["train", "--recipe", "toy", "--mix", "two_digit=7", "--out", "x", "--temperature", "2"])
+    args = parser.parse_args(["train", "--recipe", "toy", "--mix", "add_2x2=7", "--out", "x", "--temperature", "2"])
     assert recipe_settings(args, "3") == ToySettings(temperature=2.0, seed=3)
-    plate = parser.parse_args(["train", "--mix", "two_digit=7", "--out", "x", "--temperature", "2"])
+    plate = parser.parse_args(["train", "--mix", "add_2x2=7", "--out", "x", "--temperature", "2"])
     with pytest.raises(SettingsError, match="^--temperature is not a setting of the finetune recipe$"):
         recipe_settings(plate)
-    sweep = parser.parse_args(["sweep", "--recipe", "toy", "--mix", "two_digit=7", "--temperature", "0.5,2"])
+    sweep = parser.parse_args(["sweep", "--recipe", "toy", "--mix", "add_2x2=7", "--temperature", "0.5,2"])
     grid = grids._grid(sweep)
     assert [c.settings for c in grid.cells()] == [ToySettings(temperature=0.5), ToySettings(temperature=2.0)]
     with pytest.raises(grids.GridError, match="--lr is not a setting of the toy recipe"):
-        grids._grid(parser.parse_args(["sweep", "--recipe", "toy", "--mix", "two_digit=7", "--lr", "0.1"]))
+        grids._grid(parser.parse_args(["sweep", "--recipe", "toy", "--mix", "add_2x2=7", "--lr", "0.1"]))
 
 
 def test_the_engine_trains_saves_and_reloads_a_run_of_another_recipe(toy, one_thread, tmp_path, base_path):
@@ -186,7 +184,7 @@ def test_the_engine_trains_saves_and_reloads_a_run_of_another_recipe(toy, one_th
 
     s = Session(events.append, TorchModels(), queue.Queue())
     settings = {"steps": 3, "temperature": 0.5, "seed": 1}
-    s.handle(p.Train(7, "two_digit=4", settings, str(base_path), str(tmp_path), held_out=2, recipe="toy"))
+    s.handle(p.Train(7, "add_2x2=4", settings, str(base_path), str(tmp_path), held_out=2, recipe="toy"))
     steps = [e.step for e in events if isinstance(e, p.Step)]
     (trained,) = [e for e in events if isinstance(e, p.Trained)]
     assert steps == [1, 2, 3] and trained.note == ""
@@ -253,4 +251,4 @@ def test_a_run_names_its_recipe_as_recipe_and_keeps_the_stored_key_kind():
     stored = RunMeta.from_dict({"kind": "pretrain", "losses": [1.0]})
     assert stored.recipe == "pretrain" and not stored.on_mix
     assert stored.to_dict()["kind"] == "pretrain" and "recipe" not in stored.to_dict()
-    assert RunMeta.from_dict({"mix": "two_digit=70", "seed": 0}).recipe == "finetune"  # a record naming none
+    assert RunMeta.from_dict({"mix": "add_2x2=70", "seed": 0}).recipe == "finetune"  # a record naming none

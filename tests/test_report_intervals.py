@@ -30,8 +30,8 @@ def _printed(table, width: int = 80) -> list[list[str]]:
 def _run(seed: int, mix: str, solved: int, other: int) -> StoredRun:
     settings = FinetuneSettings(seed=seed)
     scores = {
-        "two_digit": HeldOutScore("two_digit", solved, 30, {"no call": 30 - solved} if solved < 30 else {}),
-        "three_digit": HeldOutScore("three_digit", other, 30, {"no call": 30 - other} if other < 30 else {}),
+        "add_2x2": HeldOutScore("add_2x2", solved, 30, {"no call": 30 - solved} if solved < 30 else {}),
+        "add_3x1": HeldOutScore("add_3x1", other, 30, {"no call": 30 - other} if other < 30 else {}),
     }
     run = RunMeta("finetune", settings, mix, seed, 30, scores, (2.0, 1.0), 4.0, 0.1)
     return StoredRun(run_key(mix, settings, 30, "b"), run, "b", "test")
@@ -52,8 +52,8 @@ def test_the_cost_of_mixing_prints_one_decimal_intervals():
     (100.0-100.0, and a paired interval past -100 from seeds that disagree)."""
     runs = []
     for s in range(3):
-        runs += [_run(s, "two_digit=10", 30, 0), _run(s, "three_digit=10", 0, 27)]
-        runs.append(_run(s, "two_digit=5,three_digit=5", (0, 30, 0)[s], 25 - s))
+        runs += [_run(s, "add_2x2=10", 30, 0), _run(s, "add_3x1=10", 0, 27)]
+        runs.append(_run(s, "add_2x2=5,add_3x1=5", (0, 30, 0)[s], 25 - s))
     printed = _printed(tables.budget_table(budget(summarise(runs)), "the cost of mixing", 80))
     rows = [row for row in printed if row[1]]  # a family's first line; its paired interval folds below it
     assert [(row[3], row[5]) for row in rows] == [("100.0", "33.3"), ("90.0", "80.0")]

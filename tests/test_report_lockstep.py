@@ -16,14 +16,14 @@ from breadth.core.world.episodes.scores import HeldOutScore
 from breadth.core.world.runs.records import Lockstep, RunMeta
 from breadth.core.world.runs.settings import FinetuneSettings
 
-MIX = "two_digit=70"
+MIX = "add_2x2=70"
 
 
 def _run(seed: int, solved: int, group: tuple[str, ...] = (), mix: str = MIX) -> StoredRun:
     """A stored run of `mix` on `seed` solving `solved` of 30 two-digit sums; trained in the lockstep group `group`
     (its members' keys alone) when one is given, else alone."""
     settings = FinetuneSettings(seed=seed)
-    scores = {"two_digit": HeldOutScore("two_digit", solved, 30, {"no call": 30 - solved} if solved < 30 else {})}
+    scores = {"add_2x2": HeldOutScore("add_2x2", solved, 30, {"no call": 30 - solved} if solved < 30 else {})}
     alone = run_key(mix, settings, 30, "b")
     marker = Lockstep(group, group.index(alone)) if group else None
     run = RunMeta("finetune", settings, mix, seed, 30, scores, (2.0, 1.0), 4.0, 0.1, lockstep=marker)
@@ -37,7 +37,7 @@ def _group(*seeds: int, mix: str = MIX) -> tuple[str, ...]:
 
 
 def _rates(cell) -> dict[int, float]:
-    return {s: round(30 * r) for s, r in cell.families["two_digit"].rates.items()}
+    return {s: round(30 * r) for s, r in cell.families["add_2x2"].rates.items()}
 
 
 def _printed(cells, width: int = 80) -> str:
@@ -79,11 +79,11 @@ def test_lockstep_groups_of_one_recipe_pool_by_seed_the_last_smaller_group_with_
     """Two groups of 2 and the group of 1 that `--lockstep 2` over seeds 0-4 forms are one cell of five seeds,
     named by its largest group; another mix's groups are its own cell."""
     runs = [_run(0, 1, _group(0, 1)), _run(1, 2, _group(0, 1)), _run(2, 3, _group(2, 3)), _run(3, 4, _group(2, 3))]
-    runs += [_run(4, 5, _group(4)), _run(0, 9, _group(0, mix="three_digit=70"), mix="three_digit=70")]
+    runs += [_run(4, 5, _group(4)), _run(0, 9, _group(0, mix="add_3x1=70"), mix="add_3x1=70")]
     cells = summarise(runs)
     assert [(c.key.mix, c.key.note, _rates(c)) for c in cells] == [
         (MIX, "lockstep 2", {0: 1, 1: 2, 2: 3, 3: 4, 4: 5}),
-        ("three_digit=70", "lockstep 1", {0: 9}),
+        ("add_3x1=70", "lockstep 1", {0: 9}),
     ]
 
 
@@ -111,8 +111,8 @@ def test_lockstep_groups_that_share_a_seed_are_never_one_cell():
 def test_the_cost_of_mixing_is_not_read_from_lockstep_and_alone_cells_together():
     """A budget whose cells differ in how they trained as well as the mix is not one budget (each (family, total)
     would keep one of the two cells, silently)."""
-    alone = [_run(s, 10, mix=m) for s in range(2) for m in (MIX, "two_digit=35,three_digit=35")]
-    together = [_run(s, 20, _group(0, 1, mix=m), mix=m) for s in range(2) for m in (MIX, "two_digit=35,three_digit=35")]
+    alone = [_run(s, 10, mix=m) for s in range(2) for m in (MIX, "add_2x2=35,add_3x1=35")]
+    together = [_run(s, 20, _group(0, 1, mix=m), mix=m) for s in range(2) for m in (MIX, "add_2x2=35,add_3x1=35")]
     assert budget(summarise(alone)) and budget(summarise(together))
     assert budget(summarise(alone + together)) == []
 
@@ -131,7 +131,7 @@ def test_breadth_report_on_a_store_of_both_prints_two_cells_and_says_which_train
     assert "2 cells of 4 stored runs" in text and _labels(text) == ["a2x2 70", "a2x2 70 lockstep 2"], text
     cells = json.loads(out.read_text())
     assert [c.get("lockstep") for c in cells] == [None, 2]  # runs alone first, as the cells are ordered
-    assert [c["families"]["two_digit"]["per_seed"] for c in cells] == [
+    assert [c["families"]["add_2x2"]["per_seed"] for c in cells] == [
         {"0": 20 / 30, "1": 22 / 30},
         {"0": 10 / 30, "1": 12 / 30},
     ]
@@ -142,14 +142,14 @@ def test_the_app_matrix_shows_a_mix_by_its_runs_trained_alone_and_a_lockstep_cel
     lockstep cell counted as not shown; a mix trained only in lockstep shows that cell, its detail saying so."""
     from breadth.tui.screens.matrix_view import cell_detail
 
-    other = "two_digit=35,three_digit=35"
+    other = "add_2x2=35,add_3x1=35"
     runs = [_run(s, 25, _group(0, 1, 2)) for s in range(3)] + [_run(s, 5) for s in range(2)]
     runs += [_run(s, 7, _group(0, 1, mix=other), mix=other) for s in range(2)]
     first, second = stored_rows(summarise(runs))
     assert (first.key.note, first.seeds, first.hidden) == ("", (0, 1), 1)
     assert (second.key.note, second.seeds, second.hidden) == ("lockstep 2", (0, 1), 0)
-    assert "default settings, held-out 30" in cell_detail(first, "two_digit").plain
-    assert "lockstep 2, held-out 30" in cell_detail(second, "two_digit").plain
+    assert "default settings, held-out 30" in cell_detail(first, "add_2x2").plain
+    assert "lockstep 2, held-out 30" in cell_detail(second, "add_2x2").plain
 
 
 def test_the_score_panel_means_over_seeds_keep_lockstep_runs_apart_and_say_so():

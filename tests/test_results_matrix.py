@@ -27,21 +27,21 @@ def test_the_breadth_curve_gives_each_row_its_environments_and_held_out_success_
     """Per row: environments and demonstrations trained on, each held-out family's mean over seeds with its
     interval, and the mean over the row's own families taken seed by seed."""
     runs = [
-        _run("two_digit=72", 0, {"two_digit": 100, "add_3x2": 0}),
-        _run("two_digit=72", 1, {"two_digit": 90, "add_3x2": 2}),
-        _run("two_digit=36,three_digit=36", 0, {"two_digit": 60, "three_digit": 80, "add_3x2": 10}),
-        _run("two_digit=36,three_digit=36", 1, {"two_digit": 70, "three_digit": 100, "add_3x2": 20}),
+        _run("add_2x2=72", 0, {"add_2x2": 100, "add_3x2": 0}),
+        _run("add_2x2=72", 1, {"add_2x2": 90, "add_3x2": 2}),
+        _run("add_2x2=36,add_3x1=36", 0, {"add_2x2": 60, "add_3x1": 80, "add_3x2": 10}),
+        _run("add_2x2=36,add_3x1=36", 1, {"add_2x2": 70, "add_3x1": 100, "add_3x2": 20}),
     ]
-    rows = matrix(summarise(runs), ["two_digit=72", "two_digit=36,three_digit=36"])
+    rows = matrix(summarise(runs), ["add_2x2=72", "add_2x2=36,add_3x1=36"])
     points = {(p.mix, p.family): p for p in breadth_points(rows, ["add_3x2"])}
-    one, two = points[("two_digit=72", "add_3x2")], points[("two_digit=36,three_digit=36", "add_3x2")]
+    one, two = points[("add_2x2=72", "add_3x2")], points[("add_2x2=36,add_3x1=36", "add_3x2")]
     assert (one.environments, one.demonstrations, two.environments, two.demonstrations) == (1, 72, 2, 72)
     assert one.mean == pytest.approx(0.01) and two.mean == pytest.approx(0.15)
     assert two.low < 0.15 < two.high
-    own = points[("two_digit=36,three_digit=36", TRAINED)]
+    own = points[("add_2x2=36,add_3x1=36", TRAINED)]
     assert own.mean == pytest.approx(((0.6 + 0.8) / 2 + (0.7 + 1.0) / 2) / 2)
-    with pytest.raises(MatrixError, match="trained on by some row: two_digit"):
-        breadth_points(rows, ["two_digit"])
+    with pytest.raises(MatrixError, match="trained on by some row: add_2x2"):
+        breadth_points(rows, ["add_2x2"])
 
 
 def test_curve_families_are_named_by_name_or_short_label():
@@ -57,7 +57,7 @@ def test_curve_families_are_named_by_name_or_short_label():
 def test_a_curve_over_a_trained_family_is_refused_before_anything_runs(tmp_path, capsys):
     """`breadth matrix --curve` naming a family a row trains on is one line and exit 2, with nothing stored."""
     store = tmp_path / "s.sqlite"
-    argv = ["matrix", "--mix", "two_digit=3", "--curve", "2d", "--seeds", "0", "--store", str(store)]
+    argv = ["matrix", "--mix", "add_2x2=3", "--curve", "2d", "--seeds", "0", "--store", str(store)]
     assert main(argv) == USAGE_ERROR
     err = capsys.readouterr().err
-    assert "not held out: two_digit" in err and err.count("\n") == 1 and not store.exists()
+    assert "not held out: add_2x2" in err and err.count("\n") == 1 and not store.exists()

@@ -23,10 +23,10 @@ from breadth.core.world.runs.records import RunMeta
 from breadth.core.world.runs.settings import FinetuneSettings
 
 
-def _run(seed: int, solved: int, mix: str = "two_digit=70", lr: float = 2e-3, other: int = 0) -> StoredRun:
+def _run(seed: int, solved: int, mix: str = "add_2x2=70", lr: float = 2e-3, other: int = 0) -> StoredRun:
     settings = FinetuneSettings(seed=seed, lr=lr)
-    scores = {"two_digit": HeldOutScore("two_digit", solved, 30, {"no call": 30 - solved} if solved < 30 else {})}
-    scores["three_digit"] = HeldOutScore("three_digit", other, 30, {"no call": 30 - other} if other < 30 else {})
+    scores = {"add_2x2": HeldOutScore("add_2x2", solved, 30, {"no call": 30 - solved} if solved < 30 else {})}
+    scores["add_3x1"] = HeldOutScore("add_3x1", other, 30, {"no call": 30 - other} if other < 30 else {})
     run = RunMeta("finetune", settings, mix, seed, 30, scores, (2.0, 1.0), 4.0, 0.1)
     return StoredRun(run_key(mix, settings, 30, "base0"), run, "base0", "test", versions={"torch": "x"})
 
@@ -48,25 +48,25 @@ def test_runs_filter_by_mix_seed_and_setting(tmp_path):
         for seed in range(3):
             store.add(_run(seed, 20 + seed))
             store.add(_run(seed, 10, lr=1e-3))
-            store.add(_run(seed, 5, mix="three_digit=70"))
+            store.add(_run(seed, 5, mix="add_3x1=70"))
         assert len(store.runs()) == 9
-        assert len(store.runs(mixes=["three_digit=70"])) == 3
-        assert [r.run.seed for r in store.runs(mixes=["two_digit=70"], seeds=[1], lr=1e-3)] == [1]
+        assert len(store.runs(mixes=["add_3x1=70"])) == 3
+        assert [r.run.seed for r in store.runs(mixes=["add_2x2=70"], seeds=[1], lr=1e-3)] == [1]
 
 
 def test_the_key_depends_on_everything_that_determines_a_run():
     """Mix, every setting, the seed, the held-out size and the base each change the key; nothing else does."""
     s = FinetuneSettings()
-    key = run_key("two_digit=70", s, 30, "b")
-    assert key == run_key("two_digit=70", FinetuneSettings(), 30, "b")
+    key = run_key("add_2x2=70", s, 30, "b")
+    assert key == run_key("add_2x2=70", FinetuneSettings(), 30, "b")
     others = [
-        run_key("two_digit=69", s, 30, "b"),
-        run_key("two_digit=70", s, 200, "b"),
-        run_key("two_digit=70", s, None, "b"),
-        run_key("two_digit=70", s, 30, "c"),
+        run_key("add_2x2=69", s, 30, "b"),
+        run_key("add_2x2=70", s, 200, "b"),
+        run_key("add_2x2=70", s, None, "b"),
+        run_key("add_2x2=70", s, 30, "c"),
     ]
     others += [
-        run_key("two_digit=70", FinetuneSettings(**{name: value}), 30, "b")
+        run_key("add_2x2=70", FinetuneSettings(**{name: value}), 30, "b")
         for name, value in (
             ("seed", 1),
             ("lr", 1e-3),
@@ -119,7 +119,7 @@ def test_a_schema_1_store_is_rekeyed_by_the_families_its_runs_were_scored_on(tmp
     path = tmp_path / "v1.sqlite"
     db = sqlite3.connect(path)
     db.executescript(_MIGRATIONS[1])
-    run = _run(3, 20).run  # scored on two_digit and three_digit
+    run = _run(3, 20).run  # scored on add_2x2 and add_3x1
     old_key = "0123456789abcdef0123"
     db.execute(
         "INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -152,8 +152,8 @@ def test_a_schema_1_store_is_rekeyed_by_the_families_its_runs_were_scored_on(tmp
     with Store(path) as store:
         (stored,) = store.runs()
         assert store.db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA
-        assert stored.key == run_key(run.mix, run.settings, 30, "base0", ["two_digit", "three_digit"])
-        assert stored.run.scores["two_digit"].solved == 20
+        assert stored.key == run_key(run.mix, run.settings, 30, "base0", ["add_2x2", "add_3x1"])
+        assert stored.run.scores["add_2x2"].solved == 20
         assert not store.has(run_key(run.mix, run.settings, 30, "base0"))  # scored on every family: not stored yet
 
 
@@ -190,8 +190,8 @@ def test_seeds_values_and_shares_parse_or_refuse_in_one_line():
     """Seeds, swept values and shares parse from what people type; bad ones raise one GridError line."""
     assert parse_seeds("0-3,7") == (0, 1, 2, 3, 7)
     assert parse_values("lr", "1e-3, 2e-3") == (1e-3, 2e-3)
-    mixes = parse_share("two_digit/three_digit=70:35")
-    assert [m.spec() for m in mixes] == ["three_digit=70", "two_digit=35,three_digit=35", "two_digit=70"]
+    mixes = parse_share("add_2x2/add_3x1=70:35")
+    assert [m.spec() for m in mixes] == ["add_3x1=70", "add_2x2=35,add_3x1=35", "add_2x2=70"]
     for bad in (
         lambda: parse_seeds("3-1"),
         lambda: parse_seeds(""),
@@ -199,9 +199,9 @@ def test_seeds_values_and_shares_parse_or_refuse_in_one_line():
         lambda: parse_values("lr", "0"),
         lambda: parse_values("seed", "1"),
         lambda: parse_values("lr", "1,1"),
-        lambda: parse_share("two_digit=70"),
-        lambda: parse_share("two_digit/nope=70:7"),
-        lambda: parse_share("two_digit/two_digit=70:7"),
+        lambda: parse_share("add_2x2=70"),
+        lambda: parse_share("add_2x2/nope=70:7"),
+        lambda: parse_share("add_2x2/add_2x2=70:7"),
     ):
         with pytest.raises(GridError) as info:
             bad()
@@ -211,7 +211,7 @@ def test_seeds_values_and_shares_parse_or_refuse_in_one_line():
 def test_every_cell_of_a_grid_uses_the_same_seeds_and_held_out_size():
     """Jobs pair cells: each cell runs on every seed, with the grid's held-out size, under distinct keys."""
     grid = Grid(
-        (Mix.parse("two_digit=70"), Mix.parse("three_digit=70")),
+        (Mix.parse("add_2x2=70"), Mix.parse("add_3x1=70")),
         FinetuneSettings(),
         (("lr", (1e-3, 2e-3)),),
         (0, 1, 2),
@@ -232,24 +232,24 @@ def test_report_pairs_cells_by_seed():
     a, b = sorted(summarise(runs), key=lambda c: c.key.settings.lr)
     assert a.seeds == b.seeds == (0, 1, 2, 3)
     diff, same = compare(a, b)
-    assert same.family == "three_digit" and same.mean == 0  # both solve none of it on every seed
+    assert same.family == "add_3x1" and same.mean == 0  # both solve none of it on every seed
     assert diff.seeds == 4 and diff.mean == pytest.approx(5 / 30)
     assert diff.low == pytest.approx(5 / 30) and diff.high == pytest.approx(5 / 30)  # the same gap on every seed
-    assert a.families["two_digit"].mean == pytest.approx(sum(15 + s for s in range(4)) / 120)
+    assert a.families["add_2x2"].mean == pytest.approx(sum(15 + s for s in range(4)) / 120)
 
 
 def test_a_budget_is_each_family_alone_and_an_even_mix_at_every_total():
     """`a/b=10,35`: at each total, a alone, b alone and an even mix (an odd total gives a the extra one)."""
-    mixes = [m.spec() for m in parse_budget("two_digit/three_digit=10,35")]
+    mixes = [m.spec() for m in parse_budget("add_2x2/add_3x1=10,35")]
     assert mixes == [
-        "two_digit=10",
-        "three_digit=10",
-        "two_digit=5,three_digit=5",
-        "two_digit=35",
-        "three_digit=35",
-        "two_digit=18,three_digit=17",
+        "add_2x2=10",
+        "add_3x1=10",
+        "add_2x2=5,add_3x1=5",
+        "add_2x2=35",
+        "add_3x1=35",
+        "add_2x2=18,add_3x1=17",
     ]
-    for bad in ("two_digit=10", "two_digit/two_digit=10", "two_digit/three_digit=1", "two_digit/nope=10", "a/b=x"):
+    for bad in ("add_2x2=10", "add_2x2/add_2x2=10", "add_2x2/add_3x1=1", "add_2x2/nope=10", "a/b=x"):
         with pytest.raises(GridError) as info:
             parse_budget(bad)
         assert "\n" not in str(info.value)
@@ -259,19 +259,19 @@ def test_the_cost_of_mixing_pairs_each_family_alone_with_its_share_of_the_mix():
     """A budget's point for a family at a total: alone vs in the mix, and their difference paired by seed."""
     runs = []
     for s in range(3):
-        runs.append(_run(s, 28, "two_digit=10", other=0))
-        runs.append(_run(s, 0, "three_digit=10", other=27))
-        runs.append(_run(s, 20 + s, "two_digit=5,three_digit=5", other=25))
+        runs.append(_run(s, 28, "add_2x2=10", other=0))
+        runs.append(_run(s, 0, "add_3x1=10", other=27))
+        runs.append(_run(s, 20 + s, "add_2x2=5,add_3x1=5", other=25))
     points = budget(summarise(runs))
-    assert [(p.family, p.total, p.mixed_count) for p in points] == [("two_digit", 10, 5), ("three_digit", 10, 5)]
+    assert [(p.family, p.total, p.mixed_count) for p in points] == [("add_2x2", 10, 5), ("add_3x1", 10, 5)]
     two, three = points
     assert three.alone.mean == pytest.approx(27 / 30) and three.mixed.mean == pytest.approx(25 / 30)
     n, mean, low, high = two.paired()
     assert n == 3 and mean == pytest.approx((-8 - 7 - 6) / 3 / 30) and low < mean < high
     assert budget(summarise(runs[:1])) == []  # a single-family run alone makes no budget
-    other_lr = [_run(s, 20, "two_digit=5,three_digit=5", lr=1e-3) for s in range(3)]
+    other_lr = [_run(s, 20, "add_2x2=5,add_3x1=5", lr=1e-3) for s in range(3)]
     assert budget(summarise(runs + other_lr)) == []  # cells that differ by more than the mix are not one budget
-    uneven = [_run(s, 25, "two_digit=7,three_digit=3", other=20) for s in range(3)]
+    uneven = [_run(s, 25, "add_2x2=7,add_3x1=3", other=20) for s in range(3)]
     assert budget(summarise(runs + uneven)) == []  # a share sweep's uneven mix: not a budget
 
 
@@ -281,7 +281,7 @@ def test_a_schema_2_store_keeps_every_run_and_score_with_its_settings_as_one_jso
     path = tmp_path / "v2.sqlite"
     db = sqlite3.connect(path)
     db.executescript(_MIGRATIONS[1])
-    runs = [_run(0, 20), _run(1, 25, lr=1e-3), _run(2, 5, mix="three_digit=70")]
+    runs = [_run(0, 20), _run(1, 25, lr=1e-3), _run(2, 5, mix="add_3x1=70")]
     for stored in runs:
         r, s = stored.run, stored.run.settings
         db.execute(
@@ -307,6 +307,6 @@ def test_a_schema_2_store_keeps_every_run_and_score_with_its_settings_as_one_jso
 
 def test_a_budget_over_a_mix_this_program_cannot_read_is_no_budget():
     """Cells whose stored mix names a family no longer registered are not a budget (the report still prints)."""
-    runs = [_run(s, 20, "two_digit=10") for s in range(2)] + [_run(s, 20, "gone_family=10") for s in range(2)]
-    runs += [_run(s, 20, "two_digit=5,gone_family=5") for s in range(2)]
+    runs = [_run(s, 20, "add_2x2=10") for s in range(2)] + [_run(s, 20, "gone_family=10") for s in range(2)]
+    runs += [_run(s, 20, "add_2x2=5,gone_family=5") for s in range(2)]
     assert budget(summarise(runs)) == []

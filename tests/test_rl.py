@@ -29,8 +29,8 @@ from breadth.core.world.runs.settings import RewardSettings, SettingsError
 from breadth.core.world.text.transcript import Role
 from breadth.core.world.text.vocab import CHARS
 
-THREE = Problem((3, 4, 5), "three_digit")
-LEADING_ZERO = Problem((0, 7, 6), "three_digit")  # `B07+06|` adds up by a coincidence of leading zeros
+THREE = Problem((3, 4, 5), "add_3x1")
+LEADING_ZERO = Problem((0, 7, 6), "add_3x1")  # `B07+06|` adds up by a coincidence of leading zeros
 
 
 def played(problem: Problem, actions: str) -> Judged:
@@ -71,8 +71,8 @@ def test_metrics_tell_a_right_answer_reached_the_wrong_way_from_the_procedure():
         "calls": (2 + 1 + 1 + 0) / 4,
         "chars": (len(RIGHT) + len(WRONG) + len("B07+06|13|") + len("13|")) / 4,
     }
-    two = [[played(Problem((23, 45), "two_digit"), "B23+45|68|")], [played(THREE, WRONG)]]
-    assert metrics(two)["reward:two_digit"] == 1.0 and metrics(two)["reward:three_digit"] == 0.0
+    two = [[played(Problem((23, 45), "add_2x2"), "B23+45|68|")], [played(THREE, WRONG)]]
+    assert metrics(two)["reward:add_2x2"] == 1.0 and metrics(two)["reward:add_3x1"] == 0.0
 
 
 class Logits(torch.nn.Module):
@@ -141,7 +141,7 @@ def test_fast_decoding_plays_exactly_as_one_position_at_a_time(one_thread):
     """Feeding the prompts in one step and dropping finished rows from the batch gives the same episodes as
     the plain decoder, including one that runs on to the context's end, and for prompts of several lengths."""
     model, _ = checkpoint.load(checkpoint_path("two_digit_70"))
-    prompts = [q.prompt for q in REGISTERED["three_digit"].held_out(0, 6) + REGISTERED["two_digit"].held_out(0, 6)]
+    prompts = [q.prompt for q in REGISTERED["add_3x1"].held_out(0, 6) + REGISTERED["add_2x2"].held_out(0, 6)]
     prompts += ["0+0+0+0=", "99+99+99+99="]
     plain = [ep.transcript.text for ep in rollout(GreedyPolicy(model, len(prompts)), prompts)]
     fast = rollout(GreedyPolicy(model, len(prompts), drop_finished=True, feeds_many=True), prompts)
@@ -155,7 +155,7 @@ def test_fast_decoding_plays_exactly_as_one_position_at_a_time(one_thread):
 def test_sampling_for_reward_repeats_by_seed(one_thread):
     """The fast sampling policy is seeded like the plain one: the same seed, the same episodes."""
     model, _ = checkpoint.load(checkpoint_path("mix_35_35"))
-    problems = REGISTERED["two_digit"].demonstrations(0, 4)
+    problems = REGISTERED["add_2x2"].demonstrations(0, 4)
 
     def texts(seed):
         groups = reward.sample(model, problems, 4, 1.0, torch.Generator().manual_seed(seed))
@@ -164,7 +164,7 @@ def test_sampling_for_reward_repeats_by_seed(one_thread):
     assert texts(1) == texts(1) != texts(2)
 
 
-def _run(seed: int = 0, start: str = "mix_35_35", mix: str = "two_digit=20", **settings):
+def _run(seed: int = 0, start: str = "mix_35_35", mix: str = "add_2x2=20", **settings):
     """A tiny reward run: (losses, metrics per step, weights)."""
     model, _ = checkpoint.load(checkpoint_path(start))
     heard: list[StepStats] = []
@@ -231,7 +231,7 @@ def test_a_records_metrics_and_before_round_trip_and_old_records_still_read():
     run = RunMeta(
         "reward",
         RewardSettings(steps=2),
-        "three_digit=20",
+        "add_3x1=20",
         0,
         5,
         losses=(0.5, 0.25),
@@ -239,7 +239,7 @@ def test_a_records_metrics_and_before_round_trip_and_old_records_still_read():
         before={"pass": 0.0625},
     )
     assert RunMeta.from_dict(run.to_dict()) == run
-    old = RunMeta("finetune", None, "two_digit=7", 0, 5, losses=(1.0,))
+    old = RunMeta("finetune", None, "add_2x2=7", 0, 5, losses=(1.0,))
     assert "metrics" not in old.to_dict() and "before" not in old.to_dict()
     assert RunMeta.from_dict(old.to_dict()).metrics == {}
     bad = run.to_dict() | {"metrics": {"reward": [0.1, 0.2, 0.3]}}  # more values than steps
@@ -259,7 +259,7 @@ def test_the_reward_recipe_trains_through_the_engine_and_lands_in_the_store(one_
     settings = {"steps": 2, "prompts": 2, "group": 2, "seed": 1}
     start = str(checkpoint_path("two_digit_70"))
     Session(events.append, TorchModels(), queue.Queue()).handle(
-        p.Train(7, "three_digit=4", settings, start, str(tmp_path), held_out=2, recipe="reward")
+        p.Train(7, "add_3x1=4", settings, start, str(tmp_path), held_out=2, recipe="reward")
     )
     steps = [e for e in events if isinstance(e, p.Step)]
     assert [e.step for e in steps] == [1, 2] and all("reward" in e.metrics and "pass" in e.metrics for e in steps)
@@ -300,7 +300,7 @@ def test_breadth_rl_refuses_bad_input_in_one_line(capsys, tmp_path):
     """Group size 1, a mix naming no environment, an empty mix, another vocabulary, an unknown checkpoint and a
     learning rate out of range: one line each, exit 2, nothing written."""
     out = tmp_path / "rl.safetensors"
-    base = ["rl", "--mix", "three_digit=10", "--out", out]
+    base = ["rl", "--mix", "add_3x1=10", "--out", out]
     assert "group size must be at least 2" in _one_line_error(capsys, [*base, "--group-size", "1"])
     assert "names no environment" in _one_line_error(capsys, ["rl", "--mix", "@operands:9=5", "--out", out])
     assert "empty mix" in _one_line_error(capsys, ["rl", "--mix", "", "--out", out])
@@ -325,7 +325,7 @@ def test_breadth_rl_that_diverges_says_the_step_and_keeps_the_previous_model(cap
     start = tmp_path / "start.safetensors"
     start.write_bytes(checkpoint_path("two_digit_70").read_bytes())
     out = tmp_path / "rl.safetensors"
-    argv = ["rl", "--mix", "three_digit=4", "--from", start, "--steps", "3", "--prompts", "2", "--group-size", "2"]
+    argv = ["rl", "--mix", "add_3x1=4", "--from", start, "--steps", "3", "--prompts", "2", "--group-size", "2"]
     err = _one_line_error(capsys, [*argv, "--out", out])
     assert "the loss became nan at step 2" in err and "nothing was written" in err
     assert not out.exists() and start.read_bytes() == checkpoint_path("two_digit_70").read_bytes()
@@ -335,7 +335,7 @@ def test_breadth_rl_says_pass_at_g_first_prints_metrics_and_records_the_run(caps
     """From the two-digit model on three-digit sums: pass@G before training (zero, said plainly), a line of
     metrics per step asked for, held-out scores, the checkpoint of kind reward and the store's record."""
     out = tmp_path / "rl.safetensors"
-    argv = ["rl", "--mix", "three_digit=8", "--from", "two_digit_70", "--steps", "2", "--prompts", "4"]
+    argv = ["rl", "--mix", "add_3x1=8", "--from", "two_digit_70", "--steps", "2", "--prompts", "4"]
     assert main([*argv, "--group-size", "2", "--every", "1", "--held-out", "2", "--out", str(out)]) == 0
     printed = capsys.readouterr().out.replace("\n", " ")
     assert "before training: pass@2 at temperature 1 on the 8 training prompts 0.0%" in printed
@@ -352,11 +352,11 @@ def test_breadth_train_takes_the_reward_recipe_through_the_seam(capsys, tmp_path
     """`breadth train --recipe reward` with reward's own flags trains by reward; a reward flag on the plate's
     recipe is one line."""
     out = tmp_path / "t.safetensors"
-    argv = ["train", "--recipe", "reward", "--mix", "three_digit=4", "--base", "two_digit_70", "--steps", "2"]
+    argv = ["train", "--recipe", "reward", "--mix", "add_3x1=4", "--base", "two_digit_70", "--steps", "2"]
     assert main([*argv, "--prompts", "2", "--group-size", "2", "--out", str(out)]) == 0
     run = read_header(out).run
     assert run.recipe == "reward" and run.settings == RewardSettings(steps=2, prompts=2, group=2)
     assert "pass" in run.before and len(run.metrics["reward"]) == 2
     capsys.readouterr()
-    plate = ["train", "--mix", "two_digit=4", "--group-size", "2", "--out", tmp_path / "x"]
+    plate = ["train", "--mix", "add_2x2=4", "--group-size", "2", "--out", tmp_path / "x"]
     assert "--group-size is not a setting of the finetune recipe" in _one_line_error(capsys, plate)

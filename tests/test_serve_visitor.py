@@ -185,7 +185,7 @@ def test_two_visitors_off_loopback_get_their_own_folders_and_see_only_their_own_
     folder is gone when its app ends."""
     from breadth.tui.catalog import shipped_entries, stored_entries
 
-    _stored_run("two_digit=35,three_digit=35")  # the user's own run, which no browser off loopback may see
+    _stored_run("add_2x2=35,add_3x1=35")  # the user's own run, which no browser off loopback may see
     flags, _, _ = _served(monkeypatch, capsys, "--host", "0.0.0.0")
     visits: dict[str, dict] = {}
 
@@ -199,8 +199,8 @@ def test_two_visitors_off_loopback_get_their_own_folders_and_see_only_their_own_
         seen["cap"] = os.environ.get(CHECKPOINTS_ENV)
         return seen
 
-    second = lambda: _run_as_visitor(flags, monkeypatch, lambda: visit("second", "three_digit=70"))  # noqa: E731
-    _run_as_visitor(flags, monkeypatch, lambda: visit("first", "two_digit=70", second))
+    second = lambda: _run_as_visitor(flags, monkeypatch, lambda: visit("second", "add_3x1=70"))  # noqa: E731
+    _run_as_visitor(flags, monkeypatch, lambda: visit("first", "add_2x2=70", second))
     first, other = visits["first"], visits["second"]
     assert first["home"] != other["home"] and private_home not in (first["home"], other["home"])
     assert all(Path(v["home"]).name.startswith(FRESH_PREFIX) for v in (first, other))
@@ -251,7 +251,7 @@ def test_the_engine_refuses_to_train_past_the_cap_in_one_line(tmp_path, monkeypa
     events: list = []
     session = Session(events.append, ScriptedModels())
     for job in (1, 2, 3):
-        session.handle(p.Train(job, "two_digit=4", {"steps": 2, "seed": job}, str(BASE), str(tmp_path), 3))
+        session.handle(p.Train(job, "add_2x2=4", {"steps": 2, "seed": job}, str(BASE), str(tmp_path), 3))
     trained = [e for e in events if isinstance(e, p.Trained)]
     failed = [e for e in events if isinstance(e, p.Failed)]
     assert [e.id for e in trained] == [1, 2] and all(e.path for e in trained)

@@ -36,13 +36,13 @@ def _commands() -> list[tuple[list[str], object]]:
     step each, so that a value accepted by mistake costs seconds."""
     out = [(["pretrain", "--steps", "1", "--out", "{tmp}/base.safetensors"], s) for s in _floats(PretrainSettings)]
     for r in mix_recipes():
-        train = ["train", "--recipe", r.name, "--mix", "two_digit=8", "--steps", "1", "--out", "{tmp}/m.safetensors"]
-        sweep = ["sweep", "--recipe", r.name, "--mix", "two_digit=8", "--steps", "1", "--held-out", "1", "--seeds", "0"]
+        train = ["train", "--recipe", r.name, "--mix", "add_2x2=8", "--steps", "1", "--out", "{tmp}/m.safetensors"]
+        sweep = ["sweep", "--recipe", r.name, "--mix", "add_2x2=8", "--steps", "1", "--held-out", "1", "--seeds", "0"]
         out += [
             (argv, s) for s in swept(r.settings) if s.kind is float for argv in (train, [*sweep, "--store", "{tmp}/s"])
         ]
         if r.name == "reward":
-            rl = ["rl", "--mix", "two_digit=8", "--steps", "1", "--held-out", "1", "--out", "{tmp}/r.safetensors"]
+            rl = ["rl", "--mix", "add_2x2=8", "--steps", "1", "--held-out", "1", "--out", "{tmp}/r.safetensors"]
             out += [(rl, s) for s in _floats(r.settings)]
     quick = ["--steps", "1", "--held-out", "1", "--seeds", "0", "--store", "{tmp}/s.sqlite"]
     out += [(["plate", *quick], s) for s in swept(FinetuneSettings) if s.kind is float]
@@ -127,7 +127,7 @@ def _on_mix(name: str, model, settings) -> list[float]:
     from breadth.core.learning.trainers import trainer
     from breadth.core.world.environments.mix import Mix
 
-    return trainer(name)(model, Mix.parse("two_digit=8"), settings, None)
+    return trainer(name)(model, Mix.parse("add_2x2=8"), settings, None)
 
 
 TRAININGS = [(PretrainSettings, _pretrain)] + [(r.settings, functools.partial(_on_mix, r.name)) for r in mix_recipes()]
@@ -168,7 +168,7 @@ def test_a_step_at_the_lowest_learning_rate_still_changes_the_weights(base_path,
     lows = {
         s.low for c in (PretrainSettings, *(r.settings for r in mix_recipes())) for s in _floats(c) if s.name == "lr"
     }
-    batch = demonstration_tensors(REGISTERED["two_digit"].demonstrations(0, 8))
+    batch = demonstration_tensors(REGISTERED["add_2x2"].demonstrations(0, 8))
     (floor,) = lows  # one lowest value, shared by every recipe
     changed = {}
     for lr in (floor, floor / 100):

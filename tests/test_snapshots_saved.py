@@ -40,7 +40,7 @@ def run(one_thread, tmp_path_factory):
     kept: dict = {}
     settings = FinetuneSettings(seed=1, steps=STEPS)
     model, record = train_run(
-        Mix.parse("two_digit=8"), settings, BASE, 5, on_snapshot=kept.__setitem__, snapshot_every=keep_every(STEPS)
+        Mix.parse("add_2x2=8"), settings, BASE, 5, on_snapshot=kept.__setitem__, snapshot_every=keep_every(STEPS)
     )
     path = tmp_path_factory.mktemp("run") / "m.safetensors"
     checkpoint.save(model, record, path)
@@ -142,7 +142,7 @@ BAD = {  # what is done to a good sidecar -> words its one line must hold
     "another checkpoint's": (lambda h, b: (_meta(h, checkpoint="0123456789abcdef"), b), "another checkpoint"),
     "steps out of order": (lambda h, b: (_steps(h, lambda s: s.insert(1, s.pop(2))), b), "order"),
     "a score past its total": (
-        lambda h, b: (_steps(h, lambda s: s[1]["scores"]["two_digit"].update(solved=99)), b),
+        lambda h, b: (_steps(h, lambda s: s[1]["scores"]["add_2x2"].update(solved=99)), b),
         "more than total",
     ),
     "weights of no kind": (lambda h, b: (_steps(h, lambda s: s[1].update(weights="elsewhere")), b), "weights"),
@@ -206,7 +206,7 @@ def test_the_shipped_models_ship_scored_snapshots_that_score_what_they_say(one_t
     kept, scores = snapshots.load(mix, model, header.run)
     for step in (240, 400):
         assert _counts(snapshots.score(kept[step], 0)) == _counts(scores[step])
-    assert scores[0]["two_digit"].solved == 0 and scores[400]["two_digit"].solved == 20
+    assert scores[0]["add_2x2"].solved == 0 and scores[400]["add_2x2"].solved == 20
 
 
 def test_a_run_saved_later_with_save_gets_its_snapshots_too(tmp_path, monkeypatch):
@@ -219,7 +219,7 @@ def test_a_run_saved_later_with_save_gets_its_snapshots_too(tmp_path, monkeypatc
     monkeypatch.setattr(models, "save_new", lambda *a: (_ for _ in ()).throw(OSError("disk full")))
     events: list = []
     session = Session(events.append, models)
-    session.handle(p.Train(1, "two_digit=4", {"steps": 50}, str(BASE), str(tmp_path / "runs"), 2))
+    session.handle(p.Train(1, "add_2x2=4", {"steps": 50}, str(BASE), str(tmp_path / "runs"), 2))
     (trained,) = [e for e in events if isinstance(e, p.Trained)]
     assert trained.path == "" and "disk full" in trained.note
     target = tmp_path / "later.safetensors"

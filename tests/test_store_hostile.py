@@ -108,7 +108,7 @@ def test_a_read_only_open_of_an_older_store_migrates_in_memory_and_leaves_the_fi
     before = _folder(path)
     with Store(path, read_only=True) as store:
         (back,) = store.runs()
-        assert back.run.scores["two_digit"].solved == 20 and back.key != "0123456789abcdef0123"
+        assert back.run.scores["add_2x2"].solved == 20 and back.key != "0123456789abcdef0123"
     assert _folder(path) == before
 
 
@@ -155,7 +155,7 @@ def _insert(db: sqlite3.Connection, key, record, created=1.0, source="test", bas
         settings = (json.dumps({"steps": 400, "lr": 2e-3, "batch_size": 8, "dropout": 0.0, "weight_decay": 0.0}),)
     else:  # schemas 1 and 2: a column each
         settings = (400, 2e-3, 8, 0.0, 0.0)
-    row = (key, "two_digit=70", 0, *settings, 30, base, source, None, None, None, 1.0, 0.1, created, text)
+    row = (key, "add_2x2=70", 0, *settings, 30, base, source, None, None, None, 1.0, 0.1, created, text)
     db.execute(f"INSERT INTO runs VALUES ({', '.join('?' * len(row))})", row)
 
 
@@ -163,7 +163,7 @@ ODD_ROWS = {
     "a NULL key": dict(key=None),
     "a record nested 100,000 deep": dict(record="[" * 100_000 + "]" * 100_000),
     "a record that is not JSON": dict(record="{not json"),
-    "a record without settings": dict(record={"kind": "finetune", "mix": "two_digit=70", "seed": 0}),
+    "a record without settings": dict(record={"kind": "finetune", "mix": "add_2x2=70", "seed": 0}),
     "a record that is a number": dict(record="7"),
     "a blob for a record": dict(record=b"\x00\xff"),
     "a non-numeric created": dict(created="yesterday"),
@@ -285,10 +285,10 @@ def _argv(command: str, folder: Path, store: Path, base: Path, checkpoint: Path)
     argv = {
         "runs": ["runs", "--store", store],
         "report": ["report", "--store", store],
-        "sweep": ["sweep", "--mix", "two_digit=1", "--steps", "1", "--seeds", "0", "--base", base, "--store", store],
-        "matrix": ["matrix", "--mix", "two_digit=1", "--steps", "1", "--seeds", "0", "--base", base, "--store", store],
+        "sweep": ["sweep", "--mix", "add_2x2=1", "--steps", "1", "--seeds", "0", "--base", base, "--store", store],
+        "matrix": ["matrix", "--mix", "add_2x2=1", "--steps", "1", "--seeds", "0", "--base", base, "--store", store],
         "plate": ["plate", "--steps", "1", "--seeds", "0", "--store", store],
-        "train": ["train", "--mix", "two_digit=1", "--steps", "1", "--base", base, "--store", store],
+        "train": ["train", "--mix", "add_2x2=1", "--steps", "1", "--base", base, "--store", store],
         "eval": ["eval", checkpoint],
     }[command]
     return [str(a) for a in argv]
@@ -346,7 +346,7 @@ def test_two_outputs_of_one_command_may_not_be_one_file(tmp_path, base_path, cap
         "runs": ["runs", "--store", store, "--json", out, "--csv", out],
         "report": ["report", "--store", store, "--json", out, "--figure", tmp_path / "out"],
         "eval": ["eval", checkpoint, "--json", out, "--figure", tmp_path / "out"],
-        "sweep": ["sweep", "--mix", "two_digit=1", "--seeds", "0", "--store", store, "--json", out, "--figure", out],
+        "sweep": ["sweep", "--mix", "add_2x2=1", "--seeds", "0", "--store", store, "--json", out, "--figure", out],
     }[command]
     assert main([str(a) for a in argv]) == 2
     assert "two outputs" in capsys.readouterr().err
@@ -370,7 +370,7 @@ def test_train_whose_store_fails_at_the_end_keeps_the_checkpoint_and_says_so(tmp
 
     monkeypatch.setattr(Store, "add", full)
     out, store = tmp_path / "m.safetensors", tmp_path / "s.sqlite"
-    argv = ["train", "--mix", "two_digit=2", "--steps", "2", "--out", out, "--store", store]
+    argv = ["train", "--mix", "add_2x2=2", "--steps", "2", "--out", out, "--store", store]
     assert main([str(a) for a in argv]) == 1
     captured = capsys.readouterr()
     assert out.is_file() and "held-out" in captured.out

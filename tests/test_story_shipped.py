@@ -112,9 +112,9 @@ def test_each_caption_that_says_a_model_fails_is_what_that_model_does(played):
     assert "3 singles model fails" in _say("Three models, one sum", "23+45")
     assert _say("Three models, one sum", "6+8+4").startswith("Narrow training does not transfer:")
     race = [probe.text for probe in default_story().acts[0].probes]
-    two_digit, single = ["23+45", "45+91"], ["3+4+5", "6+8+4"]
-    assert sorted(race) == sorted(two_digit + single)
-    assert not any(played["Three models, one sum", text, THREE].solved for text in two_digit)
+    add_2x2, single = ["23+45", "45+91"], ["3+4+5", "6+8+4"]
+    assert sorted(race) == sorted(add_2x2 + single)
+    assert not any(played["Three models, one sum", text, THREE].solved for text in add_2x2)
     assert not any(played["Three models, one sum", text, TWO].solved for text in single)
     assert all(played["Three models, one sum", text, MIX].solved for text in race)
 
@@ -146,7 +146,7 @@ def test_the_procedure_acts_moments_show_what_their_captions_say(one_thread):
     first, wrong_answer, solved = (moment.step for moment in act.moments)
     assert [m.step for m in act.moments] == [80, 240, 320] and run.kept[:2] == [0, first]
     assert not any(_calls(played[0, family]) for family in lines)  # before the first moment: no calls at all
-    two, three, never = "two_digit", "three_digit", "add_2x1"
+    two, three, never = "add_2x2", "add_3x1", "add_2x1"
     assert set(lines) == {two, three, never} and lines[two].prompt == "63+77=" and lines[never].prompt == "5+2="
     assert played[first, two].failure == Failure.WRONG_OPERANDS.value and _calls(played[first, two]) == ["B74+34|"]
     assert played[first, three].failure == Failure.WRONG_OPERANDS.value

@@ -36,9 +36,9 @@ def test_a_sweep_fills_the_store_and_running_it_again_repeats_nothing(capsys, tm
     argv = [
         "sweep",
         "--mix",
-        "two_digit=4",
+        "add_2x2=4",
         "--mix",
-        "three_digit=4",
+        "add_3x1=4",
         "--seeds",
         "0-1",
         "--lr",
@@ -67,7 +67,7 @@ def test_a_sweep_killed_halfway_finishes_on_rerun_with_each_run_once_and_equal_s
     args = [
         "sweep",
         "--share",
-        "two_digit/three_digit=8:4",
+        "add_2x2/add_3x1=8:4",
         "--seeds",
         "0-1",
         "--workers",
@@ -107,7 +107,7 @@ def test_a_dask_cluster_gives_the_same_scores_as_the_local_pool(tmp_path):
     import distributed  # the test extra installs it; a missing one fails here rather than skipping
 
     local, remote = tmp_path / "local.sqlite", tmp_path / "dask.sqlite"
-    args = ["sweep", "--mix", "two_digit=4,three_digit=4", "--seeds", "0-1", *QUICK]
+    args = ["sweep", "--mix", "add_2x2=4,add_3x1=4", "--seeds", "0-1", *QUICK]
     assert main([*args, "--workers", "2", "--store", str(local)]) == 0
     with distributed.LocalCluster(
         n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=":0"
@@ -121,7 +121,7 @@ def test_an_unreachable_cluster_is_one_line_within_seconds(capsys, tmp_path, mon
     bound shortened to 1 s here; test_sweep_failures waits out the real one in a `breadth` process)."""
     monkeypatch.setattr(cluster, "CONNECT_SECONDS", 1.0)
     start = time.monotonic()
-    argv = ["sweep", "--mix", "two_digit=4", "--cluster", "tcp://127.0.0.1:9", "--store", str(tmp_path / "s.sqlite")]
+    argv = ["sweep", "--mix", "add_2x2=4", "--cluster", "tcp://127.0.0.1:9", "--store", str(tmp_path / "s.sqlite")]
     assert main(argv) == USAGE_ERROR
     assert time.monotonic() - start < 60
     err = capsys.readouterr().err.strip()
@@ -132,10 +132,10 @@ def test_an_unreachable_cluster_is_one_line_within_seconds(capsys, tmp_path, mon
     "argv, needle",
     [
         (["sweep", "--mix", "nope=4"], "unknown environment"),
-        (["sweep", "--mix", "two_digit=4", "--lr", "0"], "lr"),
-        (["sweep", "--mix", "two_digit=4", "--colour", "red"], "unrecognized"),
+        (["sweep", "--mix", "add_2x2=4", "--lr", "0"], "lr"),
+        (["sweep", "--mix", "add_2x2=4", "--colour", "red"], "unrecognized"),
         (["sweep"], "no mixes"),
-        (["sweep", "--mix", "two_digit=4", "--seeds", ""], "no seeds"),
+        (["sweep", "--mix", "add_2x2=4", "--seeds", ""], "no seeds"),
         (["report", "--lr", "fast"], "lr"),
     ],
 )
@@ -151,10 +151,10 @@ def test_a_store_that_is_not_ours_is_refused_by_every_command(capsys, tmp_path):
     notes = tmp_path / "notes.txt"
     notes.write_text("keep me\n")
     for argv in (
-        ["sweep", "--mix", "two_digit=4"],
+        ["sweep", "--mix", "add_2x2=4"],
         ["runs"],
         ["report"],
-        ["train", "--mix", "two_digit=4", "--steps", "1", "--out", str(tmp_path / "m.safetensors")],
+        ["train", "--mix", "add_2x2=4", "--steps", "1", "--out", str(tmp_path / "m.safetensors")],
     ):
         assert main([*argv, "--store", str(notes)]) == USAGE_ERROR
     assert notes.read_text() == "keep me\n"
@@ -165,7 +165,7 @@ def test_train_and_plate_record_their_runs_and_plate_never_repeats_one(capsys, t
     """`breadth train` stores its run with the checkpoint's path; a second `plate` finds all its runs stored."""
     store = tmp_path / "s.sqlite"
     out = tmp_path / "m.safetensors"
-    assert main(["train", "--mix", "two_digit=4", "--steps", "2", "--out", str(out), "--store", str(store)]) == 0
+    assert main(["train", "--mix", "add_2x2=4", "--steps", "2", "--out", str(out), "--store", str(store)]) == 0
     with Store(store) as s:
         (run,) = s.runs()
     assert run.source == "train" and run.checkpoint == str(out) and run.versions["torch"]
@@ -179,8 +179,7 @@ def test_runs_export_csv_and_json_and_report_compares_and_draws(capsys, tmp_path
     """Stored runs export as CSV (a row per run and family) and JSON; report compares two cells and draws a curve."""
     store = tmp_path / "s.sqlite"
     assert (
-        main(["sweep", "--mix", "two_digit=4", "--lr", "1e-3,2e-3", "--seeds", "0-1", *QUICK, "--store", str(store)])
-        == 0
+        main(["sweep", "--mix", "add_2x2=4", "--lr", "1e-3,2e-3", "--seeds", "0-1", *QUICK, "--store", str(store)]) == 0
     )
     table, data = tmp_path / "runs.csv", tmp_path / "runs.json"
     assert main(["runs", "--store", str(store), "--csv", str(table), "--json", str(data), "--lr", "1e-3"]) == 0
@@ -204,18 +203,18 @@ def test_a_budget_sweep_prints_the_cost_of_mixing_and_draws_it(capsys, tmp_path)
     """`sweep --budget a/b=2,4` runs each family alone and the even mix at each total, prints the paired cost of
     mixing per family and total, and draws it (PNG and SVG)."""
     store, figure = tmp_path / "s.sqlite", tmp_path / "cost"
-    argv = ["sweep", "--budget", "two_digit/three_digit=2,4", "--seeds", "0-1", *QUICK, "--store", str(store)]
+    argv = ["sweep", "--budget", "add_2x2/add_3x1=2,4", "--seeds", "0-1", *QUICK, "--store", str(store)]
     assert main([*argv, "--figure", str(figure)]) == 0
     printed = capsys.readouterr().out
     assert "the cost of mixing" in printed and "mix - alone" in printed
     with Store(store) as s:
         assert {r.run.mix for r in s.runs()} == {
-            "two_digit=2",
-            "three_digit=2",
-            "two_digit=1,three_digit=1",
-            "two_digit=4",
-            "three_digit=4",
-            "two_digit=2,three_digit=2",
+            "add_2x2=2",
+            "add_3x1=2",
+            "add_2x2=1,add_3x1=1",
+            "add_2x2=4",
+            "add_3x1=4",
+            "add_2x2=2,add_3x1=2",
         }
     assert figure.with_suffix(".png").stat().st_size > 1000 and "<svg" in figure.with_suffix(".svg").read_text()
 
@@ -225,12 +224,12 @@ def test_the_matrix_runs_what_is_missing_and_prints_every_family_for_every_row(c
     family, marks the trained ones, and writes JSON and a picture."""
 
     store, figure, data = tmp_path / "s.sqlite", tmp_path / "m", tmp_path / "m.json"
-    argv = ["matrix", "--mix", "@operands:4&op:add=3", "--mix", "two_digit=3", "--seeds", "0-1", *QUICK]
+    argv = ["matrix", "--mix", "@operands:4&op:add=3", "--mix", "add_2x2=3", "--seeds", "0-1", *QUICK]
     assert main([*argv, "--store", str(store), "--figure", str(figure), "--json", str(data)]) == 0
     printed = capsys.readouterr().out
     assert "ran 4, already stored 0" in printed and "*" in printed
     rows = json.loads(data.read_text())
-    assert [r["mix"] for r in rows] == ["add_4x1=3,add_4x2=3", "two_digit=3"]
+    assert [r["mix"] for r in rows] == ["add_4x1=3,add_4x2=3", "add_2x2=3"]
     assert all(set(r["families"]) == set(REGISTERED) and r["seeds"] == [0, 1] for r in rows)
     assert rows[0]["trained"] == ["add_4x1", "add_4x2"]
     cell = rows[1]["families"]["add_4x2"]  # held out from a 3-demonstration model: it fails, and says how

@@ -98,11 +98,11 @@ def test_a_record_edited_by_hand_with_a_lone_surrogate_is_shown_escaped(store):
     db = sqlite3.connect(store)
     with db:
         for key, record in db.execute("SELECT key, record FROM runs").fetchall():
-            data = json.loads(record) | {"mix": "two_digit=70\ud800"}
+            data = json.loads(record) | {"mix": "add_2x2=70\ud800"}
             db.execute("UPDATE runs SET record = ? WHERE key = ?", (json.dumps(data), key))
     db.close()
-    assert "two_digit=70\\ud800" in _clean(_breadth("runs", "--store", store))
-    assert "two_digit=70\\ud800" in _clean(_breadth("report", "--store", store))
+    assert "add_2x2=70\\ud800" in _clean(_breadth("runs", "--store", store))
+    assert "add_2x2=70\\ud800" in _clean(_breadth("report", "--store", store))
 
 
 def test_a_row_skipped_for_a_hostile_family_is_named_without_its_escapes(store):

@@ -43,8 +43,8 @@ def _stored(mix: str, seed: int, base_hash: str, checkpoint: str | None = None) 
     settings = FinetuneSettings(seed=seed)
     example = FailedEpisode(KIND, (Segment(Role.PROMPT, PROMPT), Segment(Role.ACTION, "B12+34|")))
     scores = {
-        "two_digit": HeldOutScore("two_digit", 10, 30, {KIND: 20}, (example,)),
-        "three_digit": HeldOutScore("three_digit", 0, 30, {"no call": 30}),
+        "add_2x2": HeldOutScore("add_2x2", 10, 30, {KIND: 20}, (example,)),
+        "add_3x1": HeldOutScore("add_3x1", 0, 30, {"no call": 30}),
     }
     run = RunMeta("finetune", settings, mix, seed, 30, scores, (1.0,), 5.0, 0.1)
     return StoredRun(run_key(mix, settings, 30, base_hash), run, base_hash, "[/s]\x1b]0;src\x07", checkpoint)
@@ -91,7 +91,7 @@ async def test_a_loaded_checkpoint_with_hostile_failure_kinds_and_file_name_show
     shown written out, and no escape reaches the screen."""
     shipped = Path(PRESETS["two_digit_70"].shipped)
     meta = read_header(shipped).meta
-    meta["scores"]["two_digit"]["failures"] = {KIND: 3}
+    meta["scores"]["two_digit"]["failures"] = {KIND: 3}  # the metadata as the shipped file stores it
     path = tmp_path / "\x1b]0;pwned\x07[b]x.safetensors"
     path.write_bytes(save(load_file(shipped), metadata={KEY: json.dumps(meta)}))
     app = fake_app()
@@ -137,7 +137,7 @@ async def test_the_matrix_keeps_a_hostile_row_and_its_failed_transcripts_show_li
     """F10 with a hostile mix stored before a plain one: both rows (the plate's first), the hostile label cut and
     written out, and its cell's failure kinds and failed transcript shown as text; no escape reaches the screen."""
     base_hash = weights_hash(BASE)
-    _store(tmp_path, monkeypatch, _stored(MIX, 0, base_hash), _stored("two_digit=70", 0, base_hash))
+    _store(tmp_path, monkeypatch, _stored(MIX, 0, base_hash), _stored("add_2x2=70", 0, base_hash))
     app = fake_app()
     async with app.run_test(size=(100, 32)) as pilot:
         await pilot.press("f10")
@@ -149,7 +149,7 @@ async def test_the_matrix_keeps_a_hostile_row_and_its_failed_transcripts_show_li
         label = clip(shown(MIX), width)
         assert label.endswith("…") and len(label) <= width
         assert [row.label.plain.strip() for row in table.rows.values()] == ["two-digit 70", label]  # the plate's first
-        table.move_cursor(row=1, column=columns().index("two_digit"))
+        table.move_cursor(row=1, column=columns().index("add_2x2"))
         await pilot.pause()
         detail = _text(app.screen.query_one("#matrix-detail", Static))
         assert shown(MIX) in detail and f"{shown(KIND)} 20" in detail

@@ -82,7 +82,7 @@ async def test_start_shows_three_panels_with_the_shipped_mix_loaded():
         scores = app.entries["shipped:mix_35_35"].scores
         assert len(scores) == len(REGISTERED)
         for name, s in scores.items():
-            own = name in ("two_digit", "three_digit")
+            own = name in ("add_2x2", "add_3x1")
             if own:
                 assert f"{s.solved}/{s.total}" in shown, f"{name} score not shown"
             else:  # under its matrix column's words (`add 2` over `0-9`)
@@ -148,14 +148,14 @@ async def test_presets_fill_counts_and_hand_edits_switch_to_custom():
         select = app.train_panel.query_one("#preset")
         select.value = "two_digit_70"
         await pilot.pause()
-        two = app.train_panel.query_one("#count-two_digit", Input)
-        three = app.train_panel.query_one("#count-three_digit", Input)
+        two = app.train_panel.query_one("#count-add_2x2", Input)
+        three = app.train_panel.query_one("#count-add_3x1", Input)
         assert (two.value, three.value) == ("70", "0")
         three.value = "5"
         await pilot.pause()
         assert select.value == "custom"
         mix, settings, _ = app.train_panel.request()
-        assert dict(mix.counts) == {"two_digit": 70, "three_digit": 5} and settings.steps == 400
+        assert dict(mix.counts) == {"add_2x2": 70, "add_3x1": 5} and settings.steps == 400
 
 
 async def test_bad_training_settings_are_refused_inline():
@@ -164,7 +164,7 @@ async def test_bad_training_settings_are_refused_inline():
     async with app.run_test(size=(80, 24)) as pilot:
         panel = app.train_panel
         for field, value in [
-            ("count-two_digit", "999"),
+            ("count-add_2x2", "999"),
             ("lr", "fast"),
             ("steps", "0"),
             ("held-out", "0"),
@@ -177,7 +177,7 @@ async def test_bad_training_settings_are_refused_inline():
             assert panel.status_is_error and panel.status, f"{field}={value!r} was accepted"
             assert app.training is None
             panel.query_one(f"#{field}", Input).value = original
-        for name in ("two_digit", "three_digit"):
+        for name in ("add_2x2", "add_3x1"):
             panel.query_one(f"#count-{name}", Input).value = "0"
         await pilot.press("f2")
         await pilot.pause()
@@ -262,7 +262,7 @@ async def test_the_mouse_works_too():
         await pilot.click("#train")
         await pilot.pause()
         trains = [c for c in app.supervisor.engine.sent if type(c).__name__ == "Train"]
-        assert len(trains) == 1 and trains[0].mix == "two_digit=35,three_digit=35"
+        assert len(trains) == 1 and trains[0].mix == "add_2x2=35,add_3x1=35"
         await pilot.click("#stop")
         await wait_for(pilot, lambda: app.training is None, what="the stop")
         assert any(type(c).__name__ == "Stop" for c in app.supervisor.engine.sent)
@@ -297,11 +297,11 @@ def test_runs_of_one_mix_on_several_seeds_get_a_mean_and_spread():
 
     def entry(seed, two, three, lr=0.002):
         meta = {
-            "mix": "two_digit=35,three_digit=35",
+            "mix": "add_2x2=35,add_3x1=35",
             "seed": seed,
             "held_out": 30,
             "settings": {"seed": seed, "lr": lr, "steps": 400},
-            "scores": {"two_digit": {"solved": two, "total": 30}, "three_digit": {"solved": three, "total": 30}},
+            "scores": {"add_2x2": {"solved": two, "total": 30}, "add_3x1": {"solved": three, "total": 30}},
         }
         return ModelEntry(f"k{seed}{lr}", "t", "/p", RunMeta.from_dict(meta), "trained")
 

@@ -63,9 +63,9 @@ async def test_ctrl_d_lists_the_forms_mix_and_seed_with_the_model_s_characters_m
     """
     app = fake_app()
     async with app.run_test(size=SIZE) as pilot:
-        _set(app, **{"count-two_digit": "5", "count-three_digit": "4", "seed": "7"})
+        _set(app, **{"count-add_2x2": "5", "count-add_3x1": "4", "seed": "7"})
         await _open(pilot)
-        mix = Mix.of(two_digit=5, three_digit=4)
+        mix = Mix.of(add_2x2=5, add_3x1=4)
         problems = mix.demonstrations(7)
         labels, episodes, marked = _shown(app)
         assert labels == ["two-digit"] * 5 + ["3 singles"] * 4
@@ -104,7 +104,7 @@ async def test_counts_the_form_refuses_show_one_inline_line():
     """A count over the family's pool shows the form's one-line reason in the view, no list, and the app runs on."""
     app = fake_app()
     async with app.run_test(size=SIZE) as pilot:
-        _set(app, **{"count-two_digit": "500"})
+        _set(app, **{"count-add_2x2": "500"})
         await _open(pilot)
         status = _content(app, "#demos-status").plain
         assert status == "no demonstrations to show: add 2 10-99: a count from 0 to 200, not 500"
@@ -119,7 +119,7 @@ async def test_a_long_mix_scrolls_and_a_wider_terminal_holds_more_columns():
     for size in (SIZE, (120, 40)):
         app = fake_app()
         async with app.run_test(size=size) as pilot:
-            _set(app, **{"count-two_digit": "140", "count-three_digit": "140"})
+            _set(app, **{"count-add_2x2": "140", "count-add_3x1": "140"})
             await _open(pilot)
             labels, episodes, _ = _shown(app)
             assert len(episodes) == 280 and labels.count("3 singles") == 140

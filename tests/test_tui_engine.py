@@ -33,8 +33,8 @@ async def test_train_streams_loss_then_scores_and_saves_the_model(runs):
     app = BreadthApp()
     async with app.run_test(size=(100, 32)) as pilot:
         _set(app, "steps", "40")
-        _set(app, "count-two_digit", "8")
-        _set(app, "count-three_digit", "8")
+        _set(app, "count-add_2x2", "8")
+        _set(app, "count-add_3x1", "8")
         _set(app, "held-out", "12")
         await pilot.press("f2")
         plot = app.train_panel.query_one(LossPlot)
@@ -51,13 +51,13 @@ async def test_train_streams_loss_then_scores_and_saves_the_model(runs):
         await wait_for(pilot, lambda: app.training is None, timeout=60, what="training to end")
         assert len(plot.live) == 40
         entry = app.entries[app.current]
-        assert entry.origin == "trained" and entry.run.mix == "two_digit=8,three_digit=8"
+        assert entry.origin == "trained" and entry.run.mix == "add_2x2=8,add_3x1=8"
         assert len(entry.run.losses) == 40
         assert set(entry.scores) == set(REGISTERED)  # every family of the grid is scored
         assert all(s.total == 12 for s in entry.scores.values())  # the held-out size asked for
         assert Path(entry.path).parent == runs and Path(entry.path).is_file()
         assert len(app.score_panel.query_one("#runs").rows) == 4  # three shipped + this run
-        assert str(entry.scores["two_digit"].solved) in str(app.score_panel.query_one("#environment-scores").render())
+        assert str(entry.scores["add_2x2"].solved) in str(app.score_panel.query_one("#environment-scores").render())
         assert not app.train_panel.status_is_error
 
 

@@ -12,7 +12,7 @@ from breadth.core.world.environments.registry import environments
 from breadth.core.world.episodes.scores import HeldOutScore
 from breadth.tui.screens.environments_view import EnvironmentsView
 
-SOLVED = {"two_digit": 30, "three_digit": 27, "2a1": 15, "2a2_postfix": 6, "1a1s1": 3}  # of 30; every other 0
+SOLVED = {"add_2x2": 30, "add_3x1": 27, "2a1": 15, "2a2_postfix": 6, "1a1s1": 3}  # of 30; every other 0
 HOSTILE = "[bold red]no call[/] \x1b[31m"  # a failure kind that is markup and an escape, if read as such
 
 

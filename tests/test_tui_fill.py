@@ -52,7 +52,7 @@ async def test_all_with_two_operands_fills_the_counts_and_trains_that_mix(tmp_pa
         await pilot.press("enter")
         await pilot.pause()
         two = [e.name for e in where(list(REGISTERED.values()), operands="2")]
-        assert two == ["two_digit", "add_2x1", "sub_2x2"]
+        assert two == ["add_2x2", "add_2x1", "sub_2x2"]
         assert _counts(panel) == {n: "20" if n in two else "0" for n in REGISTERED}
         assert panel.query_one("#preset", Select).value == "custom" and not panel.status_is_error
         panel.query_one("#steps", Input).value = "10"
@@ -60,7 +60,7 @@ async def test_all_with_two_operands_fills_the_counts_and_trains_that_mix(tmp_pa
         await wait_for(
             pilot, lambda: app.training is None and app.entries[app.current].origin == "trained", what="training"
         )
-        assert app.entries[app.current].run.mix == "two_digit=20,add_2x1=20,sub_2x2=20"
+        assert app.entries[app.current].run.mix == "add_2x2=20,add_2x1=20,sub_2x2=20"
 
 
 async def test_a_count_over_a_family_pool_is_refused_inline_and_leaves_the_counts(tmp_path, monkeypatch):

@@ -55,8 +55,8 @@ async def test_the_matrix_shows_a_row_per_mix_with_trained_cells_marked_at_80x24
     base_hash = weights_hash(BASE)
     with Store() as store:
         for seed, rate in ((0, 90), (1, 94)):
-            store.add(_run("two_digit=70", seed, {"two_digit": rate}, base_hash))
-        store.add(_run("three_digit=35,sub_2x2=35", 0, {"three_digit": 100, "sub_2x2": 80, "two_digit": 5}, base_hash))
+            store.add(_run("add_2x2=70", seed, {"add_2x2": rate}, base_hash))
+        store.add(_run("add_3x1=35,sub_2x2=35", 0, {"add_3x1": 100, "sub_2x2": 80, "add_2x2": 5}, base_hash))
         store.add(_run("sub_4x1=70", 0, {"sub_4x1": 100}, "another-base"))  # not from the shipped base: not shown
     app = fake_app()
     async with app.run_test(size=(80, 24)) as pilot:
@@ -68,10 +68,10 @@ async def test_the_matrix_shows_a_row_per_mix_with_trained_cells_marked_at_80x24
         assert headers[0][0].strip() == "add 2" and headers[1][0].strip() == "add 2"  # 3+4, then 23+45
         names = columns()
         first = [str(v) for v in table.get_row_at(0)]
-        assert first[names.index("two_digit")] == "*92" and first[names.index("three_digit")] == "0"
+        assert first[names.index("add_2x2")] == "*92" and first[names.index("add_3x1")] == "0"
         second = [str(v) for v in table.get_row_at(1)]
-        assert second[names.index("three_digit")] == "*100" and second[names.index("sub_2x2")] == "*80"
-        assert second[names.index("two_digit")] == "5"
+        assert second[names.index("add_3x1")] == "*100" and second[names.index("sub_2x2")] == "*80"
+        assert second[names.index("add_2x2")] == "5"
         assert "2 mixes" in _text(app, "#matrix-status")
         assert table.virtual_size.width <= table.scrollable_content_region.width  # all ten columns fit at 80
         await pilot.press("escape")
@@ -84,10 +84,10 @@ async def test_moving_to_a_cell_shows_its_seeds_and_failure_kinds(tmp_path, monk
     base_hash = weights_hash(BASE)
     with Store() as store:
         for seed, rate in ((0, 90), (1, 94)):
-            store.add(_run("two_digit=70", seed, {"two_digit": rate}, base_hash))
+            store.add(_run("add_2x2=70", seed, {"add_2x2": rate}, base_hash))
     app = fake_app()
     async with app.run_test(size=(80, 24)) as pilot:
-        await _open_cell(pilot, "two_digit")
+        await _open_cell(pilot, "add_2x2")
         detail = _text(app, "#matrix-detail")
         assert "two-digit 70" in detail and "two-digit sums 23+45, trained on" in detail
         assert "s0 90  s1 94" in detail and "no call 16" in detail
@@ -100,15 +100,15 @@ async def test_a_run_stored_while_the_view_is_open_appears(tmp_path, monkeypatch
     monkeypatch.setattr(matrix_view, "REFRESH_SECONDS", 0.2)
     base_hash = weights_hash(BASE)
     with Store() as store:
-        store.add(_run("two_digit=70", 0, {"two_digit": 90}, base_hash))
+        store.add(_run("add_2x2=70", 0, {"add_2x2": 90}, base_hash))
     app = fake_app()
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.press("f10")
         await wait_for(pilot, lambda: isinstance(app.screen, MatrixView) and _table(app).row_count == 1, what="a row")
         with Store() as store:
-            store.add(_run("three_digit=70", 0, {"three_digit": 97}, base_hash))
+            store.add(_run("add_3x1=70", 0, {"add_3x1": 97}, base_hash))
         await wait_for(pilot, lambda: _table(app).row_count == 2, timeout=10, what="the new run's row")
-        assert str(_table(app).get_row_at(1)[columns().index("three_digit")]) == "*97"
+        assert str(_table(app).get_row_at(1)[columns().index("add_3x1")]) == "*97"
 
 
 async def test_a_store_that_cannot_be_read_is_one_line_and_the_app_runs_on(tmp_path, monkeypatch):
@@ -143,12 +143,12 @@ async def test_a_cell_shows_a_few_failed_transcripts_taking_seeds_in_turn(tmp_pa
     with Store() as store:
         for seed, example in kept.items():
             example = replace(example, segments=tuple(Segment(role, text) for role, text in example.segments))
-            stored = _run("two_digit=70", seed, {"two_digit": 99}, base_hash)
-            score = replace(stored.run.scores["two_digit"], examples=(example,))
-            store.add(replace(stored, run=replace(stored.run, scores={**stored.run.scores, "two_digit": score})))
+            stored = _run("add_2x2=70", seed, {"add_2x2": 99}, base_hash)
+            score = replace(stored.run.scores["add_2x2"], examples=(example,))
+            store.add(replace(stored, run=replace(stored.run, scores={**stored.run.scores, "add_2x2": score})))
     app = fake_app()
     async with app.run_test(size=(80, 24)) as pilot:
-        await _open_cell(pilot, "two_digit")
+        await _open_cell(pilot, "add_2x2")
         lines = _text(app, "#matrix-detail").splitlines()
         assert lines[-2:] == [
             "s0 45+91=B45+91|136|106|  answer differs from tool",
@@ -170,9 +170,9 @@ async def test_a_fresh_home_shows_the_runs_shipped_with_breadth_and_writes_nothi
         await pilot.press("f10")
         await wait_for(pilot, lambda: isinstance(app.screen, MatrixView) and _table(app).row_count > 20, what="rows")
         assert "shipped with breadth" in _text(app, "#matrix-status")
-        assert str(_table(app).get_row_at(0)[columns().index("two_digit")]).startswith("*")  # the plate's row first
+        assert str(_table(app).get_row_at(0)[columns().index("add_2x2")]).startswith("*")  # the plate's row first
         with Store() as store:
-            store.add(_run("two_digit=70", 0, {"two_digit": 90}, weights_hash(BASE)))
+            store.add(_run("add_2x2=70", 0, {"add_2x2": 90}, weights_hash(BASE)))
         await wait_for(pilot, lambda: _table(app).row_count == 1, timeout=10, what="the user's own run")
         assert "shipped" not in _text(app, "#matrix-status")
     assert {p.name for p in SHIPPED_RESULTS.parent.iterdir()} == beside

@@ -187,6 +187,6 @@ async def test_a_difference_plays_and_its_verdict_names_its_family():
         assert _roles_and_text(view)[1:3] == [("action", "B9-4|"), ("environment", "5|")]
         shown = str(view.render())
         assert "correct" in shown and "(three single digits subtracted)" in shown
-        assert REGISTERED["sub_3x1"].words != REGISTERED["three_digit"].words
+        assert REGISTERED["sub_3x1"].words != REGISTERED["add_3x1"].words
         outside = await _play_one(pilot, "123+4")
         assert "(outside every environment)" in str(outside.render())

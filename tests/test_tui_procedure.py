@@ -44,23 +44,23 @@ async def test_the_procedure_view_replays_each_familys_probe_at_the_chosen_step_
         run = app.screen.run
         await wait_for(pilot, lambda: sorted(run.scores) == [0, 25, 50], what="every snapshot scored")
         probe = probes(0)[0]
-        await wait_for(pilot, lambda: "✓" in _line(app, "two_digit"), what="the last step's verdict")
+        await wait_for(pilot, lambda: "✓" in _line(app, "add_2x2"), what="the last step's verdict")
         assert "step 50 of 50" in _status(app) and "snapshot 3 of 3" in _status(app)
-        line = _line(app, "two_digit")
+        line = _line(app, "add_2x2")
         assert line.startswith("*two-digit ") and "100%" in line and probe.prompt in line
         status = _status(app)
         assert status.startswith("mix 35+35 #1 · ") and not re.search(r"\ba2x2\b", status + line)
         await pilot.press("shift+f5")  # the run and its families by code
         await pilot.pause()
-        assert _line(app, "two_digit").startswith("*a2x2 ") and _status(app).startswith("a2x2 35+a3x1 35 #1 · ")
-        assert f" {REGISTERED['three_digit'].short} " in str(app.screen.query_one("#procedure-legend", Static).render())
+        assert _line(app, "add_2x2").startswith("*a2x2 ") and _status(app).startswith("a2x2 35+a3x1 35 #1 · ")
+        assert f" {REGISTERED['add_3x1'].short} " in str(app.screen.query_one("#procedure-legend", Static).render())
         await pilot.press("shift+f5")
         await pilot.pause()
-        assert _line(app, "two_digit") == line and _status(app) == status
+        assert _line(app, "add_2x2") == line and _status(app) == status
         await pilot.press("home")
-        await wait_for(pilot, lambda: "✗" in _line(app, "two_digit"), what="step 0's verdict")
-        assert "step 0 of 50" in _status(app) and "no call" in _line(app, "two_digit")
-        assert "B" not in _line(app, "two_digit").split("=", 1)[1]  # no call written yet
+        await wait_for(pilot, lambda: "✗" in _line(app, "add_2x2"), what="step 0's verdict")
+        assert "step 0 of 50" in _status(app) and "no call" in _line(app, "add_2x2")
+        assert "B" not in _line(app, "add_2x2").split("=", 1)[1]  # no call written yet
         await pilot.press("right")
         await wait_for(pilot, lambda: "step 25 of 50" in _status(app), what="the middle step")
         await pilot.press("escape")
@@ -105,7 +105,7 @@ async def test_the_procedure_views_families_are_named_in_words_or_in_codes_where
             await pilot.press("f9")
             await wait_for(pilot, lambda: isinstance(app.screen, ProcedureView), what="the view")
             await wait_for(pilot, lambda: sorted(app.screen.run.scores) == [0, 25, 50], what="every snapshot scored")
-            await wait_for(pilot, lambda: "✓" in _line(app, "two_digit"), what="the last step's verdict")
+            await wait_for(pilot, lambda: "✓" in _line(app, "add_2x2"), what="the last step's verdict")
             shown = list(app.screen.run.environments)
             names = [REGISTERED[name].name_for(codes) for name in shown]
             assert len(set(names)) == len(shown) and (names[0] == "a2x2") == codes, names
@@ -156,12 +156,12 @@ async def test_the_procedure_view_replays_snapshots_while_the_run_is_still_train
         )
         await pilot.press("f9")
         await wait_for(pilot, lambda: isinstance(app.screen, ProcedureView), what="the view")
-        await wait_for(pilot, lambda: "✗" in _line(app, "two_digit"), what="step 0 played during training")
-        assert app.training is not None and "no call" in _line(app, "two_digit")
+        await wait_for(pilot, lambda: "✗" in _line(app, "add_2x2"), what="step 0 played during training")
+        assert app.training is not None and "no call" in _line(app, "add_2x2")
         run = app.screen.run
         await wait_for(pilot, lambda: 125 in run.kept, what="a snapshot past half the run (the script calls there)")
         await pilot.press("end")
-        await wait_for(pilot, lambda: "✓" in _line(app, "two_digit"), what="the later step played")
+        await wait_for(pilot, lambda: "✓" in _line(app, "add_2x2"), what="the later step played")
         assert app.training is not None and not run.scores
         await pilot.press("escape")
         await pilot.press("f3")

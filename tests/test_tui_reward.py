@@ -40,7 +40,7 @@ async def test_a_reward_run_streams_mean_and_per_environment_reward_and_its_numb
     the colour key in words (`two-digit`; Shift+F5: `a2x2`, and again the words)."""
     app = fake_app()
     async with app.run_test(size=(100, 32)) as pilot:
-        _form(app, "reward", 40, two_digit=5, three_digit=5)
+        _form(app, "reward", 40, add_2x2=5, add_3x1=5)
         await _set_steps(pilot, app, 40)
         await pilot.press("f2")
         plot = app.train_panel.query_one(RewardPlot)
@@ -49,7 +49,7 @@ async def test_a_reward_run_streams_mean_and_per_environment_reward_and_its_numb
         seconds = time.monotonic() - start
         assert plot.display and not app.train_panel.query_one(LossPlot).display
         assert [s for s, _ in plot.mean] == list(range(1, 41)) and plot.mean[-1][1] == 1.0
-        assert list(plot.environments) == ["two_digit", "three_digit"]
+        assert list(plot.environments) == ["add_2x2", "add_3x1"]
         assert all(len(v) == 40 for v in plot.environments.values())
         assert 1 <= plot.draws - drawn <= seconds * REDRAW_HZ + 2  # 40 steps, a handful of draws
         line = _line(app).splitlines()  # the panel is 46 columns wide: the short words, one row each
@@ -69,7 +69,7 @@ async def test_a_demonstrations_run_still_plots_its_loss_and_shows_no_reward_lin
     """After a reward run, a demonstrations run brings the loss plot (log scale) back and hides the reward line."""
     app = fake_app()
     async with app.run_test(size=(100, 32)) as pilot:
-        _form(app, "reward", 5, three_digit=5)
+        _form(app, "reward", 5, add_3x1=5)
         await _set_steps(pilot, app, 5)
         await pilot.press("f2")
         await wait_for(pilot, lambda: app.current == "run:1" and app.training is None, what="the reward run")
@@ -93,7 +93,7 @@ async def test_the_rollouts_view_shows_the_latest_group_with_rewards_and_says_wh
         assert isinstance(app.screen, RolloutsView)
         assert str(app.screen.query_one("#rollouts-status", Static).render()) == NO_RUN
         await pilot.press("escape")
-        _form(app, "reward", 200, two_digit=0, three_digit=5)
+        _form(app, "reward", 200, add_2x2=0, add_3x1=5)
         await _set_steps(pilot, app, 200)  # the scripted group's first correct episode comes at step 50
         await pilot.press("f2")
         await pilot.press("f13")
@@ -148,22 +148,22 @@ def test_an_episode_is_shown_as_text_in_its_writers_colours_never_as_markup():
 def test_a_malformed_group_is_one_line_and_the_last_good_group_stays():
     """A group the engine sent in the wrong shape is one line in the view; the group shown before stays."""
     feed = Feed()
-    feed.begin("a3x1 5 #1", 10, 2, ["three_digit"])
+    feed.begin("a3x1 5 #1", 10, 2, ["add_3x1"])
     good = SampledGroup(
-        "3+4=", "two_digit", (SampledEpisode((Segment(Role.PROMPT, "3+4="),), 0.0, "unfinished", False),), 2
+        "3+4=", "add_2x2", (SampledEpisode((Segment(Role.PROMPT, "3+4="),), 0.0, "unfinished", False),), 2
     )
     feed.sampled(1, good.to_dict())
-    feed.sampled(2, {"prompt": "3+4=", "family": "two_digit", "episodes": [{"segments": [["root", "x"]]}]})
+    feed.sampled(2, {"prompt": "3+4=", "family": "add_2x2", "episodes": [{"segments": [["root", "x"]]}]})
     assert feed.group == good and feed.step == 1 and feed.error.startswith("a sampled episode: no role")
 
 
 def test_the_line_says_next_to_nothing_when_pass_at_g_is_small_and_nothing_while_measuring():
     """pass@8 of 3% is 'next to nothing to reinforce' (narrow: 'little to learn'), 40% gets no warning; before it is
     measured the line says so."""
-    assert "next to nothing to reinforce" in reward_line({"pass": 0.03}, None, 8, ["three_digit"]).plain
-    assert reward_line({"pass": 0.03}, None, 8, ["three_digit"], width=36).plain == "pass@8 3% before: little to learn"
-    assert "reinforce" not in reward_line({"pass": 0.4}, None, 8, ["three_digit"]).plain
-    assert reward_line(None, None, 8, ["three_digit"]).plain == "measuring pass@8 before training..."
+    assert "next to nothing to reinforce" in reward_line({"pass": 0.03}, None, 8, ["add_3x1"]).plain
+    assert reward_line({"pass": 0.03}, None, 8, ["add_3x1"], width=36).plain == "pass@8 3% before: little to learn"
+    assert "reinforce" not in reward_line({"pass": 0.4}, None, 8, ["add_3x1"]).plain
+    assert reward_line(None, None, 8, ["add_3x1"]).plain == "measuring pass@8 before training..."
 
 
 @pytest.mark.slow
@@ -175,7 +175,7 @@ async def test_stop_ends_a_real_reward_run_within_the_grace(tmp_path, monkeypatc
     monkeypatch.setenv("BREADTH_RUNS", str(tmp_path / "runs"))
     app = BreadthApp()
     async with app.run_test(size=(100, 32)) as pilot:
-        _form(app, "reward", 2000, two_digit=0, three_digit=35)
+        _form(app, "reward", 2000, add_2x2=0, add_3x1=35)
         await _set_steps(pilot, app, 2000)
         await pilot.press("f2")
         plot = app.train_panel.query_one(RewardPlot)

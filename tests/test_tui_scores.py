@@ -17,9 +17,9 @@ from breadth.core.world.runs.settings import FinetuneSettings
 def _old_run(base_hash: str) -> StoredRun:
     """A stored run from before the grid: scored on the plate's two families only."""
     settings = FinetuneSettings(seed=3)
-    scores = {"two_digit": HeldOutScore("two_digit", 27, 30), "three_digit": HeldOutScore("three_digit", 0, 30)}
-    run = RunMeta("finetune", settings, "two_digit=70", 3, 30, scores, (1.0,), 5.0, 0.1)
-    return StoredRun(run_key("two_digit=70", settings, 30, base_hash), run, base_hash, "sweep")
+    scores = {"add_2x2": HeldOutScore("add_2x2", 27, 30), "add_3x1": HeldOutScore("add_3x1", 0, 30)}
+    run = RunMeta("finetune", settings, "add_2x2=70", 3, 30, scores, (1.0,), 5.0, 0.1)
+    return StoredRun(run_key("add_2x2=70", settings, 30, base_hash), run, base_hash, "sweep")
 
 
 def _row(table, key: str) -> list[str]:
@@ -46,7 +46,7 @@ async def test_own_families_have_bars_the_other_environments_a_summary_and_every
         shown = str(panel.query_one("#environment-scores").render())
         assert "30/30 100%" in shown  # its own family, with a bar
         assert "other environments  mean 0%" in shown
-        assert shown.splitlines()[-3:] == [  # add 3 numbers of 0-9 (three_digit) 0%, add 2 of 0-9 0%, ...
+        assert shown.splitlines()[-3:] == [  # add 3 numbers of 0-9 (add_3x1) 0%, add 2 of 0-9 0%, ...
             "      add   2   3   4 sub   2   3   4",
             "  0-9       0   0   0           0   0",
             "10-99           0   0       0   0    ",
@@ -57,7 +57,7 @@ async def test_own_families_have_bars_the_other_environments_a_summary_and_every
         await pilot.press("shift+f5")
         coded = str(panel.query_one("#environment-scores").render())
         for family in REGISTERED.values():
-            if family.name != "two_digit":
+            if family.name != "add_2x2":
                 assert f"{family.short:<5}  0" in coded, f"{family.name} missing from the summary"
         await pilot.press("shift+f5")
         assert str(panel.query_one("#environment-scores").render()) == shown
@@ -89,7 +89,7 @@ async def test_a_family_outside_the_plate_is_set_under_more_families_and_trained
     async with app.run_test(size=(80, 24)) as pilot:
         panel = app.train_panel
         sub = REGISTERED["sub_3x1"]
-        for name in ("two_digit", "three_digit"):
+        for name in ("add_2x2", "add_3x1"):
             panel.query_one(f"#count-{name}", Input).value = "0"
         panel.query_one("#count-sub_3x1", Input).value = str(sub.demo_pool + 1)
         await pilot.press("f2")
@@ -108,7 +108,7 @@ async def test_a_family_outside_the_plate_is_set_under_more_families_and_trained
         assert entry.origin == "trained" and entry.run.mix == "sub_3x1=40" and set(entry.scores) == set(REGISTERED)
         shown = str(app.score_panel.query_one("#environment-scores").render())
         assert shown.startswith(sub.brief) and "other environments" in shown  # `3 singles minus`, in words
-        assert "      add   2   3   4 sub   2   3" in shown  # two_digit (add 2 over 10-99) now among the others
+        assert "      add   2   3   4 sub   2   3" in shown  # add_2x2 (add 2 over 10-99) now among the others
         assert not [f for f in REGISTERED.values() if f.short in shown]  # in words, no code
 
 
@@ -132,10 +132,10 @@ async def test_a_wide_screen_gives_the_runs_table_titles_more_room_and_a_narrow_
     monkeypatch.setenv("BREADTH_STORE", str(tmp_path / "s.sqlite"))
     base_hash = weights_hash(BASE)
     settings = FinetuneSettings(seed=1, lr=0.001, dropout=0.1)
-    scores = {"two_digit": HeldOutScore("two_digit", 27, 30)}
-    run = RunMeta("finetune", settings, "two_digit=70", 1, 30, scores, (1.0,), 5.0, 0.1)
+    scores = {"add_2x2": HeldOutScore("add_2x2", 27, 30)}
+    run = RunMeta("finetune", settings, "add_2x2=70", 1, 30, scores, (1.0,), 5.0, 0.1)
     with Store() as store:
-        store.add(StoredRun(run_key("two_digit=70", settings, 30, base_hash), run, base_hash, "sweep"))
+        store.add(StoredRun(run_key("add_2x2=70", settings, 30, base_hash), run, base_hash, "sweep"))
     app = fake_app()
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_for(pilot, lambda: len(app.entries) == 4, what="the stored run")

@@ -18,9 +18,9 @@ from breadth.core.world.runs.settings import FinetuneSettings
 def _sweep_run(seed: int, solved: int, base_hash: str, **settings_given) -> StoredRun:
     """A stored sweep run (no checkpoint) of the two-digit-only mix."""
     settings = FinetuneSettings(seed=seed, **settings_given)
-    scores = {"two_digit": HeldOutScore("two_digit", solved, 200), "three_digit": HeldOutScore("three_digit", 0, 200)}
-    run = RunMeta("finetune", settings, "two_digit=70", seed, 200, scores, (1.0,), 5.0, 0.1)
-    return StoredRun(run_key("two_digit=70", settings, 200, base_hash), run, base_hash, "sweep")
+    scores = {"add_2x2": HeldOutScore("add_2x2", solved, 200), "add_3x1": HeldOutScore("add_3x1", 0, 200)}
+    run = RunMeta("finetune", settings, "add_2x2=70", seed, 200, scores, (1.0,), 5.0, 0.1)
+    return StoredRun(run_key("add_2x2=70", settings, 200, base_hash), run, base_hash, "sweep")
 
 
 async def test_stored_runs_join_the_table_and_their_seeds_summarise(tmp_path, monkeypatch):
@@ -84,6 +84,6 @@ async def test_stored_runs_of_other_settings_are_told_apart_and_scores_stay_in_v
         assert entry.title == "two-digit 70 lr 0.001 drop 0.1"
         table = app.score_panel.query_one("#runs")
         keys = [c.key.value for c in table.ordered_columns]
-        assert keys == ["model", "seed", "two_digit", "three_digit", "own", "other"]
+        assert keys == ["model", "seed", "add_2x2", "add_3x1", "own", "other"]
         widths = [c.get_render_width(table) for c in table.ordered_columns]
         assert sum(widths) <= table.scrollable_content_region.width  # no column scrolled out of view

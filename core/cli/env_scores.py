@@ -50,7 +50,7 @@ def chosen(envs: str | None, conditions: list[str], n: int | None, seed: int) ->
     named = [environment(text) for text in envs.split(",") if text.strip()]
     refuse_repeats("--envs", [f.name for f in named])
     if not named:
-        raise EnvError("--envs takes all or environment ids, e.g. breadth/two-digit-v1,breadth/2a1s2-v1")
+        raise EnvError("--envs takes all or environment ids, e.g. breadth/add-2x2-v1,breadth/2a1s2-v1")
     picked = {f.name for f in chosen_environments(conditions, None, seed)} if conditions else None
     pool = [f for f in named if picked is None or f.name in picked]
     if not pool:
@@ -133,11 +133,11 @@ def evaluate_environments(args) -> int:
         raise UsageError("--figure draws the ten named environments' scores; with --envs, --where or --draw use --json")
     held_out = held_out_from_text(args.held_out)
     seed = None if args.seed is None else FinetuneSettings.from_text(seed=args.seed).seed
-    families = chosen(args.envs, args.where or [], args.draw, args.draw_seed)  # refused before the model loads
+    envs = chosen(args.envs, args.where or [], args.draw, args.draw_seed)  # refused before the model loads
     use_one_thread()
     model, header = checkpoint.load(args.checkpoint)
     seed = seed if seed is not None else header.run.seed or 0
-    names = [f.name for f in families]
+    names = [f.name for f in envs]
     start = time.perf_counter()
     scores, _ = run_eval(model, seed, held_out, names)
     summary = summarise(scores)

@@ -28,16 +28,16 @@ def envs(args) -> int:
     t.add_column("id, and one demonstration", overflow="fold", min_width=longest)  # ids whole, transcripts folded
     for header in ("numbers", "digits", "ops", "form", "sums"):  # the dimensions, as --where names them in JSON
         t.add_column(header, justify="right", no_wrap=True)
-    for family in chosen:
-        demonstration = episode_text(_example(family).demonstration())
-        at = family.at
+    for env in chosen:
+        demonstration = episode_text(_example(env).demonstration())
+        at = env.at
         t.add_row(
-            Text.assemble(shown_text(env_id(family)), "\n  ", demonstration),
+            Text.assemble(shown_text(env_id(env)), "\n  ", demonstration),
             str(at.operands),
             at.value("digits"),
             at.op,  # the signs read shorter than their names: `+-` is add.sub
             at.form,
-            f"{family.size():,}",
+            f"{env.size():,}",
         )
     t.caption = f"--where takes operands=, digits= (2 or 2.1.2), op= (add, sub or add.sub) and form= ({_either(FORMS)})"
     t.caption_justify = "left"
@@ -72,18 +72,18 @@ def chosen_environments(conditions: list[str], n: int | None, seed: int) -> list
     return pool if n is None else draw(n, seed, pool)
 
 
-def _example(family: Environment):
+def _example(env: Environment):
     """The environment's first problem of seed 0: the same demonstration every time it is listed."""
-    return family.problem(0, 0)
+    return env.problem(0, 0)
 
 
-def env_json(family: Environment) -> dict:
+def env_json(env: Environment) -> dict:
     """Everything `breadth envs --json` says of one environment."""
     return {
-        "id": env_id(family),
-        "name": family.name,
-        "coordinates": coordinates_of(family),
-        "description": family.description,
-        "sums": family.size(),
-        "example": _example(family).demonstration().text,
+        "id": env_id(env),
+        "name": env.name,
+        "coordinates": coordinates_of(env),
+        "description": env.description,
+        "sums": env.size(),
+        "example": _example(env).demonstration().text,
     }

@@ -1,6 +1,6 @@
 """`breadth`: the headless command line: pre-train, fine-tune, evaluate, play one sum, run the plate.
 
-Every user error (a bad sum, an unknown family, a missing or corrupt checkpoint, a bad flag) prints
+Every user error (a bad sum, an unknown environment, a missing or corrupt checkpoint, a bad flag) prints
 one line to stderr and exits with status 2; no traceback reaches the user. A command's module is
 imported only when it runs (a `breadth play` does not load the plotting library).
 """

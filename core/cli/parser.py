@@ -125,7 +125,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Fine-tune the base model on demonstrations from a mix of "
         "environments (loss on the model's own actions only), then score held-out sums.",
     )
-    s.add_argument("--mix", required=True, help="demonstrations per environment, e.g. two_digit=35,three_digit=35")
+    s.add_argument("--mix", required=True, help="demonstrations per environment, e.g. add_2x2=35,add_3x1=35")
     s.add_argument("--seed", help=f"seeds demonstrations, held-out sets and training (default {ft.seed})")
     _recipe_flag(s)
     _settings_flags(s)
@@ -146,7 +146,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument(
         "--mix",
         required=True,
-        help="training sums per environment, e.g. three_digit=200 or two_digit=100,three_digit=100",
+        help="training sums per environment, e.g. add_3x1=200 or add_2x2=100,add_3x1=100",
     )
     s.add_argument(
         "--from",
@@ -178,7 +178,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument(
         "--envs",
         metavar="all|ID,...",
-        help="score environments instead of the ten named ones: all, or ids (breadth/two-digit-v1,...); "
+        help="score environments instead of the ten named ones: all, or ids (breadth/add-2x2-v1,...); "
         "summarised by dimension",
     )
     s.add_argument("--where", action="append", metavar="DIM=VALUE", help="only environments at this coordinate")
@@ -272,12 +272,12 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--mix", action="append", default=[], help="a mix to run (repeat for several)")
     s.add_argument(
         "--share",
-        help="a share between two environments, e.g. two_digit/three_digit=70:7 "
+        help="a share between two environments, e.g. add_2x2/add_3x1=70:7 "
         "(70 demonstrations split 0/70, 7/63, ..., 70/0)",
     )
     s.add_argument(
         "--budget",
-        help="the cost of mixing, e.g. two_digit/three_digit=10,20,35,70,140: at each total, each environment alone "
+        help="the cost of mixing, e.g. add_2x2/add_3x1=10,20,35,70,140: at each total, each environment alone "
         "and an even mix of the two",
     )
     s.add_argument("--plate", action="store_true", help="the plate's three mixes")

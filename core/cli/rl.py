@@ -3,7 +3,7 @@
 Before the first step it samples a group per training prompt and prints pass@G (near zero: almost no group
 holds a correct episode, so almost no step carries a gradient); during the run, every `--every` steps, the
 step's loss and metrics (`core.world.episodes.rewards.METRICS`); after it, pass@G again, the held-out scores of every
-family and where the checkpoint went. The run is kept in the results store like any other.
+environment and where the checkpoint went. The run is kept in the results store like any other.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ def settings_of(args) -> RewardSettings:
 
 def columns(found: dict[str, float], group: int) -> list[tuple[str, str]]:
     """The step line's columns: (label, key) for step, loss, every metric measured (`METRICS` first, then each
-    family's reward by its short label) and the seconds so far."""
+    environment's reward by its short label) and the seconds so far."""
     keys = [m.key for m in METRICS if m.key in found] + [k for k in found if k not in {m.key for m in METRICS}]
     labels = [metric_label(k, group) for k in keys]
     labels = [short_label(x.removeprefix("reward ")) if x.startswith("reward ") else x for x in labels]

@@ -15,7 +15,7 @@ from breadth.core.world.environments.environment import REGISTERED
 from breadth.core.world.text.shown import shown_text
 
 console = Console(highlight=False, markup=False, emoji=False)
-PLATE = ("two_digit", "three_digit")  # the plate's families, a column each; the rest are averaged as `others`
+PLATE = ("add_2x2", "add_3x1")  # the plate's environments, a column each; the rest are averaged as `others`
 
 
 def models(args) -> int:
@@ -24,8 +24,8 @@ def models(args) -> int:
     t.add_column("name")
     t.add_column("trained on")
     t.add_column("seed", justify="right")
-    for family in PLATE:
-        t.add_column(shown_text(REGISTERED[family].short), justify="right")
+    for env in PLATE:
+        t.add_column(shown_text(REGISTERED[env].short), justify="right")
     t.add_column("others", justify="right")
     for name in SHIPPED:
         run = read_header(shipped_checkpoint(name)).run

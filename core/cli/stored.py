@@ -121,7 +121,7 @@ _CSV_AFTER = (
 
 
 def _csv(found: list[StoredRun]) -> str:
-    """One row per run and family."""
+    """One row per run and environment."""
     out = io.StringIO()
     writer = csv.writer(out)
     writer.writerow(csv_columns())

@@ -1,6 +1,6 @@
 """What the command line prints: score tables, the plate's table, episodes coloured by who wrote them.
 
-Every name that comes from a store, a checkpoint or the person (a mix, a family, a failure kind, a source,
+Every name that comes from a store, a checkpoint or the person (a mix, an environment, a failure kind, a source,
 a transcript, a title) goes into a table as `shown_text`: a `Text` Rich never parses, with nothing the
 terminal would act on (core.world.text.shown).
 """
@@ -28,7 +28,7 @@ from breadth.core.world.text.transcript import Transcript, visible
 
 
 def scores_table(scores: dict[str, HeldOutScore], title: str) -> Table:
-    """Per family: solved/total, the rate, its 95% Wilson interval, and the failure kinds."""
+    """Per environment: solved/total, the rate, its 95% Wilson interval, and the failure kinds."""
     t = Table(title=shown_text(title), title_justify="left")
     t.add_column("environment", min_width=len("environment"))  # never environm…
     t.add_column("solved", justify="right")
@@ -45,7 +45,7 @@ def scores_table(scores: dict[str, HeldOutScore], title: str) -> Table:
 
 
 def plate_table(records: dict[tuple[str, int], RunMeta], seeds: list[int], held_out: int | None) -> Table:
-    """The plate's figure: per preset and family, mean ± sd over seeds, each seed, and the plate's number."""
+    """The plate's figure: per preset and environment, mean ± sd over seeds, each seed, and the plate's number."""
     n = "all" if held_out is None else held_out
     t = Table(
         title=f"held-out success, {n} sums per environment; mean ± sd over seeds {','.join(map(str, seeds))}",
@@ -60,7 +60,7 @@ def plate_table(records: dict[tuple[str, int], RunMeta], seeds: list[int], held_
         t.add_column(REGISTERED[fam].short, justify="right", no_wrap=True)
         t.add_column("seeds", justify="right", style="dim", max_width=11)  # three a line; ten seeds on four
     if others:
-        t.add_column("others", justify="right")  # the mean over every family no plate mix trains on
+        t.add_column("others", justify="right")  # the mean over every environment no plate mix trains on
     t.add_column("plate %", justify="right", style="dim")
     for preset in PRESETS.values():
         row = [preset.label]
@@ -102,7 +102,7 @@ def episode_json(scored: Scored) -> dict:
 
 
 def cells_table(cells: list[CellSummary], title: str) -> Table:
-    """A row per cell (numbered, for `report --compare`) and family: mean, intervals, and every seed's rate."""
+    """A row per cell (numbered, for `report --compare`) and environment: mean, intervals, and every seed's rate."""
     varies = varied(cells)
     t = Table(title=shown_text(title), title_justify="left", pad_edge=False)  # room for one-decimal intervals
     t.add_column("#", justify="right", style="dim")
@@ -148,7 +148,7 @@ def cell_label(cell: CellSummary, shown: tuple[str, ...]) -> str:
 
 
 def differences_table(differences: list[PairedDifference], title: str) -> Table:
-    """Per family: seeds paired, mean difference in points, its 95% interval."""
+    """Per environment: seeds paired, mean difference in points, its 95% interval."""
     t = Table(title=shown_text(title), title_justify="left")
     t.add_column("environment", min_width=len("environment"))
     t.add_column("seeds", justify="right")
@@ -168,10 +168,10 @@ def differences_table(differences: list[PairedDifference], title: str) -> Table:
 
 
 def runs_table(runs: list[StoredRun], title: str, width: int | None = None) -> Table:
-    """One row per stored run: mix, seed, settings, held-out size, per-family score, seconds, source.
+    """One row per stored run: mix, seed, settings, held-out size, per-environment score, seconds, source.
 
-    Every family a column when that fits `width` (None: any width); narrower, the families fold into two
-    columns, `own` (mean over the run's mix's families) and `other` (over the rest), and the settings into one
+    Every environment a column when that fits `width` (None: any width); narrower, the environments fold into two
+    columns, `own` (mean over the run's mix's environments) and `other` (over the rest), and the settings into one
     column naming those that differ from the defaults, so no cell is cut (`--csv` and `--json` keep everything).
     """
     full = _runs_wide(runs, title)
@@ -251,10 +251,10 @@ def _runs_folded(runs: list[StoredRun], title: str) -> Table:
 
 
 def _own_other(run: RunMeta) -> tuple[str, str]:
-    """Mean success over the run's own (mix) families and over the others, as `97%` (`-` for none)."""
+    """Mean success over the run's own (mix) environments and over the others, as `97%` (`-` for none)."""
     try:
         trained = {name for name, _ in Mix.parse(run.mix).counts} if run.mix else set()
-    except MixError:  # a stored mix of families this version does not register
+    except MixError:  # a stored mix of environments this version does not register
         trained = set()
     own = [s.rate for f, s in run.scores.items() if f in trained]
     other = [s.rate for f, s in run.scores.items() if f not in trained]
@@ -262,7 +262,7 @@ def _own_other(run: RunMeta) -> tuple[str, str]:
 
 
 def budget_table(points: list[BudgetPoint], title: str, width: int | None = None) -> Table:
-    """Per family and total: success trained alone and in an even mix, and the paired cost of mixing.
+    """Per environment and total: success trained alone and in an even mix, and the paired cost of mixing.
 
     Narrower than the full table needs (`width`), the alone, mix and demos columns narrow to their longest word or
     value (their headers fold), so the paired column keeps room for its interval and no cell is cut."""
@@ -297,12 +297,12 @@ def budget_table(points: list[BudgetPoint], title: str, width: int | None = None
 
 
 def matrix_table(rows: list[MatrixRow], title: str, width: int | None = None) -> Table:
-    """Rows: training mixes; columns: every family, grouped; cells: mean % over seeds and its 95% interval.
+    """Rows: training mixes; columns: every environment, grouped; cells: mean % over seeds and its 95% interval.
 
     Narrower than the full table needs (`width`), the cells keep their means and lose their intervals (said in
     the caption; `--json` and the figure keep them), so no cell is cut. Rows scored on generated environments (a
     breadth curve's) that do not fit a column each even so have their environments pooled by dimension
-    (`core.results.matrix_dimensions`), said in the caption; the registered families alone keep their columns."""
+    (`core.results.matrix_dimensions`), said in the caption; the registered environments alone keep their columns."""
     full = _matrix(rows, title, intervals=True)
     if width is None or _width(full) <= width:
         return full
@@ -379,7 +379,7 @@ def _matrix_by_dimension(rows: list[MatrixRow], title: str) -> Table:
 
 
 def breadth_table(points: list[BreadthPoint], title: str) -> Table:
-    """Per row (environments trained on): success on each held-out family and on its own, with 95% intervals."""
+    """Per row (environments trained on): success on each held-out environment and on its own, with 95% intervals."""
     t = Table(title=shown_text(title), title_justify="left")
     t.add_column("trained on")
     t.add_column("envs", justify="right")

@@ -33,11 +33,11 @@ class Train:
     """Train the base on `mix` by a recipe, evaluate, save under `out_dir` and load the result."""
 
     id: int  # the training job
-    mix: str  # `family=count,...`
+    mix: str  # `environment=count,...`
     settings: dict  # the fields of the recipe's settings class
     base: str  # pre-trained checkpoint
     out_dir: str  # where the finished model is saved
-    held_out: int | None = HELD_OUT  # held-out sums per family for the automatic evaluation (None: all)
+    held_out: int | None = HELD_OUT  # held-out sums per environment for the automatic evaluation (None: all)
     snapshot_every: int = 25  # keep a copy of the weights every this many steps, and at 0 and the end (0: none)
     recipe: str = FINETUNE  # how it learns (`core.world.runs.recipes`): from demonstrations, by default
 
@@ -197,7 +197,7 @@ class Played:
 
     id: int
     answer: int  # the true sum
-    family: str  # the family holding the sum, '' if none
+    family: str  # the environment holding the sum, '' if none
     solved: bool
     failure: str | None  # a core.world.episodes.verdict.Failure value when not solved
     segments: list = field(default_factory=list)  # [(role, text), ...] of the whole episode
@@ -214,11 +214,11 @@ class Snapshot:
 
 @dataclass(frozen=True)
 class SnapshotScored:
-    """The snapshot at `step` of the model loaded as `key` scored on a few held-out sums of every family."""
+    """The snapshot at `step` of the model loaded as `key` scored on a few held-out sums of every environment."""
 
     key: str
     step: int
-    scores: dict  # family -> HeldOutScore.to_dict()
+    scores: dict  # environment -> HeldOutScore.to_dict()
 
 
 @dataclass(frozen=True)

@@ -82,7 +82,7 @@ class Session:
         self._stop: set[int] = set()
         self.deferred: list[object] = []  # commands that must wait for training to end
         self.snapshots: dict[str, dict[int, object]] = {}  # run key -> step -> a copy of its weights
-        self.snapshot_scores: dict[str, dict[int, dict]] = {}  # run key -> step -> family -> HeldOutScore
+        self.snapshot_scores: dict[str, dict[int, dict]] = {}  # run key -> step -> environment -> HeldOutScore
         self.saved: dict[str, dict[int, object]] = {}  # loaded model's key -> step -> snapshot saved beside it
         self.background: deque[Callable[[], None]] = deque()  # work done one piece at a time when idle
         self._restored: tuple[str, int, object] | None = None  # the last snapshot rebuilt for play
@@ -240,7 +240,7 @@ class Session:
         return self.snapshots[key]
 
     def _score_snapshot(self, key: str, step: int, seed: int) -> None:
-        """Score the snapshot at `step` of run `key` on the sums `snapshot_problems` names (20 of every family)."""
+        """Score the snapshot at `step` of run `key` on the sums `snapshot_problems` names (20 of every environment)."""
         kept = self.snapshots.get(key, {})
         if step not in kept:
             return  # dropped meanwhile (a newer run)

@@ -85,7 +85,7 @@ def train_run(
     losses = trains(model, mix, settings, hook)
     trained = time.perf_counter()
     completed = len(losses) == settings.steps
-    # every registered family, or those named; a stopped run is not scored (nobody keeps it: Stop must be quick)
+    # every registered environment, or those named; a stopped run is not scored (nobody keeps it: Stop must be quick)
     scores = evaluate(model, settings.seed, held_out, families)[0] if completed else {}
     record = RunMeta.of_run(
         settings,

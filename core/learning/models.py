@@ -69,9 +69,9 @@ class Models(ABC):
     @abstractmethod
     def load_snapshots(self, path: str, model: object, run: RunMeta) -> tuple[dict[int, object], dict]:
         """The snapshots saved beside the checkpoint at `path` (whose model is `model`) by step, and their scores by
-        step (family -> HeldOutScore); ({}, {}) if it has none; SnapshotError (one line) for a bad sidecar."""
+        step (environment -> HeldOutScore); ({}, {}) if it has none; SnapshotError (one line) for a bad sidecar."""
 
     @abstractmethod
     def save_snapshots(self, path: str, run: RunMeta, kept: dict[int, object], scores: dict) -> str | None:
-        """Save a run's snapshots (step -> snapshot) with their scores (step -> family -> HeldOutScore) beside its
+        """Save a run's snapshots (step -> snapshot) with their scores (step -> environment -> HeldOutScore) beside its
         checkpoint, written at `path`; the sidecar's path, or None if there was nothing to save."""

@@ -63,7 +63,7 @@ def restore(kept: Snapshot) -> GPT:
 
 
 def score(kept: Snapshot, seed: int, held_out: int = HELD_OUT) -> dict[str, HeldOutScore]:
-    """A snapshot's scores on the first `held_out` held-out sums of every family (as the engine scores them)."""
+    """A snapshot's scores on the first `held_out` held-out sums of every environment (as the engine scores them)."""
     model = restore(kept)
     scored = play(greedy(model), snapshot_problems(seed, held_out), max_length=model.config.block_size)
     return tally(scored, list(REGISTERED))

@@ -29,6 +29,7 @@ from breadth.core.results.grid import Cell, GridError, Job, refuse_repeats
 from breadth.core.results.groups import Group, lockstep_groups
 from breadth.core.results.splits import fold_splits, random_splits
 from breadth.core.storage.store import run_key
+from breadth.core.world.arithmetic.problem import first_name
 from breadth.core.world.environments.mix import Mix
 from breadth.core.world.environments.registry import by_name
 from breadth.core.world.runs.records import MAX_GROUP
@@ -153,6 +154,7 @@ class CurvePlan:
                 by_name(name)
             except KeyError:
                 raise GridError(f"a stored curve's environment {name[:40]!r} is not registered here") from None
+        pool = [by_name(name).name for name in pool]  # an old name (`two_digit`) reads as its environment's
         try:
             settings = FinetuneSettings.from_dict(data["settings"])
         except SettingsError as e:
@@ -246,8 +248,11 @@ class StoredCurve:
 
     @property
     def name(self) -> str:
-        """Its name in the store: a hash of the plan and the base (the same plan from another base is another curve)."""
-        text = json.dumps([self.plan.to_dict(), self.base_hash], sort_keys=True)
+        """Its name in the store: a hash of the plan and the base (the same plan from another base is another curve),
+        its environments named as they were when curves were first stored (`first_name`), so a curve keeps its name."""
+        plan = self.plan.to_dict()
+        plan["pool"] = [first_name(name) for name in plan["pool"]]
+        text = json.dumps([plan, self.base_hash], sort_keys=True)
         return "curve-" + hashlib.sha256(text.encode()).hexdigest()[:16]
 
     def to_dict(self) -> dict:

@@ -3,7 +3,7 @@
 A cell is a mix with settings; a job is a cell on one seed. Seeds seed the demonstrations, the
 held-out sets, batch order and dropout alike, so two cells on seed s are scored on the same held-out
 sums: the difference between cells, seed by seed, is not seed noise. Built from what a person types
-(`0-9`, `1e-3,2e-3`, `two_digit/three_digit=70:7`), with one-line refusals.
+(`0-9`, `1e-3,2e-3`, `add_2x2/add_3x1=70:7`), with one-line refusals.
 """
 
 from __future__ import annotations
@@ -159,12 +159,12 @@ def _is_count(text: str) -> bool:
 
 
 def parse_share(text: str) -> tuple[Mix, ...]:
-    """`two_digit/three_digit=70:7`: 70 demonstrations split 0/70, 7/63, ..., 70/0 between the two environments."""
+    """`add_2x2/add_3x1=70:7`: 70 demonstrations split 0/70, 7/63, ..., 70/0 between the two environments."""
     environments, eq, amounts = text.partition("=")
     first, slash, second = environments.partition("/")
     total, colon, step = amounts.partition(":")
     if not (eq and slash and colon and _is_count(total) and _is_count(step)):
-        raise GridError(f"expected a share such as two_digit/three_digit=70:7, got {text[:60]!r}")
+        raise GridError(f"expected a share such as add_2x2/add_3x1=70:7, got {text[:60]!r}")
     total_n, step_n = int(total), int(step)
     if first.strip() == second.strip():
         raise GridError(f"a share is between two different environments, not {first.strip()!r} twice")
@@ -180,7 +180,7 @@ def parse_share(text: str) -> tuple[Mix, ...]:
 
 
 def parse_budget(text: str) -> tuple[Mix, ...]:
-    """`two_digit/three_digit=10,20,35,70,140`: at each total, each environment alone and an even mix of the two.
+    """`add_2x2/add_3x1=10,20,35,70,140`: at each total, each environment alone and an even mix of the two.
 
     An odd total gives the first environment the extra demonstration (35: 18 + 17).
     """
@@ -188,7 +188,7 @@ def parse_budget(text: str) -> tuple[Mix, ...]:
     first, slash, second = (part.strip() for part in environments.partition("/"))
     totals = [part.strip() for part in amounts.split(",")]
     if not (eq and slash and totals and all(_is_count(t) for t in totals)):
-        raise GridError(f"expected a budget such as two_digit/three_digit=10,20,35,70,140, got {text[:60]!r}")
+        raise GridError(f"expected a budget such as add_2x2/add_3x1=10,20,35,70,140, got {text[:60]!r}")
     if first == second:
         raise GridError(f"a budget compares two different environments, not {first!r} twice")
     mixes = []

@@ -21,9 +21,9 @@ class Preset:
     """One of the plate's mixes, with everything known about it in one place."""
 
     name: str  # command-line name and the shipped checkpoint's file name, e.g. `mix_35_35`
-    label: str  # for people, in the families' plain words: `three single digits 70`, `mix 35+35`
+    label: str  # for people, in the environments' plain words: `three single digits 70`, `mix 35+35`
     mix: Mix
-    plate: dict[str, int] = field(compare=False)  # the plate's published held-out success, % per family
+    plate: dict[str, int] = field(compare=False)  # the plate's published held-out success, % per environment
 
     @property
     def shipped(self) -> Path:
@@ -34,9 +34,9 @@ class Preset:
 PRESETS: dict[str, Preset] = {
     p.name: p
     for p in (
-        Preset("two_digit_70", "two-digit sums 70", Mix.of(two_digit=70), {"two_digit": 100, "three_digit": 0}),
-        Preset("three_digit_70", "three single digits 70", Mix.of(three_digit=70), {"two_digit": 0, "three_digit": 93}),
-        Preset("mix_35_35", "mix 35+35", Mix.of(two_digit=35, three_digit=35), {"two_digit": 30, "three_digit": 83}),
+        Preset("two_digit_70", "two-digit sums 70", Mix.of(add_2x2=70), {"add_2x2": 100, "add_3x1": 0}),
+        Preset("three_digit_70", "three single digits 70", Mix.of(add_3x1=70), {"add_2x2": 0, "add_3x1": 93}),
+        Preset("mix_35_35", "mix 35+35", Mix.of(add_2x2=35, add_3x1=35), {"add_2x2": 30, "add_3x1": 83}),
     )
 }
 DEFAULT_PRESET = "mix_35_35"  # the app opens with this preset's shipped model

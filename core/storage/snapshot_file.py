@@ -29,7 +29,7 @@ from breadth.core.storage.header import (
     weights_hash,
 )
 from breadth.core.storage.paths import BASE
-from breadth.core.world.arithmetic.problem import Problem
+from breadth.core.world.arithmetic.problem import Problem, canonical
 from breadth.core.world.environments.environment import REGISTERED
 from breadth.core.world.episodes.scores import HeldOutScore, MetadataError
 from breadth.core.world.runs.records import RunMeta
@@ -39,7 +39,7 @@ VERSION = 1
 SUFFIX = ".snapshots.safetensors"  # X.safetensors -> X.snapshots.safetensors
 DTYPE, ITEMSIZE = "F16", 2  # snapshots are stored as float16
 STORED = 4  # steps stored between the first and the last: 2.75 MB for a 344k-parameter model
-HELD_OUT = 20  # held-out sums per family each snapshot is scored on (the first ones of the run's seed)
+HELD_OUT = 20  # held-out sums per environment each snapshot is scored on (the first ones of the run's seed)
 MAX_STEPS = 64  # steps a sidecar may list (a run keeps at most 42 in memory)
 BASE_STEP, STORED_STEP, LAST_STEP = "base", "stored", "checkpoint"  # where a step's weights are
 
@@ -70,7 +70,7 @@ class SnapshotHeader:
 
     checkpoint: str  # the weights hash of the checkpoint these snapshots belong to
     seed: int  # the held-out sums scored are this seed's
-    held_out: int  # ... the first this many of each family
+    held_out: int  # ... the first this many of each environment
     steps: tuple[SavedStep, ...]  # in order of step
     tensors: dict[str, TensorEntry]  # `<step>/<parameter>` -> where its bytes are
     size: int  # the file's size in bytes, exactly as the header declares it
@@ -97,8 +97,8 @@ def sidecar_of(checkpoint: str | os.PathLike) -> Path:
 
 
 def snapshot_problems(seed: int, held_out: int = HELD_OUT) -> list[Problem]:
-    """The sums a snapshot is scored on: the first `held_out` held-out sums of every family for `seed`."""
-    return [q for family in REGISTERED.values() for q in family.held_out(seed, held_out)]
+    """The sums a snapshot is scored on: the first `held_out` held-out sums of every environment for `seed`."""
+    return [q for env in REGISTERED.values() for q in env.held_out(seed, held_out)]
 
 
 def stored_steps(kept: list[int], last: int, limit: int = STORED) -> list[int]:
@@ -242,7 +242,10 @@ def _steps(path: Path, listed: object) -> tuple[SavedStep, ...]:
         if not isinstance(scores, dict):
             raise SnapshotError(f"{path}: step {step} has no scores")
         try:
-            parsed = {str(name): HeldOutScore.from_dict(str(name), data) for name, data in scores.items()}
+            parsed = {
+                canonical(str(name)): HeldOutScore.from_dict(canonical(str(name)), data)
+                for name, data in scores.items()
+            }
         except MetadataError as e:
             raise SnapshotError(f"{path}: step {step}: {e}") from None
         steps.append(SavedStep(step, weights, parsed, base if weights == BASE_STEP else ""))

@@ -1,8 +1,8 @@
 """The results store: every finished run in an SQLite database, keyed by what determines it.
 
 A run's key is a hash of its mix, its settings (seed included), its held-out size, the weights of
-the base it started from and the families it was scored on, so a run already stored is never
-repeated, and a run scored before a family was registered is run again to score that family too.
+the base it started from and the environments it was scored on, so a run already stored is never
+repeated, and a run scored before an environment was registered is run again to score that environment too.
 The database runs in WAL mode with one transaction per run: a crash or `kill -9` mid-write loses
 no finished run and corrupts nothing. What makes a file a store, its schema and its migrations are
 in `store_file`; read-only commands open the store read-only (`Store(path, read_only=True)`): a
@@ -37,6 +37,7 @@ from breadth.core.storage.store_file import (
     run_key,
     sqlite_why,
 )
+from breadth.core.world.environments.mix import spellings
 from breadth.core.world.episodes.scores import MetadataError
 from breadth.core.world.runs.recipes import swept_by_any
 from breadth.core.world.runs.records import RunMeta
@@ -183,7 +184,9 @@ class Store:
         keys: Iterable[str] = (),
         **settings: float,
     ) -> list[StoredRun]:
-        """Stored runs, oldest first, filtered by base, mixes, seeds, held-out size, keys and setting values."""
+        """Stored runs, oldest first, filtered by base, mixes (each as stored under old environment names too:
+        `add_2x2=70` finds `two_digit=70`), seeds, held-out size, keys and setting values."""
+        mixes = [spelled for mix in mixes for spelled in spellings(mix)]
         where, args = [], []
         if base_hash is not None:
             where.append("base_hash = ?")

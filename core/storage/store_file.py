@@ -19,7 +19,9 @@ import urllib.parse
 from collections.abc import Iterable
 from pathlib import Path
 
+from breadth.core.world.arithmetic.problem import first_name
 from breadth.core.world.environments.environment import REGISTERED
+from breadth.core.world.environments.mix import first_spec
 from breadth.core.world.runs.recipes import FINETUNE, recipe_of
 from breadth.core.world.runs.settings import FinetuneSettings, SettingsError
 
@@ -40,19 +42,26 @@ def run_key(
     settings: object,
     held_out: int | None,
     base_hash: str,
-    families: Iterable[str] | None = None,
+    envs: Iterable[str] | None = None,
     lockstep: Iterable[str] = (),
 ) -> str:
     """The hash of what determines a run (the same inputs on one machine give the same run).
 
     `settings`: an instance of its recipe's settings class (the recipe is named in the key unless it is the
-    plate's, so every fine-tune keeps the key it had before recipes existed). `families`: the families it is
-    scored on; by default every registered family. `lockstep`: for a run trained in lockstep, its group's runs by
+    plate's, so every fine-tune keeps the key it had before recipes existed). `envs`: the environments it is
+    scored on; by default every registered environment. `lockstep`: for a run trained in lockstep, its group's runs by
     the keys they have trained alone, in order (its numbers depend on its group); none for a run trained alone,
-    whose key is the one it always had.
+    whose key is the one it always had. Environments are named in it as they were when keys were first made
+    (`first_name`: `two_digit`, not `add_2x2`), so a run keeps its key under either name.
     """
-    scored = sorted(REGISTERED if families is None else families)
-    what = {"mix": mix, "settings": settings.to_dict(), "held_out": held_out, "base": base_hash, "families": scored}
+    scored = sorted(first_name(name) for name in (REGISTERED if envs is None else envs))
+    what = {
+        "mix": first_spec(mix),
+        "settings": settings.to_dict(),
+        "held_out": held_out,
+        "base": base_hash,
+        "families": scored,
+    }
     made_by = recipe_of(settings).name
     if made_by != FINETUNE:
         what["recipe"] = made_by
@@ -96,8 +105,8 @@ _MIGRATIONS: dict = {  # schema version -> SQL (or a function of the connection)
 }
 
 
-def _key_the_families_scored(db: sqlite3.Connection) -> None:
-    """Schema 2: a run's key also names the families it was scored on (each run: the families in its scores).
+def _key_the_environments_scored(db: sqlite3.Connection) -> None:
+    """Schema 2: a run's key also names the environments it was scored on (each run: the environments in its scores).
 
     A row whose record cannot be read keeps its old key (readers skip it and say so); it never stops the rest."""
     db.execute("PRAGMA defer_foreign_keys = ON")  # runs and scores change key together, checked at commit
@@ -105,8 +114,8 @@ def _key_the_families_scored(db: sqlite3.Connection) -> None:
     for key, mix, held_out, base_hash, record in rows:
         try:
             settings = FinetuneSettings.from_dict(json.loads(record)["settings"])
-            families = [row[0] for row in db.execute("SELECT family FROM scores WHERE key = ?", (key,))]
-            new = run_key(mix, settings, held_out, base_hash, families)
+            envs = [row[0] for row in db.execute("SELECT family FROM scores WHERE key = ?", (key,))]
+            new = run_key(mix, settings, held_out, base_hash, envs)
         except (ValueError, TypeError, KeyError, RecursionError, SettingsError):
             continue
         if new != key and db.execute("SELECT 1 FROM runs WHERE key = ?", (new,)).fetchone() is None:
@@ -114,7 +123,7 @@ def _key_the_families_scored(db: sqlite3.Connection) -> None:
             db.execute("UPDATE scores SET key = ? WHERE key = ?", (new, key))
 
 
-_MIGRATIONS[2] = _key_the_families_scored
+_MIGRATIONS[2] = _key_the_environments_scored
 
 
 COLUMNS = (  # the runs table's columns from schema 3 on

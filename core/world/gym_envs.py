@@ -1,8 +1,9 @@
-"""Every breadth environment as a Gymnasium text environment: `gymnasium.make("breadth/two-digit-v1")`.
+"""Every breadth environment as a Gymnasium text environment: `gymnasium.make("breadth/add-2x2-v1")`.
 
 Importing this module registers the whole registry with Gymnasium under breadth's own ids (or let
-`gymnasium.make("breadth.core.world.gym_envs:breadth/two-digit-v1")` import it). It is the only module that
-imports gymnasium, an optional extra: `pip install -c constraints.txt '.[gym]'`.
+`gymnasium.make("breadth.core.world.gym_envs:breadth/add-2x2-v1")` import it), and the plate's old
+ids (`breadth/two-digit-v1`, `breadth/three-digit-v1`) as aliases that make the same environments. It is the
+only module that imports gymnasium, an optional extra: `pip install -c constraints.txt '.[gym]'`.
 
 The observation is the transcript so far (the sum as posed, then every segment written since); an action is
 the model's next segment, a call such as `B23+45|` or an answer such as `68|`. The environment reads the action
@@ -41,7 +42,7 @@ except ModuleNotFoundError as e:  # an optional extra: say how to get it
 
 from breadth.core.world.arithmetic.problem import Problem
 from breadth.core.world.environments.environment import Environment
-from breadth.core.world.environments.registry import env_id, environment, environments
+from breadth.core.world.environments.registry import env_id, environment, environments, old_ids
 from breadth.core.world.episodes.episode import MAX_LENGTH, Episode
 from breadth.core.world.episodes.verdict import Failure, Verdict, judge
 from breadth.core.world.runs.settings import MAX_SEED
@@ -58,7 +59,7 @@ class BreadthEnv(gym.Env[str, str]):
     metadata = {"render_modes": ["ansi"], "render_fps": 4}  # fps: Gymnasium asks for one; text has no frame rate
 
     def __init__(self, env: str, split_seed: int = 0, render_mode: str | None = None) -> None:
-        self.family: Environment = environment(env)  # EnvError (one line) for an unknown id or a removed version
+        self.environment: Environment = environment(env)  # EnvError (one line) for an unknown id or a removed version
         if not _whole(split_seed) or not 0 <= split_seed <= MAX_SEED:
             raise ValueError(
                 f"split_seed is a whole number from 0 to {MAX_SEED:,} (breadth's --seed), not {_shown(split_seed)}"
@@ -77,11 +78,11 @@ class BreadthEnv(gym.Env[str, str]):
     @property
     def id(self) -> str:
         """The environment's versioned id, as breadth and Gymnasium name it."""
-        return env_id(self.family)
+        return env_id(self.environment)
 
     def split(self, name: str) -> tuple[int, int]:
         """Where split `name` starts in the seeded order and how many problems it holds."""
-        f = self.family
+        f = self.environment
         starts = {"demonstrations": (0, f.demo_pool), "test": (f.demo_pool, f.test_pool)}
         starts["validation"] = (f.demo_pool + f.test_pool, f.validation_pool)
         if not isinstance(name, str) or name not in starts:
@@ -107,7 +108,7 @@ class BreadthEnv(gym.Env[str, str]):
         elif not _whole(index) or not 0 <= index < size:
             raise ValueError(f"the {name} split of {self.id} holds problems 0 to {size - 1}, not {_shown(index)}")
         index = int(index)
-        self.problem = self.family.problem(self.split_seed, start + index)
+        self.problem = self.environment.problem(self.split_seed, start + index)
         self.episode = Episode(self.problem.prompt, max_length=MAX_LENGTH, syntax=self.problem.syntax)
         self._take_forced()  # the prompt
         self._ended = None
@@ -194,13 +195,16 @@ ENTRY_POINT = f"{__name__}:make_env"
 
 def register_all() -> list[str]:
     """Register every environment of breadth's registry with Gymnasium (once; a later call adds those added
-    since); the ids registered."""
+    since), and each old id as an alias making its environment (`old_ids`); the environments' ids registered."""
     ids = []
-    for family in environments():
-        name = env_id(family)
+    for env in environments():
+        name = env_id(env)
         if name not in gym.registry:
             gym.register(id=name, entry_point=ENTRY_POINT, kwargs={"env": name}, disable_env_checker=True)
         ids.append(name)
+    for old, name in old_ids().items():
+        if old not in gym.registry:
+            gym.register(id=old, entry_point=ENTRY_POINT, kwargs={"env": name}, disable_env_checker=True)
     return ids
 
 

@@ -16,7 +16,7 @@ from rich.text import Text
 from textual_plotext import PlotextPlot
 
 from breadth.core.world.environments.environment import name_label
-from breadth.core.world.episodes.rewards import FAMILY_REWARD, NEAR_ZERO
+from breadth.core.world.episodes.rewards import ENVIRONMENT_REWARD, NEAR_ZERO
 from breadth.tui.widgets.loss_plot import MAX_POINTS, REDRAW_HZ
 
 SMALL = 6  # rows under which the chart drops its frame and step labels
@@ -63,7 +63,7 @@ class RewardPlot(PlotextPlot):
         if _number(metrics.get("reward")):
             self.mean.append((step, float(metrics["reward"])))
         for name, points in self.environments.items():
-            value = metrics.get(FAMILY_REWARD + name)  # missing at a step that drew none of its sums
+            value = metrics.get(ENVIRONMENT_REWARD + name)  # missing at a step that drew none of its sums
             if _number(value):
                 points.append((step, float(value)))
         self._dirty = True

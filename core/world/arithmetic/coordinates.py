@@ -2,9 +2,9 @@
 and the call form. The arithmetic of its space lives here: each position's range, how many sums the rules allow,
 the index-th candidate tuple, and a bound on its longest episode.
 
-A grid family has one digit count and one operation throughout (`Coordinates(3, 2, "+")`: `12+34+56`); a
+A grid environment has one digit count and one operation throughout (`Coordinates(3, 2, "+")`: `12+34+56`); a
 generated environment may vary both by position (`Coordinates(3, (2, 1, 2), "+-")`: `12+3-45`). Uniform
-coordinates are kept in the short form, so the grid's families compare, hash and print as they always did.
+coordinates are kept in the short form, so the grid's environments compare, hash and print as they always did.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ MAX_DIGITS = 2  # digits an operand position may have
 
 @dataclass(frozen=True)
 class Coordinates:
-    """Where a family sits on the named dimensions."""
+    """Where an environment sits on the named dimensions."""
 
     operands: int  # numbers in the sum: calls = operands - 1
     digits: int | tuple[int, ...]  # digits of every operand (1: 0..9, 2: 10..99), or of each position
@@ -41,7 +41,7 @@ class Coordinates:
         form = form_named(self.form)
         if len(set(ops)) > 1 and OP not in form.sep:
             raise ValueError(f"the {self.form} form writes one operator for a whole sum, not {self.op!r}")
-        if len(set(layout)) == 1:  # uniform: the short form, as the grid's families have always been written
+        if len(set(layout)) == 1:  # uniform: the short form, as the grid's environments have always been written
             object.__setattr__(self, "digits", layout[0])
         if len({o.symbol for o in ops}) == 1:
             object.__setattr__(self, "op", ops[0].symbol)
@@ -58,7 +58,7 @@ class Coordinates:
 
     @property
     def uniform(self) -> bool:
-        """One digit count and one operation throughout (a grid family's coordinates)."""
+        """One digit count and one operation throughout (a grid environment's coordinates)."""
         return isinstance(self.digits, int) and len(self.op) == 1
 
     @property

@@ -2,7 +2,7 @@
 
 Every place that writes, parses, computes or describes an operation reads it here, so adding one is one
 record in `OPERATIONS`, and a symbol that is not there (`*`) cannot become a Problem, a call's
-operator or a family's coordinate: `operation("*")` refuses it.
+operator or an environment's coordinate: `operation("*")` refuses it.
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ class Operation:
     """An operation on non-negative integers, applied left to right as the calculator applies it."""
 
     symbol: str  # how it is written in prompts and calls: `+`
-    name: str  # in family names and selectors: `add` (add_3x2, @op:add)
-    verb: str  # what a family of it does, for refusals: `adds`
-    done: str  # how a family's numbers are combined, for descriptions: `added`
+    name: str  # in environment names and selectors: `add` (add_3x2, @op:add)
+    verb: str  # what an environment of it does, for refusals: `adds`
+    done: str  # how an environment's numbers are combined, for descriptions: `added`
     apply: Callable[[int, int], int]  # (left, right) -> the calculator's result
     floor: int | None = None  # no running result may go below this (None: no rule)
 

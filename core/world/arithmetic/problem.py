@@ -18,6 +18,26 @@ from breadth.core.world.text.transcript import Role, Transcript
 PLATE_FORM = SYNTAX.name  # the plate's form, `23+45=` and `B23+45|`: every problem's unless it names another
 
 
+# The names a problem's `family` holds: the plate's environments were named `two_digit` and `three_digit` before
+# every environment was named by its coordinates (`add_2x2`, `add_3x1`). Stores, checkpoints, mix specs, JSON
+# results and scripts written then hold the old names (and the ids made of them, `breadth/two-digit-v1`): every
+# reader of a name maps it here. What was made from the old names keeps them (`first_name`): the seeded orders, run
+# keys and curve names, so no stored run or split moves.
+OLD_NAMES = {"two_digit": "add_2x2", "three_digit": "add_3x1"}  # an old name -> the environment's name
+FIRST_NAMES = {new: old for old, new in OLD_NAMES.items()}
+
+
+def canonical(name: str) -> str:
+    """The environment's name for a name as stored or typed: `two_digit` -> `add_2x2`; any other name as it is."""
+    return OLD_NAMES.get(name, name)
+
+
+def first_name(name: str) -> str:
+    """The name an environment's seeded orders and run keys were first made with: `add_2x2` -> `two_digit`; any
+    other name as it is."""
+    return FIRST_NAMES.get(name, name)
+
+
 def operations_of(op: str, gaps: int) -> tuple[Operation, ...]:
     """The operation at each of `gaps` gaps: `op` repeated, or one per gap; ValueError (one line) otherwise."""
     if not isinstance(op, str) or not op:

@@ -1,20 +1,21 @@
-"""Task families: a grid of environments along named dimensions, in a registry that refuses duplicates.
+"""Environments: a grid of environments along named dimensions, in a registry that refuses duplicates.
 
-A family is a finite space of sums and the procedure that solves them with a binary calculator:
+An environment is a finite space of sums and the procedure that solves them with a binary calculator:
 call on the first two operands, then on each running result and the next operand, then answer.
-Every family sits at coordinates on three dimensions: how many operands (2, 3, 4: one, two, three
+Every environment sits at coordinates on three dimensions: how many operands (2, 3, 4: one, two, three
 calls), how many digits each operand has (1 or 2) and the operation (a record of `operations`: `+`,
-or `-` with a running result that never goes below zero). `two_digit` (2 operands x 2 digits, +) and `three_digit`
-(3 x 1, +) are the plate's and keep its names, demonstrations and held-out sums.
+or `-` with a running result that never goes below zero). `add_2x2` (2 operands x 2 digits, +) and `add_3x1`
+(3 x 1, +) are the plate's and keep its demonstrations and held-out sums; their old names, `two_digit` and
+`three_digit`, are read wherever a name is read (`OLD_NAMES`), and their seeded orders are still made with them.
 
-For a seed, a family's space is put in a seeded order, cut into three splits that never meet: the
+For a seed, an environment's space is put in a seeded order, cut into three splits that never meet: the
 demonstrations at its front, then the test split (every held-out score breadth reports), then the
 validation split (for choosing recipes and settings; a quarter of the rest of a small space). Small
 spaces are shuffled whole; larger ones (3 or 4 two-digit operands: 729,000 and 65.6 million sums)
-are sampled index by index without replacement (and without the sums a `-` family excludes), which
+are sampled index by index without replacement (and without the sums a `-` environment excludes), which
 gives the same prefix for any length asked.
 
-Adding a family is one definition and one `register` call (see the bottom of this file).
+Adding an environment is one definition and one `register` call (see the bottom of this file).
 """
 
 from __future__ import annotations
@@ -28,13 +29,13 @@ import numpy as np
 from breadth.core.world.arithmetic.calculator import FORMS, CallSyntax
 from breadth.core.world.arithmetic.coordinates import Coordinates
 from breadth.core.world.arithmetic.operations import operation
-from breadth.core.world.arithmetic.problem import Problem
+from breadth.core.world.arithmetic.problem import Problem, canonical, first_name
 from breadth.core.world.environments.orders import allowed, decode
 from breadth.core.world.episodes.scores import HELD_OUT
 
-DEMO_POOL = 200  # demonstrations of a family come from the first DEMO_POOL of its seeded order (or half a small one)
+DEMO_POOL = 200  # demonstrations come from the first DEMO_POOL of an environment's seeded order (or half a small one)
 LISTED_UP_TO = 100_000  # spaces with at most this many candidate tuples are listed and shuffled; larger are sampled
-SAMPLED_ALL = 10_000  # `held_out=None` ("all") on a sampled family scores this many held-out sums, not millions
+SAMPLED_ALL = 10_000  # `held_out=None` ("all") on a sampled environment scores this many held-out sums, not millions
 VALIDATION_POOL = 200  # problems kept for validation at the end of a listed space (a quarter of a small one)
 
 
@@ -69,7 +70,7 @@ class Environment:
         aliases: tuple[str, ...] = (),
         version: int = 1,
     ) -> None:
-        self.name = name  # registry key and the name in mixes, stores and checkpoints, e.g. `two_digit`
+        self.name = name  # registry key and the name in mixes, stores and checkpoints, e.g. `add_2x2`
         self.short = short  # a column header, its coordinates: `a2x2` is two two-digit numbers added
         self.words = words  # what its sums are, in plain words, e.g. `two-digit sums`
         self.description = description
@@ -87,7 +88,7 @@ class Environment:
 
     @property
     def example(self) -> Problem:
-        """A sum of this family an audience reads at a glance: made from its coordinates (`23+45`, `3+4+5`), or,
+        """A sum of this environment an audience reads at a glance: made from its coordinates (`23+45`, `3+4+5`), or,
         where they vary by position, its first problem of seed 0."""
         if not self.at.uniform:
             return self.problem(0, 0)
@@ -122,7 +123,7 @@ class Environment:
 
     def column(self, codes: bool = False) -> str:
         """Its matrix column's words on one line, `add 3 0-9` (`header`), or, where a person asked for codes, its
-        short label (`a3x1`): a family among the others of the grid (the training form's counts)."""
+        short label (`a3x1`): an environment among the others of the grid (the training form's counts)."""
         return self.short if codes else " ".join(filter(None, self.header))
 
     @property
@@ -149,11 +150,11 @@ class Environment:
         return self.at.candidate(index)
 
     def contains(self, operands: tuple[int, ...]) -> bool:
-        """True if these operands are a sum of this family (operation aside)."""
+        """True if these operands are a sum of this environment (operation aside)."""
         return self.at.contains(operands)  # a `-` never takes the running result below zero
 
     def refusal(self, operands: tuple[int, ...], op: str) -> str:
-        """Why a sum is not one of this family's, in one line ('' if it is)."""
+        """Why a sum is not one of this environment's, in one line ('' if it is)."""
         if not self.at.uniform:
             return "" if op == self.op and self.contains(operands) else f"not a sum of {self.short} ({self.label})"
         numbers = digits_word(self.at.digits)
@@ -170,7 +171,7 @@ class Environment:
 
     @cached_property
     def space(self) -> tuple[tuple[int, ...], ...]:
-        """Every operand tuple of a listed family, in lexicographic order (built once)."""
+        """Every operand tuple of a listed environment, in lexicographic order (built once)."""
         if self.sampled:
             raise ValueError(f"{self.name} has {self._candidates:,} sums: too many to list")
         tuples = decode(self.at, np.arange(self.at.candidates))  # lexicographic, as itertools.product lists them
@@ -181,7 +182,7 @@ class Environment:
         return self.at.count() if self.sampled else len(self.space)
 
     def size(self) -> int:
-        """How many distinct sums the family holds."""
+        """How many distinct sums the environment holds."""
         return self._size
 
     @property
@@ -212,13 +213,13 @@ class Environment:
     def new_order(self, seed: int) -> _Order:
         """The space put in the order `seed` gives it, made afresh (Python's random, as the plate pinned it)."""
         if self.sampled:
-            return _Sampled(self, random.Random(f"{self.name}/{seed}"))
+            return _Sampled(self, random.Random(f"{first_name(self.name)}/{seed}"))
         space = list(self.space)
-        random.Random(f"{self.name}/{seed}").shuffle(space)
+        random.Random(f"{first_name(self.name)}/{seed}").shuffle(space)
         return _Listed(tuple(space))
 
     def problem(self, seed: int, index: int) -> Problem:
-        """The index-th problem of the family's order for `seed`."""
+        """The index-th problem of the environment's order for `seed`."""
         return Problem(self.order(seed)[index], self.name, self.op, self.at.form)
 
     def demonstrations(self, seed: int, count: int) -> list[Problem]:
@@ -240,7 +241,7 @@ class Environment:
 
 
 class _Order:
-    """A seeded order of a family's sums: the operand tuple at each index."""
+    """A seeded order of an environment's sums: the operand tuple at each index."""
 
     def __getitem__(self, index: int) -> tuple[int, ...]:
         raise NotImplementedError
@@ -259,39 +260,40 @@ class _Listed(_Order):
 class _Sampled(_Order):
     """A seeded order of a space too large to list: distinct indices drawn one by one, kept as drawn."""
 
-    def __init__(self, family: Environment, rng: random.Random) -> None:
-        self.family, self.rng = family, rng
+    def __init__(self, env: Environment, rng: random.Random) -> None:
+        self.env, self.rng = env, rng
         self.items: list[tuple[int, ...]] = []
         self.seen: set[int] = set()
 
     def __getitem__(self, index: int) -> tuple[int, ...]:
         while len(self.items) <= index:
-            i = self.rng.randrange(self.family._candidates)
+            i = self.rng.randrange(self.env._candidates)
             if i not in self.seen:
                 self.seen.add(i)
-                candidate = self.family._tuple(i)
-                if self.family.contains(candidate):  # a `-` family skips sums that would go below zero
+                candidate = self.env._tuple(i)
+                if self.env.contains(candidate):  # a `-` environment skips sums that would go below zero
                     self.items.append(candidate)
         return self.items[index]
 
 
-_ORDERS_KEPT = 16  # seeded orders cached per family
+_ORDERS_KEPT = 16  # seeded orders cached per environment
 
 REGISTERED: dict[str, Environment] = {}  # the named environments, by name, in registry order
 
 
-def register(family: Environment) -> Environment:
-    """Add an environment to the registry; one of the same name, short label, alias or coordinates is refused."""
-    if family.name in REGISTERED:
-        raise ValueError(f"an environment named {family.name!r} is already registered")
-    taken = next((f for f in REGISTERED.values() for n in family.names() if n in f.names()), None)
+def register(env: Environment) -> Environment:
+    """Add an environment to the registry; one of the same name (an old one too), short label, alias or coordinates
+    is refused."""
+    if env.name in REGISTERED or canonical(env.name) in REGISTERED:
+        raise ValueError(f"an environment named {env.name!r} is already registered")
+    taken = next((f for f in REGISTERED.values() for n in env.names() if n in f.names()), None)
     if taken is not None:
-        raise ValueError(f"{family.name!r} would share a name with {taken.name!r}: {', '.join(taken.names())}")
-    same = next((f.name for f in REGISTERED.values() if f.at == family.at), None)
+        raise ValueError(f"{env.name!r} would share a name with {taken.name!r}: {', '.join(taken.names())}")
+    same = next((f.name for f in REGISTERED.values() if f.at == env.at), None)
     if same is not None:
-        raise ValueError(f"{family.name!r} sits at the same coordinates as {same!r}")
-    REGISTERED[family.name] = family
-    return family
+        raise ValueError(f"{env.name!r} sits at the same coordinates as {same!r}")
+    REGISTERED[env.name] = env
+    return env
 
 
 def environment_of(operands: tuple[int, ...], op: str = "+") -> str:
@@ -300,20 +302,20 @@ def environment_of(operands: tuple[int, ...], op: str = "+") -> str:
 
 
 def short_label(name: str) -> str:
-    """A family's short label (`2d`) by name; the name itself for a family not registered."""
-    family = REGISTERED.get(name)
-    return family.short if family else name
+    """An environment's short label (`a2x2`) by name (an old name too); the name itself for one not registered."""
+    env = REGISTERED.get(canonical(name))
+    return env.short if env else name
 
 
 def name_label(name: str, codes: bool = False) -> str:
-    """A family's brief words by name (`two-digit`), or with `codes` its short label (`a2x2`); the name itself for a
-    family not registered (a generated environment's id, which has no words)."""
-    family = REGISTERED.get(name)
-    return family.name_for(codes) if family else name
+    """An environment's brief words by name (`two-digit`), or with `codes` its short label (`a2x2`); the name itself for
+    one not registered (a generated environment's id, which has no words); an old name reads as its environment's."""
+    env = REGISTERED.get(canonical(name))
+    return env.name_for(codes) if env else name
 
 
 def grid_short(operands: int, digits: int, op: str) -> str:
-    """The short label of the family at these coordinates: `a3x2` is three two-digit numbers added."""
+    """The short label of the environment at these coordinates: `a3x2` is three two-digit numbers added."""
     return f"{operation(op).name[0]}{operands}x{digits}"  # no sign in it: mixes join shorts with `+`
 
 
@@ -323,17 +325,17 @@ def grid_environment(operands: int, digits: int, op: str) -> Environment:
     return Environment(
         f"{name}_{operands}x{digits}",
         grid_short(operands, digits, op),
-        numbers_words(operands, digits) + ("" if op == "+" else " subtracted"),  # words that tell families apart
+        numbers_words(operands, digits) + ("" if op == "+" else " subtracted"),  # words that tell environments apart
         f"{operands} {numbers} numbers {operation(op).done}: {calls} call{'s' if calls > 1 else ''}",
         Coordinates(operands, digits, op),
     )
 
 
-# The plate's two environments keep their plate names (stores and checkpoints hold them); their short labels are
-# their coordinates like every other environment's, and the plate's old `2d` and `3d` are still read wherever typed.
+# The plate's two environments are named by their coordinates like every other (`add_2x2`, `add_3x1`); their old
+# names are read as aliases (`OLD_NAMES`), and the plate's old `2d` and `3d` are still read wherever typed.
 register(
     Environment(
-        "two_digit",
+        "add_2x2",
         grid_short(2, 2, "+"),
         "two-digit sums",
         "a+b with a, b in 10..99: one call",
@@ -343,7 +345,7 @@ register(
 )
 register(
     Environment(
-        "three_digit",
+        "add_3x1",
         grid_short(3, 1, "+"),
         "three single digits",
         "a+b+c with single digits: two calls",
@@ -385,6 +387,6 @@ def where_words(where: str) -> str:
 
 
 def dimension_values(dimension: str) -> list[str]:
-    """The values a dimension takes over the registered families, in order."""
+    """The values a dimension takes over the registered environments, in order."""
     seen = {f.at.value(dimension): None for f in REGISTERED.values()}
     return sorted(seen, key=lambda v: (not v.isdigit(), int(v) if v.isdigit() else math.inf, v))

@@ -1,11 +1,11 @@
-"""A training mix: how many demonstrations of each family, parsed from `two_digit=35,three_digit=35`.
+"""A training mix: how many demonstrations of each environment, parsed from `add_2x2=35,add_3x1=35`.
 
-Families can also be named by their coordinates on the grid's dimensions: `@operands:2=35` gives 35
-demonstrations to every family with two operands, `@all=10` to every family, and
-`@all!operands:3&digits:2=10` to every family but those with three two-digit operands (`&` joins
-conditions, `!` excludes what follows it). Later parts override earlier ones for the families they
-name; a family named twice by its own name is refused. A family may be named by its short label (`a3x2`) or an
-old one (`2d`) too.
+Environments can also be named by their coordinates on the grid's dimensions: `@operands:2=35` gives 35
+demonstrations to every environment with two operands, `@all=10` to every environment, and
+`@all!operands:3&digits:2=10` to every environment but those with three two-digit operands (`&` joins
+conditions, `!` excludes what follows it). Later parts override earlier ones for the environments they
+name; an environment named twice by its own name is refused. An environment may be named by its short label
+(`a3x2`) or an old one (`2d`, `two_digit`) too: a mix stored with old names reads as the same mix (`canonical_spec`).
 """
 
 from __future__ import annotations
@@ -13,26 +13,26 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from breadth.core.world.arithmetic.coordinates import DIMENSIONS
-from breadth.core.world.arithmetic.problem import Problem
+from breadth.core.world.arithmetic.problem import Problem, canonical, first_name
 from breadth.core.world.environments.environment import REGISTERED, short_label
 from breadth.core.world.environments.registry import EnvError, by_name, environment_named, order_of, where
 
-PLATE_MIX = ("two_digit", "three_digit")  # the plate's mix of its two families, called `mix` on its own
+PLATE_MIX = ("add_2x2", "add_3x1")  # the plate's mix of its two environments, called `mix` on its own
 
 
 class MixError(ValueError):
-    """A mix names an unknown family or a count that does not add up."""
+    """A mix names an unknown environment or a count that does not add up."""
 
 
 @dataclass(frozen=True)
 class Mix:
-    """Demonstration counts per family, in registry order; families with no demonstrations are left out."""
+    """Demonstration counts per environment, in registry order; environments with no demonstrations are left out."""
 
     counts: tuple[tuple[str, int], ...]
 
     @classmethod
     def of(cls, **counts: int) -> Mix:
-        """A mix from keyword counts, e.g. Mix.of(two_digit=35, three_digit=35) (or by short label, a2x2=35)."""
+        """A mix from keyword counts, e.g. Mix.of(add_2x2=35, add_3x1=35) (or a2x2=35, or two_digit=35)."""
         named: dict[str, int] = {}
         for name, n in counts.items():
             found = environment_named(name)
@@ -54,7 +54,7 @@ class Mix:
 
     @classmethod
     def parse(cls, text: str) -> Mix:
-        """A mix from `family=count,...` or `@selector=count,...`; raises MixError with one readable line."""
+        """A mix from `environment=count,...` or `@selector=count,...`; raises MixError with one readable line."""
         counts: dict[str, int] = {}
         named: set[str] = set()
         for part in filter(None, (p.strip() for p in text.split(","))):
@@ -70,14 +70,14 @@ class Mix:
                 for selected in select(name[1:]):
                     counts[selected] = int(value)
                 continue
-            found = environment_named(name)  # a short label or an old one (`2d`) names the family too
+            found = environment_named(name)  # a short label or an old name (`2d`, `two_digit`) names it too
             name = found.name if found else name
             if name in named:
                 raise MixError(f"environment {name!r} appears twice in the mix")
             named.add(name)
             counts[name] = int(value)
         if not counts:
-            raise MixError("empty mix; write e.g. two_digit=35,three_digit=35 or @operands:2=35")
+            raise MixError("empty mix; write e.g. add_2x2=35,add_3x1=35 or @operands:2=35")
         return cls.of(**counts)
 
     @property
@@ -86,7 +86,7 @@ class Mix:
         return sum(n for _, n in self.counts)
 
     def label(self) -> str:
-        """Short display name, e.g. `two_digit 35 + three_digit 35`."""
+        """Short display name, e.g. `add_2x2 35 + add_3x1 35`."""
         return " + ".join(f"{name} {n}" for name, n in self.counts)
 
     def spec(self) -> str:
@@ -113,16 +113,16 @@ class Mix:
         return self.short() if codes else self.words()
 
     def slug(self) -> str:
-        """The mix as a file-name part, e.g. `two_digit35+three_digit35`."""
+        """The mix as a file-name part, e.g. `add_2x235+add_3x135`."""
         return slug(self.spec())
 
     def demonstrations(self, seed: int) -> list[Problem]:
-        """Every demonstration problem of the mix for `seed`, family by family."""
+        """Every demonstration problem of the mix for `seed`, environment by environment."""
         return [p for name, n in self.counts for p in by_name(name).demonstrations(seed, n)]
 
 
 def select(selector: str) -> list[str]:
-    """Families named by coordinates: `operands:2`, `op:sub&digits:1`, `all`, `all!operands:3&digits:2`."""
+    """Environments named by coordinates: `operands:2`, `op:sub&digits:1`, `all`, `all!operands:3&digits:2`."""
     keep, bang, drop = selector.partition("!")
     chosen = list(REGISTERED) if keep.strip() == "all" else _where(keep)
     dropped = set(_where(drop)) if bang else set()
@@ -146,8 +146,30 @@ def _where(conditions: str) -> list[str]:
 
 
 def slug(spec: str) -> str:
-    """A mix spec (`two_digit=35,three_digit=35`) as a file-name part (`two_digit35+three_digit35`)."""
+    """A mix spec (`add_2x2=35,add_3x1=35`) as a file-name part (`add_2x235+add_3x135`)."""
     return "".join(c for c in spec.replace(",", "+").replace("=", "") if c.isalnum() or c in "_+-") or "model"
+
+
+def canonical_spec(spec: str) -> str:
+    """A mix spec as stored, with each old environment name as its environment's (`two_digit=70` -> `add_2x2=70`), the
+    rest of its text as it is: a run stored under an old name is one of the same mix as a new one."""
+    return _renamed(spec, canonical)
+
+
+def first_spec(spec: str) -> str:
+    """A mix spec with each environment as its name was when run keys were first made (`add_2x2=70` ->
+    `two_digit=70`): a run's key stays the one it was stored under."""
+    return _renamed(spec, first_name)
+
+
+def spellings(spec: str) -> list[str]:
+    """Every way a mix spec may be stored: as written now and with the old names (one if they are the same)."""
+    return list(dict.fromkeys([canonical_spec(spec), first_spec(spec)]))
+
+
+def _renamed(spec: str, name_of) -> str:
+    parts = (part.partition("=") for part in spec.split(","))
+    return ",".join(name_of(name) + eq + count for name, eq, count in parts)
 
 
 def spec_name(spec: str, codes: bool = False) -> str:

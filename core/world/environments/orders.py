@@ -1,6 +1,6 @@
 """Seeded orders of a generated environment's sums, made with numpy: fast enough for hundreds of environments.
 
-The registered families keep their Python-random orders (their demonstrations and held-out sums are
+The registered environments keep their Python-random orders (their demonstrations and held-out sums are
 pinned); a generated environment's order is its own, defined here: a listed space (at most
 LISTED_UP_TO candidates) is every allowed tuple, permuted; a larger one is drawn in batches of
 candidate indices, each kept the first time it is drawn if the domain rules allow it. Both come from

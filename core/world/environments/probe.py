@@ -1,12 +1,12 @@
 """Reading a sum typed by a person (`23+45`, `3+4+5`, `9-4-3`, `123+4`) into a Problem, with one-line refusals.
 
-Probes may lie outside every family, so people can test how far a procedure reaches; they must
+Probes may lie outside every environment, so people can test how far a procedure reaches; they must
 only fit what the calculator and the context can hold: one operation, every call of the
 left-to-right procedure parses (no running result below zero), and the solved episode fits the
-model's context. The Problem names the family that holds the sum, or '' for none.
+model's context. The Problem names the environment that holds the sum, or '' for none.
 
-A probe may name its family first (`a3x2: 12+34+56`, by name or short label): then a sum outside
-that family (another operation, another count of numbers, an operand outside its range) is refused
+A probe may name its environment first (`a3x2: 12+34+56`, by name or short label): then a sum outside
+that environment (another operation, another count of numbers, an operand outside its range) is refused
 in one line, so a prober checking one environment cannot pose another by a slip of the finger.
 """
 
@@ -34,12 +34,12 @@ def parse_sum(text: str) -> Problem:
     named, colon, rest = text.partition(":")
     if not colon:
         return _parse(text)
-    family = environment_named(named)
-    if family is None:
+    env = environment_named(named)
+    if env is None:
         shorts = ", ".join(f.short for f in REGISTERED.values())
         raise SumError(f"no environment {named.strip()[:20]!r} before the ':'; name one of {shorts}")
     problem = _parse(rest)
-    why = family.refusal(problem.operands, problem.op)
+    why = env.refusal(problem.operands, problem.op)
     if why:
         raise SumError(why)
     return problem

@@ -2,7 +2,8 @@
 
 An environment is an `Environment` (its coordinates, its seeded problems, its demonstrations and splits, the
 calculator it calls and how a call is written) named `breadth/<name>-v<version>`, as Gymnasium names its
-environments: `breadth/two-digit-v1`, `breadth/add-3x2-v1`. A change that alters an environment's problems
+environments: `breadth/add-2x2-v1`, `breadth/add-3x2-v1` (an old id, `breadth/two-digit-v1`, reads as its
+environment's: `OLD_NAMES`). A change that alters an environment's problems
 or transcripts gets a new version; an id of a version that no longer exists is refused in one line that
 names the current one, so a stored result never silently means another environment.
 
@@ -19,7 +20,7 @@ from functools import cache, cached_property
 
 from breadth.core.world.arithmetic.calculator import FORMS, OP
 from breadth.core.world.arithmetic.coordinates import ENV_DIMENSIONS, Coordinates
-from breadth.core.world.arithmetic.problem import PLATE_FORM
+from breadth.core.world.arithmetic.problem import OLD_NAMES, PLATE_FORM, canonical
 from breadth.core.world.environments.environment import COUNT_WORDS, REGISTERED, Environment
 from breadth.core.world.environments.orders import Drawn, Listed, listed
 from breadth.core.world.episodes.episode import MAX_LENGTH
@@ -33,14 +34,24 @@ class EnvError(ValueError):
     """An id, coordinates or draw that names no environment; the message is one line for people."""
 
 
-def env_id(family: Environment) -> str:
-    """The environment's versioned id: `breadth/two-digit-v1`."""
-    return f"{NAMESPACE}/{family.name.replace('_', '-')}-v{version_of(family)}"
+def env_id(env: Environment) -> str:
+    """The environment's versioned id: `breadth/add-2x2-v1`."""
+    return _id(env.name, env)
 
 
-def version_of(family: Environment) -> int:
-    """The environment's version (1 unless the family says otherwise)."""
-    return getattr(family, "version", VERSION)
+def _id(name: str, env: Environment) -> str:
+    return f"{NAMESPACE}/{name.replace('_', '-')}-v{version_of(env)}"
+
+
+def old_ids() -> dict[str, str]:
+    """Each id made of an old name (`OLD_NAMES`) -> its environment's id: `breadth/two-digit-v1` ->
+    `breadth/add-2x2-v1`; scripts written before the rename still make their environment."""
+    return {_id(old, REGISTERED[new]): env_id(REGISTERED[new]) for old, new in OLD_NAMES.items()}
+
+
+def version_of(env: Environment) -> int:
+    """The environment's version (1 unless the environment says otherwise)."""
+    return getattr(env, "version", VERSION)
 
 
 OPERANDS = (2, 3, 4)  # the generator's operand counts: one to three calls
@@ -52,7 +63,7 @@ LETTERS = {"+": "a", "-": "s"}  # a gap's operation in a generated name: 2a1s2 i
 
 
 def environments() -> list[Environment]:
-    """Every environment: the registered families, then the generated ones, each once."""
+    """Every environment: the registered environments, then the generated ones, each once."""
     return [*REGISTERED.values(), *generated().values()]
 
 
@@ -60,7 +71,7 @@ def environments() -> list[Environment]:
 def generated() -> dict[str, Environment]:
     """The generator's environments by name: every operand count, digits per position, operation per gap and call
     form (a form that writes one operator for a whole sum takes one operation throughout), kept when valid (at
-    least MIN_SUMS sums; the longest episode fits the context) and not already a registered family."""
+    least MIN_SUMS sums; the longest episode fits the context) and not already a registered environment."""
     taken = {f.at for f in REGISTERED.values()}
     out: dict[str, Environment] = {}
     for n, form in itertools.product(OPERANDS, FORMS):
@@ -72,14 +83,14 @@ def generated() -> dict[str, Environment]:
             at = Coordinates(n, layout, "".join(signs), form)
             if at in taken or at.longest_episode() > MAX_LENGTH or at.count() < MIN_SUMS:
                 continue
-            family = _generated(at)
-            out[family.name] = family
+            env = _generated(at)
+            out[env.name] = env
     return out
 
 
 class Generated(Environment):
-    """A generated environment: a family whose seeded orders are made with numpy (`core.world.environments.orders`),
-    so hundreds of them are cheap; its size is counted, never listed."""
+    """A generated environment: one whose seeded orders are made with numpy (`core.world.environments.orders`), so
+    hundreds of them are cheap; its size is counted, never listed."""
 
     @cached_property
     def _size(self) -> int:
@@ -93,7 +104,7 @@ class Generated(Environment):
     @property
     def test_pool(self) -> int:
         """A sampled environment's test split: GENERATED_TEST problems after its demonstrations (a listed one's as
-        any family's)."""
+        any environment's)."""
         return GENERATED_TEST if self.sampled else super().test_pool
 
 
@@ -113,25 +124,25 @@ def _generated(at: Coordinates) -> Environment:
 
 
 def environment(text: str) -> Environment:
-    """The environment with this id (`breadth/two-digit-v1`, or `two-digit-v1`); EnvError for an unknown id or a
-    version that does not exist (naming the current one)."""
+    """The environment with this id (`breadth/add-2x2-v1`, or `add-2x2-v1`; an old id, `breadth/two-digit-v1`, reads
+    as its environment's); EnvError for an unknown id or a version that does not exist (naming the current one)."""
     if not isinstance(text, str):
-        raise EnvError(f"an environment id is text such as {NAMESPACE}/two-digit-v1, not {repr(text)[:40]}")
+        raise EnvError(f"an environment id is text such as {NAMESPACE}/add-2x2-v1, not {repr(text)[:40]}")
     m = _ID.fullmatch(text.strip().lower())
     if m is None:
-        raise EnvError(f"{text.strip()[:60]!r} is not an environment id such as {NAMESPACE}/two-digit-v1")
-    slug, version = m.group(1), int(m.group(2))
-    family = next((f for f in environments() if f.name.replace("_", "-") == slug), None)
-    if family is None:
+        raise EnvError(f"{text.strip()[:60]!r} is not an environment id such as {NAMESPACE}/add-2x2-v1")
+    slug, version = canonical(m.group(1).replace("-", "_")).replace("_", "-"), int(m.group(2))
+    env = next((f for f in environments() if f.name.replace("_", "-") == slug), None)
+    if env is None:
         raise EnvError(f"no environment {NAMESPACE}/{slug}; `breadth envs` lists them")
-    if version != version_of(family):
-        raise EnvError(f"{NAMESPACE}/{slug}-v{version} does not exist (removed or never made); use {env_id(family)}")
-    return family
+    if version != version_of(env):
+        raise EnvError(f"{NAMESPACE}/{slug}-v{version} does not exist (removed or never made); use {env_id(env)}")
+    return env
 
 
-def coordinates_of(family: Environment) -> dict[str, str]:
+def coordinates_of(env: Environment) -> dict[str, str]:
     """The environment's value on each named dimension, as text: {"operands": "3", "digits": "2.1.2", ...}."""
-    return {d: family.at.value(d) for d in ENV_DIMENSIONS}
+    return {d: env.at.value(d) for d in ENV_DIMENSIONS}
 
 
 def where(pool: list[Environment] | None = None, **values: str) -> list[Environment]:
@@ -160,26 +171,27 @@ def draw(n: int, seed: int, pool: list[Environment] | None = None) -> list[Envir
 
 
 def environment_named(text: str) -> Environment | None:
-    """The environment called `text` by name, short label or alias (`add_3x2`, `a3x2`, `2d`), any case: a
-    registered one, else one the environment generator makes (`2a1s2`)."""
-    key = text.strip().lower()
+    """The environment called `text` by name, short label or alias (`add_3x2`, `a3x2`, `2d`, an old name such as
+    `two_digit`), any case: a registered one, else one the environment generator makes (`2a1s2`)."""
+    key = canonical(text.strip().lower())
     found = next((f for f in REGISTERED.values() if key in f.names()), None)
     return found if found is not None else generated().get(key)
 
 
 def by_name(name: str) -> Environment:
-    """The environment (registered or generated) of exactly this name; KeyError naming it otherwise."""
-    found = REGISTERED.get(name) or environment_named(name)
-    if found is None or found.name != name:
+    """The environment (registered or generated) of exactly this name, or of an old name of it (`two_digit`); KeyError
+    naming it otherwise."""
+    found = REGISTERED.get(canonical(name)) or environment_named(name)
+    if found is None or found.name != canonical(name):
         raise KeyError(f"no environment named {name!r}")
     return found
 
 
 def order_of(names) -> list[str]:
-    """`names` in registry order: the registered families first, then generated environments by name's order
+    """`names` in registry order: the registered environments first, then generated environments by name's order
     of generation."""
     names = list(names)
-    if all(n in REGISTERED for n in names):  # the registered families alone: never build the generator's hundreds
+    if all(n in REGISTERED for n in names):  # the registered environments alone: never build the generator's hundreds
         rank = {n: i for i, n in enumerate(REGISTERED)}
         return sorted(names, key=rank.__getitem__)
     rank = {n: i for i, n in enumerate([*REGISTERED, *generated()])}

@@ -37,7 +37,7 @@ METRICS: tuple[Metric, ...] = (
     Metric("chars", "chars", "the model's own characters per episode, on average"),
 )
 NEAR_ZERO = 0.05  # pass@G below this: so few groups carry a gradient that reward has next to nothing to reinforce
-FAMILY_REWARD = "reward:"  # `reward:three_digit`: the mean reward of one family's episodes, for a mix of several
+ENVIRONMENT_REWARD = "reward:"  # `reward:add_3x1`: the mean reward of one environment's episodes, in a mix of several
 
 
 @dataclass(frozen=True)
@@ -86,8 +86,8 @@ def advantages(group: Group) -> list[float]:
 
 
 def metrics(groups: list[Group]) -> dict[str, float]:
-    """The step's metrics (`METRICS`, keyed as there) over its groups, and each family's mean reward when the
-    groups hold several families (`reward:<family>`)."""
+    """The step's metrics (`METRICS`, keyed as there) over its groups, and each environment's mean reward when the
+    groups hold several environments (`reward:<environment>`)."""
     episodes = [j for g in groups for j in g]
     n = len(episodes)
     out = {
@@ -98,18 +98,18 @@ def metrics(groups: list[Group]) -> dict[str, float]:
         "calls": sum(len(j.episode.calls) for j in episodes) / n,
         "chars": sum(j.model_chars for j in episodes) / n,
     }
-    families = list(dict.fromkeys(j.problem.family for j in episodes))
-    if len(families) > 1:
-        for name in families:
+    envs = list(dict.fromkeys(j.problem.family for j in episodes))
+    if len(envs) > 1:
+        for name in envs:
             mine = [j.reward for j in episodes if j.problem.family == name]
-            out[FAMILY_REWARD + name] = sum(mine) / len(mine)
+            out[ENVIRONMENT_REWARD + name] = sum(mine) / len(mine)
     return out
 
 
 def metric_label(key: str, group: int | None = None) -> str:
-    """A metric's label for people: `pass@8` with the group size, `reward three_digit` for a family's reward."""
-    if key.startswith(FAMILY_REWARD):
-        return f"reward {key.removeprefix(FAMILY_REWARD)}"
+    """A metric's label for people: `pass@8` with the group size, `reward add_3x1` for an environment's reward."""
+    if key.startswith(ENVIRONMENT_REWARD):
+        return f"reward {key.removeprefix(ENVIRONMENT_REWARD)}"
     label = next((m.label for m in METRICS if m.key == key), key)
     return label.replace("@G", f"@{group}") if group is not None else label
 

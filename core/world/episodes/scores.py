@@ -1,4 +1,4 @@
-"""Typed records of what an evaluation scored, read from JSON in one place: a family's held-out score, the failed
+"""Typed records of what an evaluation scored, read from JSON in one place: an environment's held-out score, the failed
 episodes it keeps, and the episodes a reward run sampled.
 
 Checkpoint metadata and the engine's events carry these as JSON; each `from_dict` is the only reader of its
@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 
 from breadth.core.world.text.transcript import Role, Segment
 
-HELD_OUT = 30  # held-out sums per family a score counts by default, as on the plate (its test split's first ones)
-EXAMPLES_KEPT = 3  # failed transcripts a score keeps per family and run (the first ones, in held-out order)
+HELD_OUT = 30  # held-out sums per environment a score counts by default, as on the plate (its test split's first ones)
+EXAMPLES_KEPT = 3  # failed transcripts a score keeps per environment and run (the first ones, in held-out order)
 _EXAMPLE_CHARS = 200  # longest example text read back (episodes are at most the 64-character context)
 
 
@@ -23,7 +23,7 @@ class MetadataError(ValueError):
 
 @dataclass(frozen=True)
 class FailedEpisode:
-    """An unsolved held-out episode kept with its family's score: why it failed and what was written."""
+    """An unsolved held-out episode kept with its environment's score: why it failed and what was written."""
 
     failure: str  # a Failure value
     segments: tuple[Segment, ...]  # the transcript, by who wrote each part
@@ -36,9 +36,9 @@ class FailedEpisode:
         return {"failure": self.failure, "segments": [[s.role.value, s.text] for s in self.segments]}
 
     @classmethod
-    def from_dict(cls, family: str, data: object) -> FailedEpisode:
+    def from_dict(cls, env: str, data: object) -> FailedEpisode:
         """The example stored as `data`; MetadataError if it has the wrong shape or is implausibly long."""
-        where = f"a failed episode of {family}"
+        where = f"a failed episode of {env}"
         if not isinstance(data, dict) or not isinstance(data.get("failure"), str):
             raise MetadataError(f"{where} must be a mapping with a failure kind")
         out = _segments(data.get("segments"), where)
@@ -105,7 +105,7 @@ class SampledGroup:
     """The episodes a reward run sampled for one prompt at one step (at most MAX_SAMPLES of them)."""
 
     prompt: str  # the sum as posed: `3+4+5=`
-    family: str  # the family holding it
+    family: str  # the environment holding it
     episodes: tuple[SampledEpisode, ...]
     size: int  # episodes in the whole group (G), at least as many as shown
 
@@ -139,7 +139,7 @@ class SampledGroup:
 
 @dataclass(frozen=True)
 class HeldOutScore:
-    """A family's held-out result: solved of total, and how many unsolved episodes failed each way."""
+    """An environment's held-out result: solved of total, and how many unsolved episodes failed each way."""
 
     family: str
     solved: int
@@ -165,24 +165,24 @@ class HeldOutScore:
         return out
 
     @classmethod
-    def from_dict(cls, family: str, data: object) -> HeldOutScore:
-        """The score stored as `data` for `family`; MetadataError if it has the wrong shape."""
+    def from_dict(cls, env: str, data: object) -> HeldOutScore:
+        """The score stored as `data` for `env`; MetadataError if it has the wrong shape."""
         if not isinstance(data, dict):
-            raise MetadataError(f"score of {family} must be a mapping, not {type(data).__name__}")
+            raise MetadataError(f"score of {env} must be a mapping, not {type(data).__name__}")
         solved, total = (
-            whole_count(data.get("solved"), f"{family} solved"),
-            whole_count(data.get("total"), f"{family} total"),
+            whole_count(data.get("solved"), f"{env} solved"),
+            whole_count(data.get("total"), f"{env} total"),
         )
         if solved > total:
-            raise MetadataError(f"{family}: solved {solved} is more than total {total}")
+            raise MetadataError(f"{env}: solved {solved} is more than total {total}")
         failures = data.get("failures", {})
         if not isinstance(failures, dict):
-            raise MetadataError(f"failures of {family} must be a mapping")
+            raise MetadataError(f"failures of {env} must be a mapping")
         examples = data.get("examples", [])
         if not isinstance(examples, list) or len(examples) > EXAMPLES_KEPT:
-            raise MetadataError(f"examples of {family} must be a list of at most {EXAMPLES_KEPT}")
-        kinds = {str(k): whole_count(v, f"{family} failure count") for k, v in failures.items()}
-        return cls(family, solved, total, kinds, tuple(FailedEpisode.from_dict(family, e) for e in examples))
+            raise MetadataError(f"examples of {env} must be a list of at most {EXAMPLES_KEPT}")
+        kinds = {str(k): whole_count(v, f"{env} failure count") for k, v in failures.items()}
+        return cls(env, solved, total, kinds, tuple(FailedEpisode.from_dict(env, e) for e in examples))
 
 
 def whole_count(x: object, what: str) -> int:

@@ -1,7 +1,7 @@
-"""Playing problems with any policy and scoring them per family: the evaluation, without torch.
+"""Playing problems with any policy and scoring them per environment: the evaluation, without torch.
 
 `play` rolls problems out in batches with the calculator in the loop and judges each episode;
-`tally` turns the verdicts into one HeldOutScore per family, keeping its first few failed transcripts.
+`tally` turns the verdicts into one HeldOutScore per environment, keeping its first few failed transcripts.
 The greedy model policy plugs in
 from `core.learning`; scripted policies plug in the same way in tests and in the app's test engine.
 """
@@ -12,7 +12,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from breadth.core.world.arithmetic.problem import Problem
+from breadth.core.world.arithmetic.problem import Problem, canonical
 from breadth.core.world.episodes.episode import MAX_LENGTH, Episode
 from breadth.core.world.episodes.rollout import Policy, run_episodes
 from breadth.core.world.episodes.scores import EXAMPLES_KEPT, FailedEpisode, HeldOutScore
@@ -50,14 +50,16 @@ def play(
     return out
 
 
-def tally(scored: list[Scored], families: list[str]) -> dict[str, HeldOutScore]:
-    """Per family: how many episodes were solved, of how many, and the failure kinds of the rest."""
+def tally(scored: list[Scored], envs: list[str]) -> dict[str, HeldOutScore]:
+    """Per environment: how many episodes were solved, of how many, and the failure kinds of the rest; keyed by the
+    names asked (an environment asked by its old name, `two_digit`, is tallied under it)."""
     solved: Counter = Counter()
     total: Counter = Counter()
-    failures: dict[str, Counter] = {name: Counter() for name in families}
-    examples: dict[str, list[FailedEpisode]] = {name: [] for name in families}
+    failures: dict[str, Counter] = {name: Counter() for name in envs}
+    examples: dict[str, list[FailedEpisode]] = {name: [] for name in envs}
+    asked = {canonical(name): name for name in envs}
     for s in scored:
-        name = s.problem.family
+        name = asked.get(s.problem.family, s.problem.family)
         total[name] += 1
         if s.verdict.solved:
             solved[name] += 1
@@ -68,5 +70,5 @@ def tally(scored: list[Scored], families: list[str]) -> dict[str, HeldOutScore]:
                 kept.append(FailedEpisode(s.verdict.failure.value, tuple(s.episode.transcript.segments)))
     return {
         name: HeldOutScore(name, solved[name], total[name], dict(failures[name].most_common()), tuple(examples[name]))
-        for name in families
+        for name in envs
     }

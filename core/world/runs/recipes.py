@@ -2,8 +2,8 @@
 
 A run's record names its recipe (`RunMeta.recipe`, a recipe's `name`, stored under the key `kind`), and its
 settings are an instance of that recipe's settings class. `finetune` learns from demonstrations of a mix of
-families (the plate's recipe); `reward` learns from the reward of its own sampled episodes on the mix's training sums;
-`pretrain` makes a base from single-digit worksheets. Everything that handles runs (records,
+environments (the plate's recipe); `reward` learns from the reward of its own sampled episodes on the mix's
+training sums; `pretrain` makes a base from single-digit worksheets. Everything that handles runs (records,
 the results store, the engine's Train command, the command line's flags, the app's form) asks the
 registry, so a new way of learning (learning from reward, say) is one `Recipe` here, with its settings declared
 once on its settings class: it names its trainer (and what it measures before training, if anything) as an entry
@@ -39,7 +39,7 @@ class Recipe:
     name: str  # the kind stored in records and checkpoints: `finetune`
     label: str  # for people: `demonstrations`
     settings: type  # its settings class (declared with `setting(...)` fields)
-    on_mix: bool = True  # trains a base on a mix of families: stored in the results store, offered by the app
+    on_mix: bool = True  # trains a base on a mix of environments: stored in the results store, offered by the app
     trainer: str = ""  # a mix recipe's trainer, `module:attr`: a function (model, mix, settings, on_step) -> losses
     before: str = ""  # what it measures before training, `module:attr`: (model, mix, settings) -> {name: value}
 

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
-from breadth.core.world.environments.mix import spec_name
+from breadth.core.world.arithmetic.problem import canonical
+from breadth.core.world.environments.mix import canonical_spec, spec_name
 from breadth.core.world.episodes.scores import HeldOutScore, MetadataError, SampledGroup, whole_count
 from breadth.core.world.runs.recipes import FINETUNE, RecipeError, recipe, recipe_of
 from breadth.core.world.runs.settings import SettingsError, held_out_count, swept
@@ -77,10 +78,10 @@ class RunMeta:
     recipe: str  # the name of the recipe that made it (`core.world.runs.recipes`): "finetune", "pretrain", ...
     # (stored under the key "kind", in checkpoints and stores alike: every file written before reads the same)
     settings: object | None = None  # an instance of its recipe's settings class
-    mix: str | None = None  # a fine-tune's mix in `family=count,...` form
+    mix: str | None = None  # a fine-tune's mix in `environment=count,...` form
     seed: int | None = None  # a fine-tune's seed (also in its settings)
-    held_out: int | None = None  # held-out sums per family it was scored on (None: all)
-    scores: dict[str, HeldOutScore] = field(default_factory=dict)  # family -> held-out score
+    held_out: int | None = None  # held-out sums per environment it was scored on (None: all)
+    scores: dict[str, HeldOutScore] = field(default_factory=dict)  # environment -> held-out score
     losses: tuple[float, ...] = ()  # training loss per step
     train_seconds: float = 0.0
     eval_seconds: float = 0.0
@@ -91,10 +92,20 @@ class RunMeta:
     before: dict[str, float] = field(default_factory=dict)  # measured before the first step (pass@G...)
     lockstep: Lockstep | None = None  # trained in lockstep beside other runs (None: alone, one run at a time)
 
+    def __post_init__(self) -> None:
+        """Environments by their names now: a mix or scores under an old name (`two_digit=70`, as stores, checkpoints
+        and records written before hold them) read as its environment's (`add_2x2=70`), so runs of either spelling
+        are one mix wherever runs are grouped or compared."""
+        if self.mix is not None:
+            object.__setattr__(self, "mix", canonical_spec(self.mix))
+        if any(canonical(name) != name for name in self.scores):
+            scores = {canonical(name): replace(s, family=canonical(name)) for name, s in self.scores.items()}
+            object.__setattr__(self, "scores", scores)
+
     @classmethod
     def of_run(cls, settings, mix, held_out: int | None, base, measured=(), **done) -> RunMeta:
         """The record of a run of `settings`' recipe on `mix` (a `Mix`) from `base`: its recipe, mix and seed read
-        from them, each step's `measured` metrics kept as one column per metric measured at every step (a family's
+        from them, each step's `measured` metrics kept as one column per metric measured at every step (an environment's
         reward, measured only at steps that drew its sums, streams live but is not kept); `done` holds the rest
         (scores, losses, seconds, completed, before). Every trainer and the tests' scripted engine make records
         here, so what they record cannot drift apart."""
@@ -177,7 +188,7 @@ class RunMeta:
                 raise MetadataError(f"settings: {e}") from None
         mix = data.get("mix")
         if mix is not None and not isinstance(mix, str):
-            raise MetadataError(f"mix must be text such as two_digit=70, not {type(mix).__name__}")
+            raise MetadataError(f"mix must be text such as add_2x2=70, not {type(mix).__name__}")
         seed = data.get("seed")
         if seed is not None:
             seed = whole_count(seed, "seed")

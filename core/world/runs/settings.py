@@ -242,7 +242,7 @@ class ModelShape(_Checked):
 POSITIONS = ModelShape.setting("position").choices  # a learned table of absolute positions, or rotary
 
 
-MAX_HELD_OUT = 100_000  # far above any family's size: `min(count, held-out pool)` is what is played
+MAX_HELD_OUT = 100_000  # far above any environment's size: `min(count, held-out pool)` is what is played
 
 
 def held_out_count(value: object) -> int | None:

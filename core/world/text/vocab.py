@@ -1,6 +1,6 @@
 """The fixed character vocabulary shared by every checkpoint, with encode and decode.
 
-The base checkpoint fixes the vocabulary, so it already holds every symbol a later family may use:
+The base checkpoint fixes the vocabulary, so it already holds every symbol a later environment may use:
 `-` and `*` besides `+`, and `(`, `)` and `,` for a second call syntax. Index 0 is padding and never
 appears in text.
 """
