@@ -52,7 +52,7 @@ def curve(args) -> int:
             f"{plan.splits} {'folds' if plan.folds else 'splits'} x N "  # N that run: above what a split leaves, capped
             f"{','.join(map(str, sorted({n for s in range(plan.splits) for n in plan.sizes_of(s)})))}"
             f" + a ceiling each, x {len(plan.seeds)} seeds; "
-            f"{plan.demos} demonstrations per environment; {trained(plan, len(work))}; store {shown(store.path)}"
+            f"{demonstrations(plan)}; {trained(plan, len(work))}; store {shown(store.path)}"
         )
         outcome = run_with_progress(work, store, base, base_hash, "curve", args.workers, args.cluster)
     found = points(plan, outcome.stored, base_hash)
@@ -98,12 +98,29 @@ def curve_plan(args) -> CurvePlan:
         args.min_steps,
         args.lockstep or 0,
         args.folds,
+        args.budget,
+        args.total_demos or 0,
     )
 
 
 def _run_name(split: int, n: int) -> str:
     """A run of the curve in words: its N (or the ceiling) and its split."""
     return f"{'the ceiling' if n == CEILING else f'N={n}'} of split {split + 1}"
+
+
+def demonstrations(plan: CurvePlan) -> str:
+    """What each run trains on, in words: demonstrations per environment or in all, and whose steps."""
+    data = (
+        f"{plan.total_demos} demonstrations in all a run"
+        if plan.total_demos
+        else f"{plan.demos} demonstrations per environment"
+    )
+    steps = {
+        "own": "",
+        "ceiling": f", the ceiling at N={plan.largest()}'s steps",
+        "largest": f", every run at N={plan.largest()}'s steps",
+    }[plan.budget]
+    return f"{data}{steps}"
 
 
 def trained(plan: CurvePlan, tasks: int) -> str:

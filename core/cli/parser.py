@@ -18,6 +18,7 @@ from breadth.core.cli.path_flags import (
     input_file,
     output_file,
 )
+from breadth.core.results.breadth_curve import BUDGETS
 
 USAGE_ERROR = 2
 
@@ -237,6 +238,19 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--held-out-sums", type=positive_int, default=30, help="test sums per environment (default 30)")
     s.add_argument("--passes", type=float, default=400 * 8 / 70, help="times each demonstration is seen (the plate's)")
     s.add_argument("--min-steps", type=positive_int, default=400, help="never fewer steps (default 400)")
+    s.add_argument(
+        "--budget",
+        choices=BUDGETS,
+        default="own",
+        help="whose steps a run takes: its own (default), the largest N's for the ceiling (a matched ceiling), or "
+        "the largest N's for every run (more environments, not more training)",
+    )
+    s.add_argument(
+        "--total-demos",
+        type=positive_int,
+        metavar="T",
+        help="the same T demonstrations in all, split over a run's environments (T // N each), instead of --demos",
+    )
     lockstep_flag(s, "seeds of one point")
     for setting in swept(FinetuneSettings):  # the curve fine-tunes on demonstrations; its budget sets the steps
         if setting.name != "steps":

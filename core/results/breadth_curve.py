@@ -55,12 +55,16 @@ class CurvePlan:
     min_steps: int = 400  # never fewer steps than this
     lockstep: int = 0  # train up to this many seeds of a point together (core.learning.lockstep); 0: one at a time
     folds: bool = False  # held-out sets as folds, each environment held out as often (`core.results.splits`)
+    budget: str = "own"  # steps: each run its own (`own`), the ceiling (`ceiling`) or every run (`largest`) at N max's
+    total_demos: int = 0  # the same demonstrations in all, split over a run's environments; 0: `demos` each
 
     def __post_init__(self) -> None:
         """The plan's limits, one place for the writer (`breadth curve`, before anything is stored or trained) and
         every reader (the store, the app's curve view): a plan outside them is one GridError line."""
         if not 0 <= self.lockstep <= MAX_GROUP:
             raise GridError(f"--lockstep takes 1 to {MAX_GROUP} runs a group, not {self.lockstep}")
+        if self.budget not in BUDGETS:
+            raise GridError(f"--budget is one of {', '.join(BUDGETS)}, not {str(self.budget)[:20]!r}")
         refuse_repeats("the pool", self.pool)
         if not 1 <= self.held < len(self.pool):
             raise GridError(f"hold out 1 to {len(self.pool) - 1} of the pool's {len(self.pool)} environments")
@@ -79,6 +83,7 @@ class CurvePlan:
             ("--demos", (self.demos,), 1, MAX_WHOLE),
             ("--held-out-sums", (self.held_out,), 1, MAX_HELD_OUT),
             ("--min-steps", (self.min_steps,), 1, MAX_STEPS),
+            ("--total-demos", (self.total_demos,), 0, MAX_WHOLE),
         ):
             bad = next((v for v in values if not low <= v <= high), None)
             if bad is not None:
@@ -92,12 +97,20 @@ class CurvePlan:
                 f"{runs // len(self.seeds) // self.splits} runs a split): more than {MAX_RUNS:,}; narrow --seeds, "
                 "--splits or --n"
             )
-        most = max(min(max(self.sizes), len(self.pool) - self.held), self.held)  # the largest run's environments
-        longest = self.passes * most * self.demos / self.settings.batch_size  # `steps` before rounding up (may be inf)
-        if longest > MAX_STEPS:
+        most = max(self.largest(), self.held)  # the most environments a run trains on
+        if self.total_demos and self.total_demos < most:
+            raise GridError(
+                f"--total-demos {self.total_demos} gives each of a run's environments at least one demonstration "
+                f"only from {most} up (the most a run trains on)"
+            )
+        longest = max(
+            self.passes * n * self.demos_for(n) / self.settings.batch_size for n in (self.largest(), self.held)
+        )
+        if longest > MAX_STEPS:  # the most steps a run takes, before rounding up (may be inf)
             many = f"{math.ceil(longest):,}" if math.isfinite(longest) else "endless"
             raise GridError(
-                f"the largest run ({most} environments x {self.demos} demonstrations, each seen {self.passes:g} "
+                f"the largest run ({most} environments x {self.demos_for(most)} demonstrations, each seen "
+                f"{self.passes:g} "
                 f"times) would take {many} steps: more than {MAX_STEPS:,}; lower --passes or --demos"
             )
         if math.comb(len(self.pool), self.held) < self.splits:
@@ -113,28 +126,26 @@ class CurvePlan:
         return len(self.seeds) * self.splits * (len({min(n, left) for n in self.sizes}) + 1)
 
     def to_dict(self) -> dict:
-        """The plan as plain JSON values (what the store keeps); `lockstep` and `folds` only when on, so a curve of
-        runs trained alone on random splits keeps the name it always had."""
+        """The plan as plain JSON values (what the store keeps); the `OPTIONAL` fields only when on, so a curve of
+        runs trained alone on random splits at their own budgets keeps the name it always had."""
         out = {name: getattr(self, name) for name in PLAN_FIELDS}
         return out | {
             "pool": list(self.pool),
             "sizes": list(self.sizes),
             "seeds": list(self.seeds),
             "settings": self.settings.to_dict(),
-            **({"lockstep": self.lockstep} if self.lockstep else {}),
-            **({"folds": True} if self.folds else {}),
+            **{name: getattr(self, name) for name, off in OPTIONAL.items() if getattr(self, name) != off},
         }
 
     @classmethod
     def from_dict(cls, data: object) -> CurvePlan:
         """A plan from JSON data read from a store; GridError (one line) for data breadth did not write: of another
         shape or kind, or outside the limits `breadth curve` checks before it stores a plan (`__post_init__`)."""
-        if not isinstance(data, dict) or set(data) - {"lockstep", "folds"} != {*PLAN_FIELDS, *PLAN_LISTS}:
+        if not isinstance(data, dict) or set(data) - set(OPTIONAL) != {*PLAN_FIELDS, *PLAN_LISTS}:
             raise GridError("a stored curve plan of an unexpected shape")
-        if data.get("folds", True) is not True:  # written only when on
-            raise GridError("a stored curve plan with values of the wrong kind")
-        lockstep = data.get("lockstep", 0)
-        if not _whole(lockstep) or "lockstep" in data and not 1 <= lockstep <= MAX_GROUP:
+        optional = {name: data.get(name, off) for name, off in OPTIONAL.items()}
+        if any(type(value) is not type(OPTIONAL[name]) or name in data and value == OPTIONAL[name]
+               for name, value in optional.items()):  # fmt: skip  # each of its kind, and written only when on
             raise GridError("a stored curve plan with values of the wrong kind")
         lists = [data[name] for name in ("pool", "sizes", "seeds")]
         if not all(isinstance(v, list) and len(v) <= MAX_RUNS for v in lists):
@@ -161,9 +172,8 @@ class CurvePlan:
             raise GridError(f"a stored curve plan's settings: {e}") from None
         sizes, seeds = tuple(sizes), tuple(seeds)
         try:
-            folds = "folds" in data
             return cls(
-                tuple(pool), held, splits, sizes, demos, seeds, settings, held_out, passes, min_steps, lockstep, folds
+                tuple(pool), held, splits, sizes, demos, seeds, settings, held_out, passes, min_steps, **optional
             )
         except GridError as e:
             raise GridError(f"a stored curve plan breadth would not write: {e}") from None
@@ -178,9 +188,23 @@ class CurvePlan:
         draw = fold_splits if self.folds else random_splits
         return draw(self.pool, self.held, count)
 
+    def demos_for(self, environments: int) -> int:
+        """Demonstrations of each environment a run on this many takes: `demos`, or `total_demos` split over them."""
+        return self.total_demos // environments if self.total_demos else self.demos
+
     def steps(self, environments: int) -> int:
-        """Steps for a run on this many environments: each demonstration seen `passes` times, at least min_steps."""
-        return max(self.min_steps, math.ceil(self.passes * environments * self.demos / self.settings.batch_size))
+        """A run's own budget on this many environments: each demonstration seen `passes` times, at least min_steps."""
+        demos = environments * self.demos_for(environments)
+        return max(self.min_steps, math.ceil(self.passes * demos / self.settings.batch_size))
+
+    def largest(self) -> int:
+        """The largest N a split runs (every split leaves as many environments)."""
+        return min(max(self.sizes), len(self.pool) - self.held)
+
+    def steps_of(self, environments: int, ceiling: bool = False) -> int:
+        """The steps a run takes by the plan's budget: its own, or the largest N's (for the ceiling, or for all)."""
+        matched = self.budget == "largest" or self.budget == "ceiling" and ceiling
+        return self.steps(self.largest() if matched else environments)
 
     def sizes_of(self, index: int) -> list[int]:
         """The N values split `index` can run (those above what it leaves are dropped; the largest is kept once)."""
@@ -208,13 +232,13 @@ class CurvePlan:
                 held, order = self.split(s)
                 for n in [*self.sizes_of(s), CEILING]:
                     trained = held if n == CEILING else order[:n]
-                    out.append((self._job(trained, held, seed, base_hash), s, n))
+                    out.append((self._job(trained, held, seed, base_hash, n == CEILING), s, n))
         return out
 
-    def _job(self, trained: list[str], held: list[str], seed: int, base_hash: str) -> Job:
-        demos = min([self.demos] + [_pool(name) for name in trained])
+    def _job(self, trained: list[str], held: list[str], seed: int, base_hash: str, ceiling: bool) -> Job:
+        demos = min([self.demos_for(len(trained))] + [_pool(name) for name in trained])
         mix = Mix.of(**dict.fromkeys(trained, demos))
-        settings = replace(self.settings, steps=self.steps(len(trained)), seed=seed)
+        settings = replace(self.settings, steps=self.steps_of(len(trained), ceiling), seed=seed)
         environments = tuple(dict.fromkeys([*trained, *held]))
         key = run_key(mix.spec(), settings, self.held_out, base_hash, environments)
         return Job(Cell(mix, replace(settings, seed=0)), seed, self.held_out, key, environments)
@@ -225,7 +249,9 @@ MAX_RUNS = 100_000  # runs a curve may ask for (as a sweep's grid): more is sure
 MAX_WHOLE = 10**9  # the largest N, demonstrations per environment (each run takes at most an environment's pool)
 MAX_STEPS = FinetuneSettings.setting("steps").high  # the most steps any run may take, as FinetuneSettings checks
 PLAN_FIELDS = ("held", "splits", "demos", "held_out", "passes", "min_steps")  # the plan's numbers, stored as they are
-PLAN_LISTS = ("pool", "sizes", "seeds", "settings")  # the plan's lists and settings (`lockstep`, `folds` when on)
+PLAN_LISTS = ("pool", "sizes", "seeds", "settings")  # the plan's lists and its settings
+OPTIONAL = {"lockstep": 0, "folds": False, "budget": "own", "total_demos": 0}  # stored only when not these
+BUDGETS = ("own", "ceiling", "largest")  # `budget`: whose steps a run takes
 
 
 def _whole(x: object) -> bool:
