@@ -13,7 +13,7 @@ import pytest
 
 from breadth.core.cli.main import USAGE_ERROR, main
 from breadth.core.results.breadth_curve import CEILING, PLATE_PASSES, CurvePlan, StoredCurve
-from breadth.core.results.curve_points import by_neighbour, points, warnings
+from breadth.core.results.curve_points import by_environment, by_neighbour, points, warnings
 from breadth.core.results.grid import GridError
 from breadth.core.storage.store import Store, StoredRun
 from breadth.core.sweeps import sweep
@@ -150,8 +150,12 @@ def test_breadth_curve_runs_what_the_store_lacks_and_resumes(tmp_path, monkeypat
     ]  # fmt: skip
     assert main(argv) == 0
     assert len(log.read_text().splitlines()) == 2 * 3
-    rows = json.loads((tmp_path / "c.json").read_text())
+    written = json.loads((tmp_path / "c.json").read_text())
+    rows = written["points"]
     assert [r["n"] for r in rows] == [1, 2, CEILING] and rows[0]["held"][0] == pytest.approx(0.8)
+    held = {r["environment"] for r in written["by_environment"]}
+    assert held and held <= set(POOL) and all(r["runs"] in (1, 2) for r in written["by_environment"])  # 2 splits
+    assert {r["dimension"] for r in written["by_dimension"]} and all(r["pairs"] for r in written["by_dimension"])
     assert main(argv) == 0
     assert len(log.read_text().splitlines()) == 6 and "ran 0, already stored 6" in capsys.readouterr().out
     with Store(read_only=True) as store:  # the plan is in the store once, for the app's curve view
@@ -314,3 +318,33 @@ def test_a_failed_run_is_printed_with_its_reason(tmp_path, monkeypatch, capsys):
     assert "failed 2" in out and len(failed) == 2
     assert "N=1 of split 1 seed 0" in failed[0] and "the ceiling of split 1 seed 0" in failed[1]
     assert all("RuntimeError: the loss went to nan at step 3" in line for line in failed)
+
+
+def test_each_held_out_environment_is_kept_per_n_and_printed_on_asking(tmp_path, monkeypatch, capsys):
+    """`by_environment`: every environment a split held out, per N and for the ceiling, over the runs that held
+    it out; `--by-environment` prints it as a table, one row per environment, in the pool's order."""
+    p = plan(sizes=(1, 4), splits=2)
+    runs = {}
+    for job, s, n in p.jobs("b"):
+        held, _ = p.split(s)
+        rate = {CEILING: 90, 1: 10, 4: 60}[n] + (5 if held[0] == POOL[0] and s == 0 else 0)
+        scores = {name: HeldOutScore(name, rate if name in held else 95, 100, {}) for name in job.families}
+        record = RunMeta("finetune", job.settings, job.cell.mix.spec(), job.seed, 30, scores, (1.0,), 1.0)
+        runs[job.key] = StoredRun(job.key, record, "b", "curve")
+    each = by_environment(p, runs, "b")
+    held = [name for s in range(2) for name in p.split(s)[0]]
+    assert list(each) == [name for name in POOL if name in held]
+    for name, row in each.items():
+        assert list(row) == [1, 4, CEILING] and all(count == 2 * held.count(name) for _, count in row.values())
+        assert row[4][0] >= 0.6 and row[CEILING][0] >= 0.9
+    log = tmp_path / "log"
+    monkeypatch.setattr(sweep, "_run_job", lambda: functools.partial(_fake_job, str(log)))
+    argv = [
+        "curve", "--where", "form=infix", "--where", "op=add", "--where", "operands=3", "--held", "2",
+        "--splits", "2", "--n", "1,2", "--seeds", "0", "--workers", "1", "--by-environment",
+        "--store", str(tmp_path / "s.sqlite"),
+    ]  # fmt: skip
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "held out % by environment" in out and "ceiling" in out.split("held out % by environment")[1]
+

@@ -18,7 +18,7 @@ from rich.table import Table
 from breadth.core.cli.envs import chosen_environments
 from breadth.core.cli.parser import recipe_settings
 from breadth.core.results.breadth_curve import CEILING, CurvePlan, StoredCurve
-from breadth.core.results.curve_points import by_neighbour, points, warnings
+from breadth.core.results.curve_points import by_environment, by_neighbour, points, warnings
 from breadth.core.results.grid import GridError, parse_seeds, refuse_repeats
 from breadth.core.results.groups import group_size
 from breadth.core.storage.files import user_path, write_json
@@ -61,13 +61,16 @@ def curve(args) -> int:
     near = by_neighbour(plan, outcome.stored, base_hash)
     if near:
         console.print(neighbour_table(near))
+    each = by_environment(plan, outcome.stored, base_hash)
+    if each and args.by_environment:
+        console.print(environment_table(each))
     for line in warnings(found):
         console.print(f"warning: {line}")
     print_outcome(outcome)
     where = {job.key: (s, n) for job, s, n in planned}
     print_failed(outcome.failed, lambda job: _run_name(*where[job.key]))
     if args.json:
-        write_json(args.json, [vars(p) for p in found])
+        write_json(args.json, curve_json(found, near, each))
         console.print(f"wrote {shown(args.json)}")
     if args.figure:
         from breadth.core.results.curve_figure import curve_figure
@@ -101,6 +104,23 @@ def curve_plan(args) -> CurvePlan:
         args.budget,
         args.total_demos or 0,
     )
+
+
+def curve_json(found, near: dict, each: dict) -> dict:
+    """What `--json` writes: the points, held-out success by dimension and by environment, each a list of records."""
+    return {
+        "points": [vars(p) for p in found],
+        "by_dimension": [
+            {"dimension": dim, "n": n, "held_out": rate, "pairs": count}
+            for dim, row in near.items()
+            for n, (rate, count) in row.items()
+        ],
+        "by_environment": [
+            {"environment": name, "n": n, "held_out": rate, "runs": count}
+            for name, row in each.items()
+            for n, (rate, count) in row.items()
+        ],
+    }
 
 
 def _run_name(split: int, n: int) -> str:
@@ -155,16 +175,34 @@ def curve_table(found, title: str) -> Table:
 
 def neighbour_table(near: dict[str, dict[int, tuple[float, int]]]) -> Table:
     """Held-out success by the dimension along which a training environment is one step away, per N."""
-    sizes = sorted({n for row in near.values() for n in row})
-    t = Table(title="held out % by the nearest training environment", title_justify="left", box=box.SIMPLE_HEAD)
-    t.add_column("one step along")
-    for n in sizes:
-        t.add_column(f"N={n}", justify="right")
+    t, sizes = _by_n_table("held out % by the nearest training environment", "one step along", rows=near)
     for dim, row in near.items():
         t.add_row(dim, *(f"{100 * row[n][0]:.0f} ({row[n][1]})" if n in row else "-" for n in sizes))
     t.caption = "mean over held-out environments x runs (how many); `none`: no training environment one step away"
-    t.caption_justify = "left"
     return t
+
+
+def environment_table(each: dict[str, dict[int, tuple[float, int]]]) -> Table:
+    """Each held-out environment's success per N and trained directly (the ceiling), over the runs that held it
+    out: the most a point has, beside its name."""
+    t, sizes = _by_n_table("held out % by environment", "environment", "runs", rows=each)
+    for name, row in each.items():
+        runs = max(count for _, count in row.values())
+        t.add_row(shown(name), str(runs), *(f"{100 * row[n][0]:.0f}" if n in row else "-" for n in sizes))
+    t.caption = "mean over the runs that held it out (runs: how many at each N); ceiling: trained on directly"
+    return t
+
+
+def _by_n_table(title: str, *first: str, rows: dict) -> tuple[Table, list[int]]:
+    """A table titled `title` whose `first` columns (left-aligned, then right) come before a column per N of
+    `rows`, the ceiling last; and those N."""
+    sizes = sorted({n for row in rows.values() for n in row}, key=lambda n: (n == CEILING, n))
+    t = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, caption_justify="left")
+    for i, column in enumerate(first):
+        t.add_column(column, justify="left" if i == 0 else "right", no_wrap=i == 0)
+    for n in sizes:
+        t.add_column("ceiling" if n == CEILING else f"N={n}", justify="right")
+    return t, sizes
 
 
 def _pct(value: tuple[float, float, float]) -> str:

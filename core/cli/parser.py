@@ -245,6 +245,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="whose steps a run takes: its own (default), the largest N's for the ceiling (a matched ceiling), or "
         "the largest N's for every run (more environments, not more training)",
     )
+    s.add_argument("--by-environment", action="store_true", help="also print each held-out environment's success per N")
     s.add_argument(
         "--total-demos",
         type=positive_int,

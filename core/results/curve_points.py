@@ -147,3 +147,27 @@ def by_neighbour(
         dim: {n: (sum(v) / len(v), len(v)) for n, v in sorted(rates[dim].items())}
         for dim in sorted(rates, key=order.index)
     }
+
+
+def by_environment(
+    plan: CurvePlan, runs: dict[str, StoredRun], base_hash: str
+) -> dict[str, dict[int, tuple[float, int]]]:
+    """Each environment's held-out success per N (and trained directly, under CEILING), with how many runs: a mean
+    over the (split, seed) runs that held it out, so one environment that never transfers shows, whatever the
+    average hides. Environments never held out are left out; the rest in the pool's order."""
+    rates: dict[str, dict[int, list[float]]] = {}
+    for job, s, n in plan.jobs(base_hash):
+        stored = runs.get(job.key)
+        if stored is None:
+            continue
+        for name in plan.split(s)[0]:
+            score = stored.run.scores.get(name)
+            if score is not None and score.total:
+                rates.setdefault(name, {}).setdefault(n, []).append(score.rate)
+    return {
+        name: {
+            n: (sum(v) / len(v), len(v)) for n, v in sorted(rates[name].items(), key=lambda item: item[0] == CEILING)
+        }
+        for name in plan.pool
+        if name in rates
+    }
