@@ -347,4 +347,3 @@ def test_each_held_out_environment_is_kept_per_n_and_printed_on_asking(tmp_path,
     assert main(argv) == 0
     out = capsys.readouterr().out
     assert "held out % by environment" in out and "ceiling" in out.split("held out % by environment")[1]
-
