@@ -123,11 +123,11 @@ def test_intervals_take_the_split_as_the_unit_not_the_split_x_seed_pair():
 
 def test_one_split_has_intervals_over_its_seeds_and_says_so():
     """With one split nothing clusters: the interval is over its seeds (10 and 20% on alternate seeds), and the
-    curve warns that it says nothing of another draw of held-out environments."""
+    curve warns that it says nothing of another draw."""
     p = plan(sizes=(1,), splits=1, seeds=tuple(range(4)))
     found = {pt.n: pt for pt in points(p, _held_by_split(p, lambda s, seed, n: 10 + 10 * (seed % 2)), "b")}
     assert found[1].splits == 1 and 0.0 < found[1].held[1] < 0.15 < found[1].held[2] < 0.3
-    assert any(w.startswith("one split: its intervals are over seeds") for w in warnings(list(found.values())))
+    assert any(w.startswith("N=1: one draw of training environments") for w in warnings(list(found.values())))
 
 
 def _fake_job(log: str, spec: dict) -> dict:

@@ -55,6 +55,8 @@ CASES: dict[tuple[str, str], list[str]] = {
     ("eval", "--envs"): ["base", "--envs", "breadth/two-digit-v1,breadth/two-digit-v1"],
     ("curve", "--n"): ["--where", "operands=3", "--n", "1,2,1"],
     ("curve", "--seeds"): ["--where", "operands=3", "--seeds", "0,0"],
+    ("curve", "--hold"): ["--where", "operands=3", "--hold", "form=postfix", "--hold", "form=postfix"],
+    ("curve", "--vary"): ["--where", "operands=3", "--hold", "form=postfix", "--vary", "op", "--vary", "op"],
     ("plate", "--seeds"): ["--seeds", "0-2,1"],
     ("sweep", "--mix"): ["--mix", MIX, "--mix", MIX],
     ("sweep", "--budget"): ["--budget", "two_digit/three_digit=10,20,10"],

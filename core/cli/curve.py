@@ -21,6 +21,7 @@ from breadth.core.results.breadth_curve import CEILING, CurvePlan, StoredCurve
 from breadth.core.results.curve_points import by_environment, by_neighbour, points, warnings
 from breadth.core.results.grid import GridError, parse_seeds, refuse_repeats
 from breadth.core.results.groups import group_size
+from breadth.core.results.splits import designed
 from breadth.core.storage.files import user_path, write_json
 from breadth.core.storage.header import read_header, weights_hash
 from breadth.core.storage.paths import BASE
@@ -48,10 +49,10 @@ def curve(args) -> int:
         jobs = [job for job, _, _ in planned]
         work = plan.groups(base_hash) if plan.lockstep else jobs
         console.print(
-            f"{len(jobs)} runs: {len(plan.pool)} environments ({shown(what)}), {plan.held} held out, "
+            f"{len(jobs)} runs: {len(plan.pool)} environments ({shown(what)}), {held_words(plan)}, "
             f"{plan.splits} {'folds' if plan.folds else 'splits'} x N "  # N that run: above what a split leaves, capped
             f"{','.join(map(str, sorted({n for s in range(plan.splits) for n in plan.sizes_of(s)})))}"
-            f" + a ceiling each, x {len(plan.seeds)} seeds; "
+            f" + {'one ceiling' if plan.hold else 'a ceiling each'}, x {len(plan.seeds)} seeds; "
             f"{demonstrations(plan)}; {trained(plan, len(work))}; store {shown(store.path)}"
         )
         outcome = run_with_progress(work, store, base, base_hash, "curve", args.workers, args.cluster)
@@ -88,9 +89,14 @@ def curve_plan(args) -> CurvePlan:
     except ValueError:
         raise GridError(f"--n takes whole numbers such as 1,2,4,8, not {args.n[:40]!r}") from None
     refuse_repeats("--n", sizes)  # before sorting: 1,1 is a typo, not one N
+    hold, vary = tuple(args.hold or ()), tuple(args.vary or ())
+    refuse_repeats("--hold", hold)
+    refuse_repeats("--vary", vary)
+    if hold and args.held:
+        raise GridError(f"--hold {' '.join(hold)} names the held-out environments: drop --held {args.held}")
     return CurvePlan(
         pool,
-        args.held,
+        len(designed(pool, hold, vary)[0]) if hold else args.held or 4,
         args.splits,
         tuple(sorted(sizes)),
         args.demos,
@@ -103,6 +109,8 @@ def curve_plan(args) -> CurvePlan:
         args.folds,
         args.budget,
         args.total_demos or 0,
+        hold,
+        vary,
     )
 
 
@@ -126,6 +134,14 @@ def curve_json(found, near: dict, each: dict) -> dict:
 def _run_name(split: int, n: int) -> str:
     """A run of the curve in words: its N (or the ceiling) and its split."""
     return f"{'the ceiling' if n == CEILING else f'N={n}'} of split {split + 1}"
+
+
+def held_words(plan: CurvePlan) -> str:
+    """Which environments are held out, in words: how many per split, or a designed hold-out's and what it trains on."""
+    if not plan.hold:
+        return f"{plan.held} held out"
+    vary = f" that differ from them along {' and '.join(plan.vary)} alone" if plan.vary else ""
+    return f"{plan.held} held out by design ({shown(' '.join(plan.hold))}), training on {plan.trainable()}{vary}"
 
 
 def demonstrations(plan: CurvePlan) -> str:

@@ -224,7 +224,20 @@ def build_parser() -> argparse.ArgumentParser:
         "trained on the held-out ones. Resumable from the store, like a sweep.",
     )
     s.add_argument("--where", action="append", metavar="DIM=VALUE", help="the pool: environments at this coordinate")
-    s.add_argument("--held", type=positive_int, default=4, help="environments held out per split (default 4)")
+    s.add_argument("--held", type=positive_int, help="environments held out per split, drawn (default 4)")
+    s.add_argument(
+        "--hold",
+        action="append",
+        metavar="DIM=VALUE",
+        help="a designed hold-out: hold out every environment of the pool at this coordinate in every split "
+        "(repeat: one dimension's values are alternatives, dimensions all apply; shell patterns: op=sub.*)",
+    )
+    s.add_argument(
+        "--vary",
+        action="append",
+        metavar="DIM",
+        help="with --hold: train only on environments that differ from a held-out one along these dimensions",
+    )
     s.add_argument("--splits", type=positive_int, default=3, help="splits of the pool (default 3)")
     s.add_argument(
         "--folds",

@@ -27,7 +27,7 @@ from dataclasses import dataclass, replace
 
 from breadth.core.results.grid import Cell, GridError, Job, refuse_repeats
 from breadth.core.results.groups import Group, lockstep_groups
-from breadth.core.results.splits import fold_splits, random_splits
+from breadth.core.results.splits import designed, fold_splits, held_splits, random_splits
 from breadth.core.storage.store import run_key
 from breadth.core.world.arithmetic.problem import first_name
 from breadth.core.world.environments.mix import Mix
@@ -57,6 +57,8 @@ class CurvePlan:
     folds: bool = False  # held-out sets as folds, each environment held out as often (`core.results.splits`)
     budget: str = "own"  # steps: each run its own (`own`), the ceiling (`ceiling`) or every run (`largest`) at N max's
     total_demos: int = 0  # the same demonstrations in all, split over a run's environments; 0: `demos` each
+    hold: tuple[str, ...] = ()  # a designed hold-out: DIM=PATTERN conditions naming the held-out environments
+    vary: tuple[str, ...] = ()  # with `hold`: training only on environments one step from them along these
 
     def __post_init__(self) -> None:
         """The plan's limits, one place for the writer (`breadth curve`, before anything is stored or trained) and
@@ -66,6 +68,12 @@ class CurvePlan:
         if self.budget not in BUDGETS:
             raise GridError(f"--budget is one of {', '.join(BUDGETS)}, not {str(self.budget)[:20]!r}")
         refuse_repeats("the pool", self.pool)
+        if self.vary and not self.hold:
+            raise GridError("--vary chooses the training environments of a designed hold-out: give --hold too")
+        if self.hold and self.folds:
+            raise GridError("--folds draws the held-out sets and --hold names them: give one")
+        if self.hold and self.held != len(designed(self.pool, self.hold, self.vary)[0]):
+            raise GridError(f"--hold {' '.join(self.hold)} names the held-out environments: --held cannot count them")
         if not 1 <= self.held < len(self.pool):
             raise GridError(f"hold out 1 to {len(self.pool) - 1} of the pool's {len(self.pool)} environments")
         if self.splits < 1 or not self.sizes or not self.seeds:
@@ -113,7 +121,7 @@ class CurvePlan:
                 f"{self.passes:g} "
                 f"times) would take {many} steps: more than {MAX_STEPS:,}; lower --passes or --demos"
             )
-        if math.comb(len(self.pool), self.held) < self.splits:
+        if not self.hold and math.comb(len(self.pool), self.held) < self.splits:
             raise GridError(
                 f"{self.splits} splits need as many different held-out sets: {len(self.pool)} environments have "
                 f"{math.comb(len(self.pool), self.held)} of {self.held}"
@@ -121,9 +129,19 @@ class CurvePlan:
         self._drawn(self.splits)  # drawn now (cached): a plan whose splits cannot be is refused
 
     def runs(self) -> int:
-        """How many runs the plan asks for (every split leaves as many environments, so each runs as many N)."""
-        left = len(self.pool) - self.held
+        """How many runs the plan asks for (every split leaves as many environments, so each runs as many N); a
+        designed hold-out's runs that repeat across splits are counted each time."""
+        left = self.trainable()
         return len(self.seeds) * self.splits * (len({min(n, left) for n in self.sizes}) + 1)
+
+    def trainable(self) -> int:
+        """How many environments a split leaves to train on: the pool's rest, or a designed hold-out's choice."""
+        return len(designed(self.pool, self.hold, self.vary)[1]) if self.hold else len(self.pool) - self.held
+
+    def ceiling_split(self, index: int) -> int:
+        """The split whose ceiling run serves split `index`: its own, or for a designed hold-out (one held-out set,
+        one ceiling run per seed) the first."""
+        return 0 if self.hold else index
 
     def to_dict(self) -> dict:
         """The plan as plain JSON values (what the store keeps); the `OPTIONAL` fields only when on, so a curve of
@@ -134,7 +152,7 @@ class CurvePlan:
             "sizes": list(self.sizes),
             "seeds": list(self.seeds),
             "settings": self.settings.to_dict(),
-            **{name: getattr(self, name) for name, off in OPTIONAL.items() if getattr(self, name) != off},
+            **{name: _plain(getattr(self, name)) for name, off in OPTIONAL.items() if getattr(self, name) != off},
         }
 
     @classmethod
@@ -143,7 +161,7 @@ class CurvePlan:
         shape or kind, or outside the limits `breadth curve` checks before it stores a plan (`__post_init__`)."""
         if not isinstance(data, dict) or set(data) - set(OPTIONAL) != {*PLAN_FIELDS, *PLAN_LISTS}:
             raise GridError("a stored curve plan of an unexpected shape")
-        optional = {name: data.get(name, off) for name, off in OPTIONAL.items()}
+        optional = {name: _tupled(data.get(name, off)) for name, off in OPTIONAL.items()}
         if any(type(value) is not type(OPTIONAL[name]) or name in data and value == OPTIONAL[name]
                for name, value in optional.items()):  # fmt: skip  # each of its kind, and written only when on
             raise GridError("a stored curve plan with values of the wrong kind")
@@ -185,6 +203,8 @@ class CurvePlan:
 
     def _drawn(self, count: int) -> list[tuple[list[str], list[str]]]:
         """The first `count` splits by the plan's design: random draws, or folds (`core.results.splits`)."""
+        if self.hold:
+            return held_splits(self.pool, self.hold, self.vary, count)
         draw = fold_splits if self.folds else random_splits
         return draw(self.pool, self.held, count)
 
@@ -199,7 +219,7 @@ class CurvePlan:
 
     def largest(self) -> int:
         """The largest N a split runs (every split leaves as many environments)."""
-        return min(max(self.sizes), len(self.pool) - self.held)
+        return min(max(self.sizes), self.trainable())
 
     def steps_of(self, environments: int, ceiling: bool = False) -> int:
         """The steps a run takes by the plan's budget: its own, or the largest N's (for the ceiling, or for all)."""
@@ -225,14 +245,18 @@ class CurvePlan:
         return lockstep_groups([job for job, _, _ in self._alone(base_hash)], self.lockstep, base_hash)
 
     def _alone(self, base_hash: str) -> list[tuple[Job, int, int]]:
-        """Every run as (job, split, N) keyed as a run trained alone."""
-        out = []
+        """Every run as (job, split, N) keyed as a run trained alone, each once: a designed hold-out's ceiling, and
+        its largest N (every split trains on all it may), are one run per seed, which the first split holds."""
+        out, seen = [], set()
         for seed in self.seeds:
             for s in range(self.splits):
                 held, order = self.split(s)
                 for n in [*self.sizes_of(s), CEILING]:
                     trained = held if n == CEILING else order[:n]
-                    out.append((self._job(trained, held, seed, base_hash, n == CEILING), s, n))
+                    job = self._job(trained, held, seed, base_hash, n == CEILING)
+                    if job.key not in seen:
+                        seen.add(job.key)
+                        out.append((job, s, n))
         return out
 
     def _job(self, trained: list[str], held: list[str], seed: int, base_hash: str, ceiling: bool) -> Job:
@@ -250,8 +274,18 @@ MAX_WHOLE = 10**9  # the largest N, demonstrations per environment (each run tak
 MAX_STEPS = FinetuneSettings.setting("steps").high  # the most steps any run may take, as FinetuneSettings checks
 PLAN_FIELDS = ("held", "splits", "demos", "held_out", "passes", "min_steps")  # the plan's numbers, stored as they are
 PLAN_LISTS = ("pool", "sizes", "seeds", "settings")  # the plan's lists and its settings
-OPTIONAL = {"lockstep": 0, "folds": False, "budget": "own", "total_demos": 0}  # stored only when not these
+OPTIONAL = {"lockstep": 0, "folds": False, "budget": "own", "total_demos": 0, "hold": (), "vary": ()}  # when not these
 BUDGETS = ("own", "ceiling", "largest")  # `budget`: whose steps a run takes
+
+
+def _plain(value: object) -> object:
+    """A plan field as JSON holds it: a tuple as a list."""
+    return list(value) if isinstance(value, tuple) else value
+
+
+def _tupled(value: object) -> object:
+    """A stored list of text as the plan's tuple (anything else as it is, for the kind check to refuse)."""
+    return tuple(value) if isinstance(value, list) and all(isinstance(v, str) for v in value) else value
 
 
 def _whole(x: object) -> bool:

@@ -50,7 +50,8 @@ def points(plan: CurvePlan, runs: dict[str, StoredRun], base_hash: str) -> list[
         steps = sorted({r[4] for r in rows})
         share = None
         if n != CEILING:
-            judged = [(h > ceiling[(s, seed)] / 2) for s, seed, _, h, _ in rows if ceiling.get((s, seed), 0) > 0]
+            of = {(s, seed): ceiling.get((plan.ceiling_split(s), seed), 0) for s, seed, _, _, _ in rows}
+            judged = [h > of[(s, seed)] / 2 for s, seed, _, h, _ in rows if of[(s, seed)] > 0]
             share = sum(judged) / len(judged) if judged else None
         out.append(
             CurvePoint(
@@ -97,8 +98,12 @@ def warnings(found: list[CurvePoint], learned: float = 0.5) -> list[str]:
         for p in found
         if p.n != CEILING and p.train[0] < learned
     ]
-    if any(p.splits == 1 for p in found):
-        out.append("one split: its intervals are over seeds, and say nothing of another draw of held-out environments")
+    once = [str(p.n) for p in found if p.splits == 1 and p.n != CEILING]
+    if once:
+        out.append(
+            f"N={','.join(once)}: one draw of training environments (one split, or a designed hold-out's largest N): "
+            "its interval is over seeds and says nothing of another draw"
+        )
     ceiling = next((p for p in found if p.n == CEILING), None)
     if ceiling is not None and ceiling.held[0] < learned:
         out.append(

@@ -5,15 +5,20 @@ held out, drawn again while an earlier split holds the same set. Some environmen
 split and others never (19 of the three-number pool's 40 in its 3 splits). `fold_splits`: the pool shuffled and cut
 into disjoint held-out sets of `held`, one shuffle after another, so that every environment is held out as often
 as every other (within one) and no set repeats; a split's training order is its own seeded shuffle of the rest.
-Both are cached: a plan draws its splits once per process.
+`held_splits` (a designed hold-out, `--hold DIM=VALUE`): every environment at those coordinates held out in every
+split, training on the rest (or with `--vary DIM`, on those that differ from a held-out one along DIM alone), each
+split its own order of them. All are cached: a plan draws its splits once per process.
 """
 
 from __future__ import annotations
 
 import functools
 import random
+from fnmatch import fnmatchcase
 
 from breadth.core.results.grid import GridError
+from breadth.core.world.arithmetic.coordinates import ENV_DIMENSIONS
+from breadth.core.world.environments.registry import by_name, coordinates_of
 
 Split = tuple[list[str], list[str]]  # (held out, in pool order; the others, in the order nested subsets take them)
 
@@ -67,4 +72,52 @@ def fold_splits(pool: tuple[str, ...], held: int, count: int) -> list[Split]:
         rest = [name for name in pool if name not in chosen]
         random.Random(f"folds/{i}/order").shuffle(rest)
         out.append((sorted(chosen, key=pool.index), rest))
+    return out
+
+
+def parse_hold(conditions: tuple[str, ...]) -> dict[str, tuple[str, ...]]:
+    """`--hold DIM=PATTERN` conditions by dimension (`form=postfix`, `op=sub.*`: shell-style patterns on the values
+    `breadth envs` lists); GridError (one line) for one that is not DIM=PATTERN on a dimension environments have."""
+    out: dict[str, tuple[str, ...]] = {}
+    for text in conditions:
+        dim, eq, pattern = text.partition("=")
+        if not eq or not pattern.strip() or dim.strip() not in ENV_DIMENSIONS:
+            raise GridError(f"--hold takes DIM=VALUE on one of {', '.join(ENV_DIMENSIONS)}, not {text[:40]!r}")
+        out[dim.strip()] = (*out.get(dim.strip(), ()), pattern.strip())
+    return out
+
+
+def designed(pool: tuple[str, ...], hold: tuple[str, ...], vary: tuple[str, ...]) -> tuple[list[str], list[str]]:
+    """A designed hold-out: (the environments of `pool` that `hold` names, those training may take), in pool order.
+
+    An environment is held out when, on every dimension `hold` names, its value matches one of that dimension's
+    patterns (patterns of one dimension are alternatives; dimensions must all match). Training takes the rest, or
+    with `vary`, only those that differ from some held-out environment along the `vary` dimensions alone: training
+    that varied along those dimensions only. GridError (one line) when either set is empty."""
+    conditions = parse_hold(hold)
+    unknown = [d for d in vary if d not in ENV_DIMENSIONS]
+    if unknown:
+        raise GridError(f"--vary takes dimensions of {', '.join(ENV_DIMENSIONS)}, not {unknown[0][:20]!r}")
+    at = {name: coordinates_of(by_name(name)) for name in pool}
+    held = [n for n in pool if all(any(fnmatchcase(at[n][d], p) for p in ps) for d, ps in conditions.items())]
+    fixed = [d for d in ENV_DIMENSIONS if d not in vary]
+    rest = [n for n in pool if n not in held]
+    if vary:
+        rest = [n for n in rest if any(all(at[n][d] == at[h][d] for d in fixed) for h in held)]
+    if not held or not rest:
+        which = "holds out none of" if not held else "leaves nothing to train on in"
+        raise GridError(f"--hold {' '.join(hold)}{' --vary ' + ' '.join(vary) if vary else ''} {which} the pool")
+    return held, rest
+
+
+@functools.cache
+def held_splits(pool: tuple[str, ...], hold: tuple[str, ...], vary: tuple[str, ...], count: int) -> list[Split]:
+    """The first `count` splits of a designed hold-out: the same held-out environments each time, the training
+    environments in each split's own seeded order (`hold/<i>`), so nested subsets differ from split to split."""
+    held, rest = designed(pool, hold, vary)
+    out: list[Split] = []
+    for i in range(count):
+        order = list(rest)
+        random.Random(f"hold/{i}").shuffle(order)
+        out.append((held, order))
     return out
