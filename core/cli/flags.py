@@ -65,3 +65,11 @@ def store_flag(s: argparse.ArgumentParser, written: bool) -> None:
         default=None,
         help="the results store (default: $BREADTH_STORE, else runs.sqlite in the user's breadth folder)",
     )
+
+
+def setting_flag(s: argparse.ArgumentParser, setting, how: str | None) -> None:
+    """`--flag` for a declared setting; `how` follows its help (None: a filter on stored runs)."""
+    default = f" (default {setting.show(setting.default)})"
+    text = f"only runs with this {setting.help}" if how is None else f"{setting.help}{how}{default}"
+    metavar = None if setting.choices else setting.flag.upper().replace("-", "_")
+    s.add_argument(f"--{setting.flag}", dest=setting.name, metavar=metavar, choices=setting.choices or None, help=text)

@@ -30,6 +30,10 @@ def handler(command: str) -> Callable:
         from breadth.core.cli import curve
 
         return curve.curve
+    if command == "transfer":
+        from breadth.core.cli import transfer
+
+        return transfer.transfer
     if command == "envs":
         from breadth.core.cli import envs
 

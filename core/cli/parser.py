@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import argparse
 
-from breadth.core.cli.flags import WORKERS, lockstep_flag, positive_int, runner_flags, store_flag
+from breadth.core.cli.curve_flags import add_curve, add_transfer
+from breadth.core.cli.flags import WORKERS, lockstep_flag, positive_int, runner_flags, setting_flag, store_flag
 from breadth.core.cli.path_flags import (
     CHECKPOINT_HELP,
     checkpoint_in,
@@ -18,7 +19,6 @@ from breadth.core.cli.path_flags import (
     input_file,
     output_file,
 )
-from breadth.core.results.breadth_curve import BUDGETS
 
 USAGE_ERROR = 2
 
@@ -40,21 +40,13 @@ def _settings_flags(s: argparse.ArgumentParser, how: str = "one") -> None:
     from breadth.core.world.runs.recipes import swept_by_any
 
     for setting in swept_by_any():
-        _setting_flag(s, setting, {"one": "", "sweep": ": comma-separated values", "filter": None}[how])
+        setting_flag(s, setting, {"one": "", "sweep": ": comma-separated values", "filter": None}[how])
 
 
 def _declared_flags(s: argparse.ArgumentParser, settings_class) -> None:
     """A flag for every setting a settings class declares (pre-training, the model's shape), with its help."""
     for setting in settings_class.settings():
-        _setting_flag(s, setting, "")
-
-
-def _setting_flag(s: argparse.ArgumentParser, setting, how: str | None) -> None:
-    """`--flag` for a declared setting; `how` follows its help (None: a filter on stored runs)."""
-    default = f" (default {setting.show(setting.default)})"
-    text = f"only runs with this {setting.help}" if how is None else f"{setting.help}{how}{default}"
-    metavar = None if setting.choices else setting.flag.upper().replace("-", "_")
-    s.add_argument(f"--{setting.flag}", dest=setting.name, metavar=metavar, choices=setting.choices or None, help=text)
+        setting_flag(s, setting, "")
 
 
 def _held_out_flag(s: argparse.ArgumentParser, filter_only: bool = False) -> None:
@@ -94,7 +86,7 @@ def recipe_settings(args, seed: str | None = None):
 
 def build_parser() -> argparse.ArgumentParser:
     from breadth.core.storage.paths import default_base_out
-    from breadth.core.world.runs.settings import FinetuneSettings, ModelShape, PretrainSettings, RewardSettings, swept
+    from breadth.core.world.runs.settings import FinetuneSettings, ModelShape, PretrainSettings, RewardSettings
 
     ft = FinetuneSettings()
     p = _Parser(
@@ -215,61 +207,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--seed", type=int, default=0, help="the draw's seed (default 0)")
     s.add_argument("--json", type=output_file, help="also write the environments here as JSON")
 
-    s = sub.add_parser(
-        "curve",
-        help="the breadth curve: held-out success against the number of training environments",
-        description="Cobbe's protocol on generated environments: each split holds some of the pool out at random, "
-        "runs train on nested subsets of the rest (N environments, the same demonstrations each, steps growing "
-        "with N), and every run is scored on its training and held-out environments, beside a ceiling run "
-        "trained on the held-out ones. Resumable from the store, like a sweep.",
-    )
-    s.add_argument("--where", action="append", metavar="DIM=VALUE", help="the pool: environments at this coordinate")
-    s.add_argument("--held", type=positive_int, help="environments held out per split, drawn (default 4)")
-    s.add_argument(
-        "--hold",
-        action="append",
-        metavar="DIM=VALUE",
-        help="a designed hold-out: hold out every environment of the pool at this coordinate in every split "
-        "(repeat: one dimension's values are alternatives, dimensions all apply; shell patterns: op=sub.*)",
-    )
-    s.add_argument(
-        "--vary",
-        action="append",
-        metavar="DIM",
-        help="with --hold: train only on environments that differ from a held-out one along these dimensions",
-    )
-    s.add_argument("--splits", type=positive_int, default=3, help="splits of the pool (default 3)")
-    s.add_argument(
-        "--folds",
-        action="store_true",
-        help="held-out sets as folds: disjoint sets of --held, shuffle after shuffle, so every environment is held "
-        "out as often as every other (default: each split drawn at random)",
-    )
-    s.add_argument("--n", default="1,2,4,8,16", help="training environments per run (default 1,2,4,8,16)")
-    s.add_argument("--demos", type=positive_int, default=30, help="demonstrations per environment (default 30)")
-    s.add_argument("--seeds", default="0-4", help="seeds: 0-4, 0,1,2 (default 0-4)")
-    s.add_argument("--held-out-sums", type=positive_int, default=30, help="test sums per environment (default 30)")
-    s.add_argument("--passes", type=float, default=400 * 8 / 70, help="times each demonstration is seen (the plate's)")
-    s.add_argument("--min-steps", type=positive_int, default=400, help="never fewer steps (default 400)")
-    s.add_argument(
-        "--budget",
-        choices=BUDGETS,
-        default="own",
-        help="whose steps a run takes: its own (default), the largest N's for the ceiling (a matched ceiling), or "
-        "the largest N's for every run (more environments, not more training)",
-    )
-    s.add_argument("--by-environment", action="store_true", help="also print each held-out environment's success per N")
-    s.add_argument(
-        "--total-demos",
-        type=positive_int,
-        metavar="T",
-        help="the same T demonstrations in all, split over a run's environments (T // N each), instead of --demos",
-    )
-    lockstep_flag(s, "seeds of one point")
-    for setting in swept(FinetuneSettings):  # the curve fine-tunes on demonstrations; its budget sets the steps
-        if setting.name != "steps":
-            _setting_flag(s, setting, "")
-    runner_flags(s, "the curve", "the curve's points")
+    add_curve(sub)
+    add_transfer(sub)
 
     sub.add_parser(
         "models",

@@ -1,0 +1,119 @@
+"""`breadth transfer`: the transfer map (core.results.transfer_map): designed hold-outs x what training varied along,
+each cell held-out success beside a ceiling at matched steps, over seeds; resumable from the store like a curve."""
+
+from __future__ import annotations
+
+from rich import box
+from rich.console import Console
+from rich.table import Table
+
+from breadth.core.cli.envs import chosen_environments
+from breadth.core.cli.parser import recipe_settings
+from breadth.core.results.grid import parse_seeds, refuse_repeats
+from breadth.core.results.groups import group_size
+from breadth.core.results.transfer_map import ALL, Cell, Reading, cells, parse_design, parse_vary, read
+from breadth.core.storage.files import user_path, write_json
+from breadth.core.storage.header import read_header, weights_hash
+from breadth.core.storage.paths import BASE
+from breadth.core.storage.store import Store
+from breadth.core.world.text.shown import shown, shown_text
+
+console = Console(highlight=False, markup=False, emoji=False)
+
+
+def transfer(args) -> int:
+    """Run the map's missing runs, then print (and write) the map."""
+    from dataclasses import replace
+
+    from breadth.core.cli.grids import print_failed, print_outcome, run_with_progress
+
+    pool = tuple(f.name for f in chosen_environments(args.where or [], None, 0))
+    designs = [parse_design(text) for text in args.hold]
+    varies = [parse_vary(text) for text in args.vary or [ALL]]
+    refuse_repeats("--hold", designs)
+    refuse_repeats("--vary", varies)
+    seeds = parse_seeds(args.seeds)
+    base = user_path(args.base) if args.base else BASE
+    read_header(base)
+    base_hash = weights_hash(base)
+    made = cells(pool, designs, varies, args.demos, seeds, recipe_settings(args), args.held_out_sums)
+    plans = [c.plan for c in made if c.plan is not None]
+    k = (
+        None
+        if args.alone
+        else args.lockstep or group_size([j for p in plans for j, _, _ in p.jobs(base_hash)], args.workers)
+    )
+    if k:
+        made = [replace(c, plan=replace(c.plan, lockstep=k)) if c.plan else c for c in made]
+    work, seen = [], set()
+    for c in made:
+        if c.plan is None:
+            continue
+        for item in c.plan.groups(base_hash) if k else [j for j, _, _ in c.plan.jobs(base_hash)]:
+            key = tuple(j.key for j in item.jobs) if k else item.key
+            if key not in seen:
+                seen.add(key)
+                work.append(item)
+    with Store(args.store) as store:
+        console.print(
+            f"{len(seen)} {'groups' if k else 'runs'}: {len(designs)} designs x {len(varies)} ways of varying over "
+            f"{len(pool)} environments, {len(seeds)} seeds, {args.demos} demonstrations per environment, each "
+            f"ceiling at its cell's steps{f'; in lockstep, up to {k} a group' if k else ''}; store {shown(store.path)}"
+        )
+        outcome = run_with_progress(work, store, base, base_hash, "transfer", args.workers, args.cluster)
+    readings = [(c, read(c, outcome.stored, base_hash)) for c in made]
+    console.print(map_table(readings, designs, varies))
+    print_outcome(outcome)
+    print_failed(outcome.failed, lambda job: job.cell.label(()))
+    if args.json:
+        write_json(args.json, [_record(c, r) for c, r in readings])
+        console.print(f"wrote {shown(args.json)}")
+    if args.figure:
+        from breadth.core.results.transfer_figure import transfer_figure
+
+        for path in transfer_figure(readings, designs, varies, args.figure):
+            console.print(f"wrote {shown(path)}")
+    return 1 if outcome.failed else 0
+
+
+def map_table(readings: list[tuple[Cell, Reading | None]], designs: list, varies: list) -> Table:
+    """Rows: what training varied along; columns: the designs; a cell: held out [95%] against the ceiling."""
+    t = Table(title="the transfer map: held out % [95% over seeds] / its ceiling %", title_justify="left",
+              box=box.SIMPLE_HEAD)  # fmt: skip
+    t.add_column("training varied along")
+    for design in designs:
+        t.add_column(shown_text(" ".join(design)), justify="right")
+    by = {(c.design, c.vary): (c, r) for c, r in readings}
+    for vary in varies:
+        row = []
+        for design in designs:
+            c, r = by[design, vary]
+            if c.plan is None:
+                row.append(c.why)
+            elif r is None:
+                row.append("not yet run")
+            else:
+                row.append(f"{_pct(r.held)} / {100 * r.ceiling[0]:.0f}")
+        t.add_row(" and ".join(vary) if vary else f"{ALL} the rest", *row)
+    t.caption = (
+        "each cell trains on every environment its row allows, the ceiling on the held-out ones at the same steps; "
+        "a row of dimensions trains only on environments one step from a held-out one along them"
+    )
+    t.caption_justify = "left"
+    return t
+
+
+def _pct(value: tuple[float, float, float]) -> str:
+    m, low, high = value
+    return f"{100 * m:.0f} [{100 * low:.0f}-{100 * high:.0f}]"
+
+
+def _record(c: Cell, r: Reading | None) -> dict:
+    """A cell as JSON: its design, row, the environments it trained on and held out, and its reading."""
+    out = {"design": list(c.design), "vary": list(c.vary) or [ALL], "why": c.why}
+    if c.plan is not None:
+        held, rest = c.plan.split(0)
+        out |= {"held_out": held, "trained": rest, "steps": c.plan.steps_of(len(rest))}
+    if r is not None:
+        out |= {"train": r.train, "held": r.held, "ceiling": r.ceiling, "seeds": r.seeds}
+    return out

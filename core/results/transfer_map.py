@@ -1,0 +1,102 @@
+"""The transfer map (issue 33): which dimensions of variation carry to a designed hold-out, each cell at a matched
+budget.
+
+A column is a design: the environments of a pool held out by coordinates (`--hold form=postfix,op=sub`). A row is
+what training varied along: every other environment of the pool (`all`), or only those that differ from a held-out
+one along the named dimensions alone (`form`: the infix subtractions of the same layouts; `op`: the postfix
+additions; `op,form`: both). A cell is one designed curve (`CurvePlan` with `hold` and `vary`) at its one N, every
+training environment it may take, trained beside a ceiling at the same steps (`budget="ceiling"`), on every seed:
+held-out success against the ceiling's, each a mean with its 95% t interval over seeds (one draw: there is nothing
+else to cluster). A row whose dimensions leave nothing to train on for a design has no cell there.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from breadth.core.results.breadth_curve import CEILING, CurvePlan
+from breadth.core.results.curve_points import points
+from breadth.core.results.grid import GridError
+from breadth.core.results.splits import designed
+from breadth.core.storage.store import StoredRun
+from breadth.core.world.runs.settings import FinetuneSettings
+
+ALL = "all"  # a row that trains on every environment the design does not hold out
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One design x one way of varying: its plan, or why there is none."""
+
+    design: tuple[str, ...]  # DIM=VALUE conditions
+    vary: tuple[str, ...]  # dimensions; () for ALL
+    plan: CurvePlan | None
+    why: str = ""  # why no plan: the design leaves nothing to train on when varied so
+
+
+@dataclass(frozen=True)
+class Reading:
+    """What a cell's stored runs say: success on training and held-out environments and the ceiling's, each
+    (mean, low, high) over seeds, and on how many seeds."""
+
+    train: tuple[float, float, float]
+    held: tuple[float, float, float]
+    ceiling: tuple[float, float, float]
+    seeds: int
+
+
+def parse_design(text: str) -> tuple[str, ...]:
+    """`form=postfix,op=sub` as conditions; GridError (one line) for an empty one."""
+    conditions = tuple(part.strip() for part in text.split(",") if part.strip())
+    if not conditions:
+        raise GridError(f"--hold takes DIM=VALUE conditions joined by commas, not {text[:40]!r}")
+    return conditions
+
+
+def parse_vary(text: str) -> tuple[str, ...]:
+    """`op,form` as dimensions, `all` as none (train on every environment not held out)."""
+    dims = tuple(part.strip() for part in text.split(",") if part.strip())
+    if not dims:
+        raise GridError(f"--vary takes dimensions joined by commas, or {ALL}, not {text[:40]!r}")
+    return () if dims == (ALL,) else dims
+
+
+def cells(
+    pool: tuple[str, ...],
+    designs: list[tuple[str, ...]],
+    varies: list[tuple[str, ...]],
+    demos: int,
+    seeds: tuple[int, ...],
+    settings: FinetuneSettings,
+    held_out: int,
+) -> list[Cell]:
+    """Every design x way of varying, rows (ways of varying) first; GridError (one line) for a design that holds out
+    nothing or a dimension environments do not have."""
+    out = []
+    for vary in varies:
+        for design in designs:
+            try:
+                held, rest = designed(pool, design, vary)
+            except GridError as e:
+                if "leaves nothing to train on" not in str(e):
+                    raise
+                out.append(Cell(design, vary, None, "nothing to train on"))
+                continue
+            plan = CurvePlan(
+                pool, len(held), 1, (len(rest),), demos, seeds, settings, held_out, hold=design, vary=vary,
+                budget="ceiling",
+            )  # fmt: skip
+            out.append(Cell(design, vary, plan))
+    return out
+
+
+def read(cell: Cell, runs: dict[str, StoredRun], base_hash: str) -> Reading | None:
+    """A cell's reading from the stored runs, or None before its runs and its ceiling's are stored."""
+    if cell.plan is None:
+        return None
+    found = {p.n: p for p in points(cell.plan, runs, base_hash)}
+    trained = found.get(max(cell.plan.sizes))
+    ceiling = found.get(CEILING)
+    if trained is None or ceiling is None:
+        return None
+    return Reading(trained.train, trained.held, ceiling.held, trained.pairs)

@@ -1,0 +1,99 @@
+"""`breadth transfer`, the transfer map (issue 33): designs (environments held out by coordinates) x ways of varying
+(all the rest, or one step along chosen dimensions), each cell one designed curve at its one N beside a ceiling at
+the same steps; cells with nothing to train on say so; the table, JSON and figure; one-line refusals."""
+
+from __future__ import annotations
+
+import functools
+import json
+
+import pytest
+from fake_runs import fake_group
+
+from breadth.core.cli.main import USAGE_ERROR, main
+from breadth.core.results.grid import GridError
+from breadth.core.results.transfer_map import cells, parse_design, parse_vary, read
+from breadth.core.storage.store import StoredRun
+from breadth.core.sweeps import sweep
+from breadth.core.world.environments.registry import where
+from breadth.core.world.episodes.scores import HeldOutScore
+from breadth.core.world.runs.records import RunMeta
+from breadth.core.world.runs.settings import FinetuneSettings
+
+THREE = tuple(f.name for f in where(operands="3"))
+POSTFIX_SUB, LAYOUT = ("form=postfix", "op=sub"), ("digits=2.?.1",)
+
+
+def test_cells_are_every_design_by_every_way_of_varying_each_at_its_one_n_beside_a_matched_ceiling():
+    """Two designs x three rows: rows first; a row that leaves a design nothing to train on has no plan and says
+    why; every plan is one split at N = all it may train on, its ceiling at that N's steps."""
+    made = cells(THREE, [POSTFIX_SUB, LAYOUT], [(), ("form",), ("op",)], 30, (0, 1), FinetuneSettings(), 30)
+    assert [(c.vary, c.design) for c in made] == [
+        (v, d) for v in [(), ("form",), ("op",)] for d in (POSTFIX_SUB, LAYOUT)
+    ]
+    empty = [c for c in made if c.plan is None]
+    assert [(c.design, c.vary, c.why) for c in empty] == [
+        (LAYOUT, ("form",), "nothing to train on"), (LAYOUT, ("op",), "nothing to train on")
+    ]  # fmt: skip
+    for c in made:
+        if c.plan is not None:
+            rest = c.plan.split(0)[1]
+            assert c.plan.splits == 1 and c.plan.sizes == (len(rest),) and c.plan.budget == "ceiling"
+            steps = {n: j.settings.steps for j, _, n in c.plan.jobs("b")}
+            assert len(set(steps.values())) == 1  # the ceiling trains as long as the row's run
+    assert parse_vary("all") == () and parse_vary("op, form") == ("op", "form")
+    assert parse_design("form=postfix, op=sub") == POSTFIX_SUB
+    with pytest.raises(GridError, match="--hold takes DIM=VALUE conditions"):
+        parse_design(" , ")
+
+
+def test_a_cell_reads_held_out_success_and_its_ceiling_from_the_store():
+    """Made-up runs: held out 20% and 40% on two seeds, the ceiling 80%: the reading is their mean with a seed
+    interval; before the ceiling is stored there is no reading."""
+    (cell,) = cells(THREE, [POSTFIX_SUB], [("form",)], 30, (0, 1), FinetuneSettings(), 30)
+    runs = {}
+    for job, _, n in cell.plan.jobs("b"):
+        held = cell.plan.split(0)[0]
+        rate = 80 if n == 0 else 20 + 20 * job.seed
+        scores = {name: HeldOutScore(name, rate if name in held else 90, 100, {}) for name in job.families}
+        record = RunMeta("finetune", job.settings, job.cell.mix.spec(), job.seed, 30, scores, (1.0,), 1.0)
+        runs[job.key] = StoredRun(job.key, record, "b", "transfer")
+    r = read(cell, runs, "b")
+    assert r.held[0] == pytest.approx(0.3) and r.held[1] < 0.3 < r.held[2] and r.ceiling[0] == pytest.approx(0.8)
+    assert r.train[0] == pytest.approx(0.9) and r.seeds == 2
+    ceilings = {j.key for j, _, n in cell.plan.jobs("b") if n == 0}
+    assert read(cell, {k: v for k, v in runs.items() if k not in ceilings}, "b") is None
+
+
+def test_breadth_transfer_prints_writes_and_draws_the_map(tmp_path, monkeypatch, capsys):
+    """Every environment scored 80% by the stand-in: each cell reads 80 [80-80] / 80; the empty cells say so; the JSON
+    holds a record per cell and the figure is written; run again, nothing trains."""
+    log = tmp_path / "log"
+    monkeypatch.setattr(sweep, "_run_job", lambda: functools.partial(fake_group, str(log)))
+    argv = ["transfer", "--where", "operands=3", "--hold", "form=postfix,op=sub", "--hold", "digits=2.?.1"]
+    argv += ["--vary", "all", "--vary", "form", "--seeds", "0,1", "--workers", "1", "--store", str(tmp_path / "s")]
+    argv += ["--json", str(tmp_path / "m.json"), "--figure", str(tmp_path / "m")]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert out.count("80 [80-80] / 80") == 3 and "nothing to train on" in out
+    records = json.loads((tmp_path / "m.json").read_text())
+    assert len(records) == 4 and sum("held" in r for r in records) == 3
+    assert (tmp_path / "m.png").exists() and (tmp_path / "m.svg").exists()
+    ran = log.read_text().count("\n")
+    assert main(argv) == 0 and log.read_text().count("\n") == ran
+
+
+@pytest.mark.parametrize(
+    ("argv", "says"),
+    [
+        (["--where", "operands=3"], "the following arguments are required: --hold"),
+        (["--hold", "form=sideways"], "holds out none of the pool"),
+        (["--hold", "form=postfix", "--hold", "form=postfix"], "twice"),
+    ],
+)
+def test_bad_maps_are_one_line_and_exit_2(argv, says, tmp_path, capsys):
+    """No design, a design that holds out nothing, a design given twice: one line, exit 2, no store made."""
+    store = tmp_path / "s.sqlite"
+    assert main(["transfer", *argv, "--store", str(store)]) == USAGE_ERROR
+    err = capsys.readouterr().err.strip()
+    assert says in err and "\n" not in err and not store.exists()
