@@ -10,9 +10,9 @@ from breadth.core.world.runs.recipes import FINETUNE, recipe
 from breadth.core.world.runs.records import Lockstep, RunMeta
 
 
-def fake_group(log: str, spec: dict) -> dict:
+def fake_group(log: str, spec: dict, solved: int = 80) -> dict:
     """Stands in for a worker: a job alone or a group (notes `group K` or `alone` in `log`); every environment it
-    names (a sweep's: add_2x2) solved 80 of 100, a group's records marked with their places."""
+    names (a sweep's: add_2x2) solved `solved` of 100, a group's records marked with their places."""
     specs = spec.get("runs", [spec])
     with open(log, "a") as f:
         f.write(f"{os.getpid()} {f'group {len(specs)}' if 'runs' in spec else 'alone'}\n")
@@ -20,7 +20,7 @@ def fake_group(log: str, spec: dict) -> dict:
     for index, one in enumerate(specs):
         made_by = recipe(one.get("recipe", FINETUNE))
         settings = made_by.settings.from_dict(one["settings"])
-        scores = {name: HeldOutScore(name, 80, 100, {}) for name in one.get("families", ["add_2x2"])}
+        scores = {name: HeldOutScore(name, solved, 100, {}) for name in one.get("families", ["add_2x2"])}
         marker = Lockstep(tuple(spec["group"]), index) if "runs" in spec else None
         run = RunMeta(
             made_by.name, settings, one["mix"], settings.seed, one["held_out"], scores, (1.0,), lockstep=marker

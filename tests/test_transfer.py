@@ -79,6 +79,7 @@ def test_breadth_transfer_prints_writes_and_draws_the_map(tmp_path, monkeypatch,
     records = json.loads((tmp_path / "m.json").read_text())
     assert len(records) == 4 and sum("held" in r for r in records) == 3
     assert (tmp_path / "m.png").exists() and (tmp_path / "m.svg").exists()
+    assert "warning" not in out  # 80% everywhere: every cell's training took
     ran = log.read_text().count("\n")
     assert main(argv) == 0 and log.read_text().count("\n") == ran
 
@@ -97,3 +98,13 @@ def test_bad_maps_are_one_line_and_exit_2(argv, says, tmp_path, capsys):
     assert main(["transfer", *argv, "--store", str(store)]) == USAGE_ERROR
     err = capsys.readouterr().err.strip()
     assert says in err and "\n" not in err and not store.exists()
+
+
+def test_a_cell_whose_training_did_not_take_is_said_to_show_nothing(tmp_path, monkeypatch, capsys):
+    """Every environment at 30%: the map still prints, and each cell gets a warning that its training environments
+    and its ceiling are below 50%, so its held out says nothing about transfer."""
+    monkeypatch.setattr(sweep, "_run_job", lambda: functools.partial(fake_group, str(tmp_path / "log"), solved=30))
+    argv = ["transfer", "--where", "operands=3", "--hold", "form=postfix,op=sub", "--vary", "form", "--seeds", "0"]
+    assert main([*argv, "--workers", "1", "--store", str(tmp_path / "s")]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "warning: form x form=postfix op=sub: training environments 30%, ceiling 30%: below 50%" in out

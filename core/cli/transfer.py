@@ -19,6 +19,7 @@ from breadth.core.storage.store import Store
 from breadth.core.world.text.shown import shown, shown_text
 
 console = Console(highlight=False, markup=False, emoji=False)
+LEARNED = 0.5  # below this on its training environments or its ceiling, a cell cannot show transfer
 
 
 def transfer(args) -> int:
@@ -63,6 +64,14 @@ def transfer(args) -> int:
         outcome = run_with_progress(work, store, base, base_hash, "transfer", args.workers, args.cluster)
     readings = [(c, read(c, outcome.stored, base_hash)) for c in made]
     console.print(map_table(readings, designs, varies))
+    for c, r in readings:  # a cell whose own training did not take says nothing about transfer
+        if r is not None and (r.train[0] < LEARNED or r.ceiling[0] < LEARNED):
+            where = f"{' and '.join(c.vary) or ALL} x {' '.join(c.design)}"
+            console.print(
+                f"warning: {shown(where)}: training environments {100 * r.train[0]:.0f}%, ceiling "
+                f"{100 * r.ceiling[0]:.0f}%: below {100 * LEARNED:.0f}%, not learned at this budget, so its held out "
+                "says nothing about transfer"
+            )
     print_outcome(outcome)
     print_failed(outcome.failed, lambda job: job.cell.label(()))
     if args.json:
