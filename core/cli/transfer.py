@@ -57,7 +57,8 @@ def transfer(args) -> int:
                 work.append(item)
     with Store(args.store) as store:
         console.print(
-            f"{len(seen)} {'groups' if k else 'runs'}: {len(designs)} designs x {len(varies)} ways of varying over "
+            f"{len(seen)} {'groups' if k else 'runs'}: {_count(len(designs), 'design')} x "
+            f"{_count(len(varies), 'way')} of varying over "
             f"{len(pool)} environments, {len(seeds)} seeds, {args.demos} demonstrations per environment, each "
             f"ceiling at its cell's steps{f'; in lockstep, up to {k} a group' if k else ''}; store {shown(store.path)}"
         )
@@ -110,6 +111,11 @@ def map_table(readings: list[tuple[Cell, Reading | None]], designs: list, varies
     )
     t.caption_justify = "left"
     return t
+
+
+def _count(n: int, word: str) -> str:
+    """`1 design`, `2 designs`."""
+    return f"{n} {word}{'' if n == 1 else 's'}"
 
 
 def _pct(value: tuple[float, float, float]) -> str:
