@@ -30,7 +30,7 @@ def test_a_score_keeps_its_first_failed_transcripts_with_who_wrote_what():
     """The first EXAMPLES_KEPT unsolved episodes of each family, in held-out order, with their failure kind."""
     scored, scores = _scores()
     for name, score in scores.items():
-        failed = [s for s in scored if s.problem.family == name and not s.verdict.solved]
+        failed = [s for s in scored if s.problem.environment == name and not s.verdict.solved]
         assert score.total - score.solved == len(failed) >= EXAMPLES_KEPT
         assert [e.text for e in score.examples] == [s.episode.transcript.text for s in failed[:EXAMPLES_KEPT]]
         assert all(e.failure == "no call" for e in score.examples)

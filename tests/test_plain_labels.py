@@ -60,7 +60,7 @@ def test_old_short_labels_still_name_the_plate_families(old, name):
 def test_old_short_labels_in_probes_mixes_shares_and_budgets():
     """`2d: 23+45` is a two-digit probe, `2d: 3+4+5` is refused naming the new short; `2d=35,3d=35` is the plate's
     mix; a share or budget between `2d` and `3d` is the one between the plate's families."""
-    assert parse_sum("2d: 23+45").family == "add_2x2"
+    assert parse_sum("2d: 23+45").environment == "add_2x2"
     with pytest.raises(SumError, match="a2x2 takes 2 numbers, not 3"):
         parse_sum("2d: 3+4+5")
     assert Mix.parse("2d=35,3d=35") == Mix.of(add_2x2=35, add_3x1=35)

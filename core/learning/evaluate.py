@@ -39,7 +39,7 @@ def evaluate_environments(
     The episodes, verdicts and scores are exactly `evaluate`'s (tests/test_env_scores.py)."""
     problems = [p for name in names for p in by_name(name).held_out(seed, held_out)]
     # alike prompts share their first step, and one environment's episodes tend to end alike
-    by_length = sorted(range(len(problems)), key=lambda i: (len(problems[i].prompt), problems[i].family))
+    by_length = sorted(range(len(problems)), key=lambda i: (len(problems[i].prompt), problems[i].environment))
     policy = lambda rows: GreedyPolicy(model, rows, drop_finished=True, feeds_many=True)  # noqa: E731
     played = play(policy, [problems[i] for i in by_length], batch=batch, max_length=model.config.block_size)
     scored: list[Scored] = [None] * len(problems)  # back in `evaluate`'s order: each environment's split in order
