@@ -141,7 +141,7 @@ class SampledGroup:
 class HeldOutScore:
     """An environment's held-out result: solved of total, and how many unsolved episodes failed each way."""
 
-    family: str
+    environment: str
     solved: int
     total: int
     failures: dict[str, int] = field(default_factory=dict)  # failure kind (a Failure value) -> count
