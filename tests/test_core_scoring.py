@@ -55,7 +55,7 @@ def test_kept_transcripts_survive_metadata_and_the_store(tmp_path):
             key = run_key("add_2x2=70", FinetuneSettings(seed=seed), 30, "h", ["add_2x2", "add_3x1"])
             store.add(StoredRun(key, run, "h", "sweep"))
         (cell,) = summarise(store.runs())
-    examples = cell.families["add_2x2"].examples
+    examples = cell.environments["add_2x2"].examples
     assert [seed for seed, _ in examples] == [0, 1] * EXAMPLES_KEPT
     assert examples[0][1] == _scores(0)[1]["add_2x2"].examples[0]
 

@@ -235,7 +235,7 @@ def test_report_pairs_cells_by_seed():
     assert same.family == "add_3x1" and same.mean == 0  # both solve none of it on every seed
     assert diff.seeds == 4 and diff.mean == pytest.approx(5 / 30)
     assert diff.low == pytest.approx(5 / 30) and diff.high == pytest.approx(5 / 30)  # the same gap on every seed
-    assert a.families["add_2x2"].mean == pytest.approx(sum(15 + s for s in range(4)) / 120)
+    assert a.environments["add_2x2"].mean == pytest.approx(sum(15 + s for s in range(4)) / 120)
 
 
 def test_a_budget_is_each_family_alone_and_an_even_mix_at_every_total():

@@ -165,7 +165,7 @@ def _row_json(row) -> dict:
         "mix": row.mix,
         "trained": sorted(row.trained),
         "seeds": list(row.seeds),
-        "families": {
+        "families": {  # the --json key, as results/*.json were written
             name: {
                 "mean": f.mean,
                 "interval": [f.low, f.high],
@@ -293,7 +293,7 @@ def _cell_json(cell: CellSummary) -> dict:
             {"lockstep": cell.key.lockstep, "part": cell.key.part} if cell.key.lockstep else {}
         ),  # runs alone: as before
         "seeds": list(cell.seeds),
-        "families": {
+        "families": {  # the --json key, as results/*.json were written
             name: {
                 "mean": f.mean,
                 "interval": [f.low, f.high],
@@ -302,6 +302,6 @@ def _cell_json(cell: CellSummary) -> dict:
                 "total": f.total,
                 "per_seed": {str(s): r for s, r in f.rates.items()},
             }
-            for name, f in cell.families.items()
+            for name, f in cell.environments.items()
         },
     }

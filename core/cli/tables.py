@@ -114,7 +114,7 @@ def cells_table(cells: list[CellSummary], title: str) -> Table:
     t.add_column("pooled", justify="right", style="dim", no_wrap=True)
     t.add_column("per seed %", style="dim")
     for i, cell in enumerate(cells, start=1):
-        for j, (name, f) in enumerate(cell.families.items()):
+        for j, (name, f) in enumerate(cell.environments.items()):
             short = short_label(name)
             t.add_row(
                 str(i) if j == 0 else "",
@@ -125,7 +125,7 @@ def cells_table(cells: list[CellSummary], title: str) -> Table:
                 f"{100 * f.low:.1f}-{100 * f.high:.1f}",
                 f"{100 * f.pooled_low:.1f}-{100 * f.pooled_high:.1f}",
                 " ".join(f"{100 * f.rates[s]:.0f}" for s in cell.seeds if s in f.rates),
-                end_section=j == len(cell.families) - 1,
+                end_section=j == len(cell.environments) - 1,
             )
     return t
 

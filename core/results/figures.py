@@ -138,9 +138,9 @@ def sweep_figure(cells: list[CellSummary], out: Path, title: str = "") -> list[P
     label, xs = axis(cells)
     order = sorted(range(len(cells)), key=lambda i: xs[i])
     fig, ax = new_plot(plt)
-    environments = list(dict.fromkeys(name for c in cells for name in c.families))
+    environments = list(dict.fromkeys(name for c in cells for name in c.environments))
     for name in environments:
-        points = [(xs[i], cells[i].families[name]) for i in order if name in cells[i].families]
+        points = [(xs[i], cells[i].environments[name]) for i in order if name in cells[i].environments]
         x = [p for p, _ in points]
         mean = [100 * f.mean for _, f in points]
         err = [[100 * (f.mean - f.low) for _, f in points], [100 * (f.high - f.mean) for _, f in points]]

@@ -150,7 +150,7 @@ def _row(spec: str, cell: CellSummary | None, hidden: int = 0) -> MatrixRow:
         trained = frozenset()
     if cell is None:
         return MatrixRow(spec, trained, {}, ())
-    return MatrixRow(spec, trained, dict(cell.families), cell.seeds, cell.key, hidden)
+    return MatrixRow(spec, trained, dict(cell.environments), cell.seeds, cell.key, hidden)
 
 
 @dataclass(frozen=True)

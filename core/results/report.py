@@ -71,7 +71,7 @@ class CellSummary:
 
     key: CellKey
     seeds: tuple[int, ...]
-    families: dict[str, EnvironmentSummary]  # environment -> its summary
+    environments: dict[str, EnvironmentSummary]  # environment -> its summary
 
 
 def recipe_key(stored: StoredRun) -> CellKey:
@@ -165,9 +165,9 @@ class PairedDifference:
 def compare(a: CellSummary, b: CellSummary) -> list[PairedDifference]:
     """Per environment both cells scored: the mean paired difference (b - a) in share solved, with its 95% interval."""
     out = []
-    for name in a.families:
-        if name in b.families:
-            n, m, lo, hi = paired_difference(a.families[name].rates, b.families[name].rates)
+    for name in a.environments:
+        if name in b.environments:
+            n, m, lo, hi = paired_difference(a.environments[name].rates, b.environments[name].rates)
             out.append(PairedDifference(name, n, m, lo, hi))
     return out
 
@@ -225,12 +225,12 @@ def budget(cells: list[CellSummary]) -> list[BudgetPoint]:
         total = sum(counts.values())
         if len(counts) == 1:
             (name,) = counts
-            if name in cell.families:
-                alone[name, total] = cell.families[name]
+            if name in cell.environments:
+                alone[name, total] = cell.environments[name]
         elif len(counts) == 2 and max(counts.values()) - min(counts.values()) <= 1:
             for name, n in counts.items():
-                if name in cell.families:
-                    mixed[name, total] = (cell.families[name], n)
+                if name in cell.environments:
+                    mixed[name, total] = (cell.environments[name], n)
         else:
             return []
     points = [BudgetPoint(f, t, alone[f, t], *mixed[f, t]) for f, t in alone if (f, t) in mixed]
