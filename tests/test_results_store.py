@@ -232,7 +232,7 @@ def test_report_pairs_cells_by_seed():
     a, b = sorted(summarise(runs), key=lambda c: c.key.settings.lr)
     assert a.seeds == b.seeds == (0, 1, 2, 3)
     diff, same = compare(a, b)
-    assert same.family == "add_3x1" and same.mean == 0  # both solve none of it on every seed
+    assert same.environment == "add_3x1" and same.mean == 0  # both solve none of it on every seed
     assert diff.seeds == 4 and diff.mean == pytest.approx(5 / 30)
     assert diff.low == pytest.approx(5 / 30) and diff.high == pytest.approx(5 / 30)  # the same gap on every seed
     assert a.environments["add_2x2"].mean == pytest.approx(sum(15 + s for s in range(4)) / 120)

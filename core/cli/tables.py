@@ -156,10 +156,10 @@ def differences_table(differences: list[PairedDifference], title: str) -> Table:
     t.add_column("95% interval", justify="right")
     for d in differences:
         if d.seeds == 0:
-            t.add_row(shown_text(d.family), "0", "no seed in common", "")
+            t.add_row(shown_text(d.environment), "0", "no seed in common", "")
             continue
         t.add_row(
-            shown_text(d.family),
+            shown_text(d.environment),
             str(d.seeds),
             f"{100 * d.mean:+.1f} points",
             f"{100 * d.low:+.1f} to {100 * d.high:+.1f}",

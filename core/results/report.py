@@ -155,7 +155,7 @@ def _in_turn(by_seed: dict[int, tuple[FailedEpisode, ...]]) -> tuple[tuple[int, 
 class PairedDifference:
     """B minus A for one environment, seed by seed on the seeds both cells have."""
 
-    family: str
+    environment: str
     seeds: int
     mean: float
     low: float
