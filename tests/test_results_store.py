@@ -263,7 +263,7 @@ def test_the_cost_of_mixing_pairs_each_family_alone_with_its_share_of_the_mix():
         runs.append(_run(s, 0, "add_3x1=10", other=27))
         runs.append(_run(s, 20 + s, "add_2x2=5,add_3x1=5", other=25))
     points = budget(summarise(runs))
-    assert [(p.family, p.total, p.mixed_count) for p in points] == [("add_2x2", 10, 5), ("add_3x1", 10, 5)]
+    assert [(p.environment, p.total, p.mixed_count) for p in points] == [("add_2x2", 10, 5), ("add_3x1", 10, 5)]
     two, three = points
     assert three.alone.mean == pytest.approx(27 / 30) and three.mixed.mean == pytest.approx(25 / 30)
     n, mean, low, high = two.paired()

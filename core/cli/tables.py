@@ -276,9 +276,9 @@ def budget_table(points: list[BudgetPoint], title: str, width: int | None = None
     t.add_column("own demos", justify="right", style="dim")
     t.add_column("mix - alone (paired)", justify="right")
     for i, p in enumerate(points):
-        short = short_label(p.family)
+        short = short_label(p.environment)
         n, mean, low, high = p.paired()
-        last = i == len(points) - 1 or points[i + 1].family != p.family
+        last = i == len(points) - 1 or points[i + 1].environment != p.environment
         t.add_row(
             shown_text(short),
             str(p.total),

@@ -104,9 +104,9 @@ def budget_figure(points: list[BudgetPoint], out: Path) -> list[Path]:
     """Per environment, held-out success against the total of demonstrations, trained alone and in an even mix."""
     plt = pyplot()
     fig, ax = new_plot(plt)
-    environments = list(dict.fromkeys(p.family for p in points))
+    environments = list(dict.fromkeys(p.environment for p in points))
     for k, name in enumerate(environments):
-        mine = [p for p in points if p.family == name]
+        mine = [p for p in points if p.environment == name]
         shown = REGISTERED[name].label if name in REGISTERED else name
         colour = f"C{k}"
         for which, style in (("alone", "-"), ("mixed", "--")):

@@ -195,7 +195,7 @@ def varied(cells: list[CellSummary]) -> tuple[str, ...]:
 class BudgetPoint:
     """One environment at one total of demonstrations: trained alone on the whole total, or in an even mix."""
 
-    family: str
+    environment: str
     total: int
     alone: EnvironmentSummary
     mixed: EnvironmentSummary
@@ -235,4 +235,4 @@ def budget(cells: list[CellSummary]) -> list[BudgetPoint]:
             return []
     points = [BudgetPoint(f, t, alone[f, t], *mixed[f, t]) for f, t in alone if (f, t) in mixed]
     order = list(REGISTERED)
-    return sorted(points, key=lambda p: (order.index(p.family) if p.family in order else len(order), p.total))
+    return sorted(points, key=lambda p: (order.index(p.environment) if p.environment in order else len(order), p.total))
