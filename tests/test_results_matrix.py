@@ -33,7 +33,7 @@ def test_the_breadth_curve_gives_each_row_its_environments_and_held_out_success_
         _run("add_2x2=36,add_3x1=36", 1, {"add_2x2": 70, "add_3x1": 100, "add_3x2": 20}),
     ]
     rows = matrix(summarise(runs), ["add_2x2=72", "add_2x2=36,add_3x1=36"])
-    points = {(p.mix, p.family): p for p in breadth_points(rows, ["add_3x2"])}
+    points = {(p.mix, p.environment): p for p in breadth_points(rows, ["add_3x2"])}
     one, two = points[("add_2x2=72", "add_3x2")], points[("add_2x2=36,add_3x1=36", "add_3x2")]
     assert (one.environments, one.demonstrations, two.environments, two.demonstrations) == (1, 72, 2, 72)
     assert one.mean == pytest.approx(0.01) and two.mean == pytest.approx(0.15)

@@ -384,11 +384,11 @@ def breadth_table(points: list[BreadthPoint], title: str) -> Table:
     t.add_column("trained on")
     t.add_column("envs", justify="right")
     t.add_column("demos", justify="right", style="dim")
-    names = list(dict.fromkeys(p.family for p in points))
+    names = list(dict.fromkeys(p.environment for p in points))
     for name in names:
         t.add_column("own (mean)" if name == TRAINED else f"{REGISTERED[name].short} held out", justify="right")
     for mix in dict.fromkeys(p.mix for p in points):
-        mine = {p.family: p for p in points if p.mix == mix}
+        mine = {p.environment: p for p in points if p.mix == mix}
         first = next(iter(mine.values()))
         cells = [
             f"{100 * mine[n].mean:.1f} [{100 * mine[n].low:.1f}-{100 * mine[n].high:.1f}]" if n in mine else "-"

@@ -222,8 +222,8 @@ def breadth_figure(points: list[BreadthPoint], out: Path, seeds: int) -> list[Pa
     training mix spread its demonstrations over, with 95% intervals over seeds."""
     plt = pyplot()
     fig, ax = new_plot(plt)
-    for name in dict.fromkeys(p.family for p in points):
-        line = sorted((p for p in points if p.family == name), key=lambda p: p.environments)
+    for name in dict.fromkeys(p.environment for p in points):
+        line = sorted((p for p in points if p.environment == name), key=lambda p: p.environments)
         x = [p.environments for p in line]
         mean = [100 * p.mean for p in line]
         err = [[100 * (p.mean - p.low) for p in line], [100 * (p.high - p.mean) for p in line]]

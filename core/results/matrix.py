@@ -160,7 +160,7 @@ class BreadthPoint:
     mix: str
     environments: int  # distinct environments with demonstrations
     demonstrations: int  # their total
-    family: str  # a held-out environment, or TRAINED for the mean over the row's own environments
+    environment: str  # a held-out environment, or TRAINED for the mean over the row's own environments
     mean: float
     low: float  # 95% interval over seeds
     high: float
