@@ -8,7 +8,7 @@ import re
 import pytest
 
 from breadth.core.results.grid import parse_budget, parse_share
-from breadth.core.results.matrix import parse_families
+from breadth.core.results.matrix import parse_environments
 from breadth.core.world.arithmetic.coordinates import Coordinates
 from breadth.core.world.environments.environment import REGISTERED, Environment, register
 from breadth.core.world.environments.mix import Mix, MixError
@@ -53,7 +53,7 @@ def test_old_short_labels_still_name_the_plate_families(old, name):
     """A probe, a mix, a share, a budget and a curve written with `2d`/`3d` before still mean the same families."""
     family = environment_named(old)
     assert family is not None and family.name == name
-    assert parse_families(f"{old},add_3x2") == [name, "add_3x2"]
+    assert parse_environments(f"{old},add_3x2") == [name, "add_3x2"]
     assert Mix.parse(f"{old}=35") == Mix.of(**{name: 35}) == Mix.of(**{old: 35})
 
 

@@ -169,7 +169,7 @@ class BreadthPoint:
 TRAINED = "trained"  # a BreadthPoint's environment for the mean over the environments a row trained on
 
 
-def parse_families(text: str) -> list[str]:
+def parse_environments(text: str) -> list[str]:
     """`a3x2,sub_3x2` -> registered environment names; MatrixError (one line) for an unknown one."""
     names = []
     for part in filter(None, (t.strip() for t in text.split(","))):
