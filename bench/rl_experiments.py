@@ -172,7 +172,7 @@ def do(spec: dict) -> dict:
     start = model_path(folder, spec["start"]) if spec["start"] else BASE
     began = time.perf_counter()
     model, record = train_run(
-        Mix.parse(spec["mix"]), settings, start, spec.get("held_out", HELD_OUT), families=spec.get("families")
+        Mix.parse(spec["mix"]), settings, start, spec.get("held_out", HELD_OUT), environments=spec.get("families")
     )
     names = [KNOWN, TARGET]
     problems = [p for n in names for p in by_name(n).validation(spec["seed"], VALIDATION)]

@@ -86,7 +86,7 @@ def test_the_default_recipe_gives_the_plate_pattern_on_seed_0_on_this_machine(on
 
     targets = PLATE_TARGETS[name]
     families = [family for family, _, _ in targets]
-    _, record = train_run(PRESETS[name].mix, FinetuneSettings(seed=0), held_out=200, families=families)
+    _, record = train_run(PRESETS[name].mix, FinetuneSettings(seed=0), held_out=200, environments=families)
     rates = {family: s.rate for family, s in record.scores.items()}
     assert set(rates) == set(families), rates
     for family, low, high in targets:
