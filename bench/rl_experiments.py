@@ -140,7 +140,7 @@ def curve_tasks(lr: float, group: int, seeds, demos: int = CURVE_DEMOS) -> list[
         trained = [name for name, _ in job.cell.mix.counts]
         held = plan.split(split)[0]
         tag = f"c{split}-n{n if n != CEILING else 'ceil'}-s{job.seed}"
-        scored = {"families": list(job.families), "held_out": CURVE_HELD_OUT}
+        scored = {"families": list(job.environments), "held_out": CURVE_HELD_OUT}  # a task key: run JSONs hold it
         steps = {"steps": job.settings.steps}
         out.append(task(f"{prefix}warm-{tag}", "finetune", job.cell.mix.spec(), job.seed, None, **steps) | scored)
         rl_mix = Mix.of(**{name: min(CURVE_PROMPTS, by_name(name).demo_pool) for name in trained}).spec()

@@ -209,7 +209,8 @@ def _spec(job: Job, base_hash: str, where: dict) -> dict:
         "recipe": recipe_of(job.settings).name,
         "settings": job.settings.to_dict(),
         "held_out": job.held_out,
-        **({} if job.families is None else {"families": list(job.families)}),
+        # the worker spec's key as sweeps always sent it (`run_job`), for workers of another install
+        **({} if job.environments is None else {"families": list(job.environments)}),
         "base_hash": base_hash,
         **where,
     }
