@@ -193,7 +193,7 @@ def run_group(spec: dict) -> dict:
         raise ValueError("runs in lockstep are fine-tunes on demonstrations")
     jobs = [
         LockstepJob(Mix.parse(run["mix"]), recipe(FINETUNE).settings.from_dict(run["settings"]), run.get("families"))
-        for run in runs
+        for run in runs  # each run's spec as `run_job` reads it: its environments under the key sweeps always sent
     ]
     with _checked_base(spec) as base:
         outcomes = train_lockstep(jobs, base=base, held_out=runs[0]["held_out"])

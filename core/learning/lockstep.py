@@ -54,7 +54,7 @@ class LockstepJob:
 
     mix: Mix
     settings: FinetuneSettings
-    families: tuple[str, ...] | None = None  # the environments it is scored on (None: every registered family)
+    environments: tuple[str, ...] | None = None  # the environments it is scored on (None: every registered one)
 
 
 class _Run:
@@ -287,7 +287,7 @@ def train_lockstep(
     outcomes = finetune_lockstep(models, problems, [j.settings for j in jobs], hook)
     kept = [k for k, losses in enumerate(outcomes) if not isinstance(losses, Diverged)]
     scoring = time.perf_counter()
-    seeds, environments = [jobs[k].settings.seed for k in kept], [jobs[k].families for k in kept]
+    seeds, environments = [jobs[k].settings.seed for k in kept], [jobs[k].environments for k in kept]
     scores = evaluate_lockstep([models[k] for k in kept], seeds, held_out, environments) if kept else []
     share = (time.perf_counter() - scoring) / max(1, len(kept))  # the runs were scored together
     results: list[tuple[GPT, RunMeta] | Diverged] = list(outcomes)  # type: ignore[arg-type]
