@@ -172,7 +172,11 @@ def do(spec: dict) -> dict:
     start = model_path(folder, spec["start"]) if spec["start"] else BASE
     began = time.perf_counter()
     model, record = train_run(
-        Mix.parse(spec["mix"]), settings, start, spec.get("held_out", HELD_OUT), environments=spec.get("families")
+        Mix.parse(spec["mix"]),
+        settings,
+        start,
+        spec.get("held_out", HELD_OUT),
+        environments=spec.get("families"),  # a task key: run JSONs hold it
     )
     names = [KNOWN, TARGET]
     problems = [p for n in names for p in by_name(n).validation(spec["seed"], VALIDATION)]
@@ -239,7 +243,7 @@ def record_all(tasks: list[dict], folder: Path, store_path: Path) -> int:
             record = RunMeta.from_dict(json.loads(path.read_text())["record"])
             start = model_path(folder, t["start"]) if t["start"] else BASE
             base_hash = weights_hash(start)
-            key = run_key(record.mix, record.settings, record.held_out, base_hash, t.get("families"))
+            key = run_key(record.mix, record.settings, record.held_out, base_hash, t.get("families"))  # a task key
             kept = model_path(folder, t["name"])
             stored = StoredRun(key, record, base_hash, "rl-exp", str(kept) if kept.exists() else None, versions())
             added += store.add(stored)

@@ -92,7 +92,7 @@ def episode_lines(transcript: Transcript) -> list[Text]:
 def episode_json(scored: Scored) -> dict:
     """One evaluated episode as JSON: the problem, the segments by role, the verdict."""
     return {
-        "family": scored.problem.environment,
+        "family": scored.problem.environment,  # the --json key, as written before (public)
         "prompt": scored.problem.prompt,
         "answer": scored.problem.answer,
         "segments": [[s.role.value, s.text] for s in scored.episode.transcript.segments],

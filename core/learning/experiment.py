@@ -173,8 +173,9 @@ def run_job(spec: dict) -> dict:
     """
     settings_class = recipe(spec.get("recipe", FINETUNE)).settings
     mix, settings = Mix.parse(spec["mix"]), settings_class.from_dict(spec["settings"])
+    environments = spec.get("families")  # the spec's key for them, as sweeps always sent it (see above)
     with _checked_base(spec) as base:
-        _, record = train_run(mix, settings, base, spec["held_out"], environments=spec.get("families"))
+        _, record = train_run(mix, settings, base, spec["held_out"], environments=environments)
     return {"record": record.to_dict(), "versions": versions()}
 
 
@@ -192,8 +193,12 @@ def run_group(spec: dict) -> dict:
     if any(run.get("recipe", FINETUNE) != FINETUNE for run in runs):
         raise ValueError("runs in lockstep are fine-tunes on demonstrations")
     jobs = [
-        LockstepJob(Mix.parse(run["mix"]), recipe(FINETUNE).settings.from_dict(run["settings"]), run.get("families"))
-        for run in runs  # each run's spec as `run_job` reads it: its environments under the key sweeps always sent
+        LockstepJob(
+            Mix.parse(run["mix"]),
+            recipe(FINETUNE).settings.from_dict(run["settings"]),
+            run.get("families"),  # its environments under the spec's key, as `run_job` reads them
+        )
+        for run in runs
     ]
     with _checked_base(spec) as base:
         outcomes = train_lockstep(jobs, base=base, held_out=runs[0]["held_out"])

@@ -209,8 +209,7 @@ def _spec(job: Job, base_hash: str, where: dict) -> dict:
         "recipe": recipe_of(job.settings).name,
         "settings": job.settings.to_dict(),
         "held_out": job.held_out,
-        # the worker spec's key as sweeps always sent it (`run_job`), for workers of another install
-        **({} if job.environments is None else {"families": list(job.environments)}),
+        **({} if job.environments is None else {"families": list(job.environments)}),  # spec key: see run_job
         "base_hash": base_hash,
         **where,
     }
