@@ -56,9 +56,9 @@ def score(model, splits: list[tuple[int, list[str]]], sums: int, fast: bool = Tr
         if fast:
             got, scored = evaluate_environments(model, seed, sums, names)
         else:
-            got, scored = evaluate(model, seed, sums, families=names)
+            got, scored = evaluate(model, seed, sums, environments=names)
         scores |= {(seed, name): s for name, s in got.items()}
-        out += [(s.problem.family, s.episode.transcript.text, s.verdict) for s in scored]
+        out += [(s.problem.environment, s.episode.transcript.text, s.verdict) for s in scored]
     summarise({name: s for (seed, name), s in scores.items() if seed == 0})
     return out, scores
 

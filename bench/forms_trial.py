@@ -98,7 +98,7 @@ def scores(model: GPT, seed: int, held_out: int, forms: list[CallSyntax]) -> tup
         ]
         run_episodes(GreedyPolicy(model, len(episodes)), episodes)
         rows = [
-            (p.family, judge(ep, p), bool(ep.calls) and all(c.result != form.malformed for c in ep.calls))
+            (p.environment, judge(ep, p), bool(ep.calls) and all(c.result != form.malformed for c in ep.calls))
             for ep, p in zip(episodes, problems, strict=True)
         ]
         out[form.name] = {

@@ -140,7 +140,7 @@ def curve_tasks(lr: float, group: int, seeds, demos: int = CURVE_DEMOS) -> list[
         trained = [name for name, _ in job.cell.mix.counts]
         held = plan.split(split)[0]
         tag = f"c{split}-n{n if n != CEILING else 'ceil'}-s{job.seed}"
-        scored = {"families": list(job.families), "held_out": CURVE_HELD_OUT}
+        scored = {"families": list(job.environments), "held_out": CURVE_HELD_OUT}  # a task key: run JSONs hold it
         steps = {"steps": job.settings.steps}
         out.append(task(f"{prefix}warm-{tag}", "finetune", job.cell.mix.spec(), job.seed, None, **steps) | scored)
         rl_mix = Mix.of(**{name: min(CURVE_PROMPTS, by_name(name).demo_pool) for name in trained}).spec()
@@ -172,7 +172,11 @@ def do(spec: dict) -> dict:
     start = model_path(folder, spec["start"]) if spec["start"] else BASE
     began = time.perf_counter()
     model, record = train_run(
-        Mix.parse(spec["mix"]), settings, start, spec.get("held_out", HELD_OUT), families=spec.get("families")
+        Mix.parse(spec["mix"]),
+        settings,
+        start,
+        spec.get("held_out", HELD_OUT),
+        environments=spec.get("families"),  # a task key: run JSONs hold it
     )
     names = [KNOWN, TARGET]
     problems = [p for n in names for p in by_name(n).validation(spec["seed"], VALIDATION)]
@@ -239,7 +243,7 @@ def record_all(tasks: list[dict], folder: Path, store_path: Path) -> int:
             record = RunMeta.from_dict(json.loads(path.read_text())["record"])
             start = model_path(folder, t["start"]) if t["start"] else BASE
             base_hash = weights_hash(start)
-            key = run_key(record.mix, record.settings, record.held_out, base_hash, t.get("families"))
+            key = run_key(record.mix, record.settings, record.held_out, base_hash, t.get("families"))  # a task key
             kept = model_path(folder, t["name"])
             stored = StoredRun(key, record, base_hash, "rl-exp", str(kept) if kept.exists() else None, versions())
             added += store.add(stored)

@@ -190,7 +190,7 @@ def experiment4(folder: Path, seeds, figures: Path, demos: int) -> None:
         stage = "warm" if "warm-" in name else "reward"
         _, split, n, seed = name.split("-")
         held = t["held"]
-        trained = [f for f in t["families"] if f not in held]
+        trained = [f for f in t["families"] if f not in held]  # a task key: run JSONs hold it
         scores = run["record"]["scores"]
         held_rate = sum(scores[f]["solved"] / scores[f]["total"] for f in held) / len(held)
         row = rows.setdefault(n, {})

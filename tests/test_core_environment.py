@@ -84,7 +84,7 @@ def test_problems_reproducible_from_seed_and_index(name):
     first = [fam.problem(3, i) for i in range(50)]
     assert [fam.problem(3, i) for i in range(50)] == first
     assert [fam.problem(4, i) for i in range(50)] != first
-    assert all(p.family == name and p.op == fam.op and fam.contains(p.operands) for p in first)
+    assert all(p.environment == name and p.op == fam.op and fam.contains(p.operands) for p in first)
     assert all(environment_of(p.operands, p.op) == name for p in first)  # coordinates name one family
     assert len(set(first)) == 50  # an order, not draws with replacement
     assert fam.demonstrations(3, 50) == first
@@ -246,14 +246,14 @@ def test_parse_sum_accepts(text, operands):
 
 def test_parse_sum_names_the_family():
     """A typed sum is tagged with the family whose space holds it, or '' outside every family."""
-    assert parse_sum("23+45").family == "add_2x2"
-    assert parse_sum("3+4+5").family == "add_3x1"
-    assert parse_sum("3+4").family == "add_2x1"
-    assert parse_sum("12+34+56+78").family == "add_4x2"
-    assert (parse_sum("9-4-3").family, parse_sum("9-4-3").op) == ("sub_3x1", "-")
-    assert parse_sum("123+4").family == ""  # a three-digit number: outside every family
-    assert parse_sum("23+4").family == ""  # mixed digits
-    assert parse_sum("99-10-10-10").family == ""  # four two-digit numbers subtracted: not in the grid
+    assert parse_sum("23+45").environment == "add_2x2"
+    assert parse_sum("3+4+5").environment == "add_3x1"
+    assert parse_sum("3+4").environment == "add_2x1"
+    assert parse_sum("12+34+56+78").environment == "add_4x2"
+    assert (parse_sum("9-4-3").environment, parse_sum("9-4-3").op) == ("sub_3x1", "-")
+    assert parse_sum("123+4").environment == ""  # a three-digit number: outside every family
+    assert parse_sum("23+4").environment == ""  # mixed digits
+    assert parse_sum("99-10-10-10").environment == ""  # four two-digit numbers subtracted: not in the grid
 
 
 @pytest.mark.parametrize(

@@ -30,7 +30,7 @@ def test_a_score_keeps_its_first_failed_transcripts_with_who_wrote_what():
     """The first EXAMPLES_KEPT unsolved episodes of each family, in held-out order, with their failure kind."""
     scored, scores = _scores()
     for name, score in scores.items():
-        failed = [s for s in scored if s.problem.family == name and not s.verdict.solved]
+        failed = [s for s in scored if s.problem.environment == name and not s.verdict.solved]
         assert score.total - score.solved == len(failed) >= EXAMPLES_KEPT
         assert [e.text for e in score.examples] == [s.episode.transcript.text for s in failed[:EXAMPLES_KEPT]]
         assert all(e.failure == "no call" for e in score.examples)
@@ -55,7 +55,7 @@ def test_kept_transcripts_survive_metadata_and_the_store(tmp_path):
             key = run_key("add_2x2=70", FinetuneSettings(seed=seed), 30, "h", ["add_2x2", "add_3x1"])
             store.add(StoredRun(key, run, "h", "sweep"))
         (cell,) = summarise(store.runs())
-    examples = cell.families["add_2x2"].examples
+    examples = cell.environments["add_2x2"].examples
     assert [seed for seed, _ in examples] == [0, 1] * EXAMPLES_KEPT
     assert examples[0][1] == _scores(0)[1]["add_2x2"].examples[0]
 

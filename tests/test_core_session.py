@@ -83,7 +83,7 @@ def test_load_then_play_streams_characters_with_roles_then_the_verdict(session):
     played = got["Played"][0]
     assert "".join(c.char for c in chars) == "".join(text for _, text in played.segments)
     assert [c.role for c in chars[:6]] == ["prompt"] * 6
-    assert played.answer == 12 and played.family == "add_3x1"
+    assert played.answer == 12 and played.environment == "add_3x1"
     assert played.solved == (played.failure is None)
 
 

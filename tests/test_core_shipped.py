@@ -22,7 +22,7 @@ def shipped(one_thread):
 
 def _calls(scored, family: str) -> list[int]:
     """Calls made in each episode of `family`."""
-    return [len(s.episode.calls) for s in scored if s.problem.family == family]
+    return [len(s.episode.calls) for s in scored if s.problem.environment == family]
 
 
 def test_two_digit_model_makes_at_most_one_call_on_three_digit_sums(shipped):
@@ -37,7 +37,7 @@ def test_three_digit_model_never_makes_the_call_a_two_digit_sum_needs(shipped):
     """A three-digit-only model never calls `a+b` on the two two-digit operands, so it solves none of them."""
     scores, scored = shipped["three_digit_70"]
     for s in scored:
-        if s.problem.family == "add_2x2":
+        if s.problem.environment == "add_2x2":
             a, b = s.problem.operands
             assert f"{a}+{b}" not in [call.body for call in s.episode.calls], s.episode.transcript.text
     assert scores["add_2x2"].solved == 0
@@ -86,7 +86,7 @@ def test_the_default_recipe_gives_the_plate_pattern_on_seed_0_on_this_machine(on
 
     targets = PLATE_TARGETS[name]
     families = [family for family, _, _ in targets]
-    _, record = train_run(PRESETS[name].mix, FinetuneSettings(seed=0), held_out=200, families=families)
+    _, record = train_run(PRESETS[name].mix, FinetuneSettings(seed=0), held_out=200, environments=families)
     rates = {family: s.rate for family, s in record.scores.items()}
     assert set(rates) == set(families), rates
     for family, low, high in targets:

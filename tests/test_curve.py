@@ -68,7 +68,7 @@ def test_every_run_is_scored_on_its_training_and_held_out_environments_and_a_cei
         held, order = p.split(s)
         trained = [name for name, _ in job.cell.mix.counts]
         assert trained == (sorted(held, key=POOL.index) if n == CEILING else sorted(order[:n], key=POOL.index))
-        assert set(job.families) == set(trained) | set(held)
+        assert set(job.environments) == set(trained) | set(held)
         assert job.settings.steps == p.steps(len(trained)) and job.settings.seed in (0, 1)
     assert len({job.key for job, _, _ in jobs}) == len(jobs)
 
@@ -81,7 +81,7 @@ def test_points_read_the_store_with_intervals_the_gap_and_the_share_that_transfe
     for job, s, n in p.jobs("b"):
         held, _ = p.split(s)
         rate = {CEILING: 90, 1: 10, 4: 60}[n] if job.seed == 0 else {CEILING: 0, 1: 0, 4: 50}[n]
-        scores = {name: HeldOutScore(name, rate if name in held else 95, 100, {}) for name in job.families}
+        scores = {name: HeldOutScore(name, rate if name in held else 95, 100, {}) for name in job.environments}
         record = RunMeta("finetune", job.settings, job.cell.mix.spec(), job.seed, 30, scores, (1.0,), 1.0)
         runs[job.key] = StoredRun(job.key, record, "b", "curve")
     found = {pt.n: pt for pt in points(p, runs, "b")}
@@ -102,7 +102,7 @@ def _held_by_split(p: CurvePlan, rate_of) -> dict:
     for job, s, n in p.jobs("b"):
         held, _ = p.split(s)
         rate = rate_of(s, job.seed, n)
-        scores = {name: HeldOutScore(name, rate if name in held else 95, 100, {}) for name in job.families}
+        scores = {name: HeldOutScore(name, rate if name in held else 95, 100, {}) for name in job.environments}
         record = RunMeta("finetune", job.settings, job.cell.mix.spec(), job.seed, 30, scores, (1.0,), 1.0)
         runs[job.key] = StoredRun(job.key, record, "b", "curve")
     return runs
@@ -249,7 +249,7 @@ def test_held_out_success_is_read_by_the_dimension_a_training_environment_is_one
     runs, expected = {}, {}
     for job, s, n in p.jobs("b"):
         (held,) = p.split(s)[0]
-        scores = {name: HeldOutScore(name, round(100 * rate_of[name]), 100, {}) for name in job.families}
+        scores = {name: HeldOutScore(name, round(100 * rate_of[name]), 100, {}) for name in job.environments}
         record = RunMeta("finetune", job.settings, job.cell.mix.spec(), job.seed, 30, scores, (1.0,), 1.0)
         runs[job.key] = StoredRun(job.key, record, "b", "curve")
         if n != CEILING:

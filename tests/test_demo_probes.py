@@ -14,7 +14,7 @@ from breadth.tui.story import default_story
 def test_the_default_probes_are_all_sums_the_playground_can_pose():
     """Every probe of the default story parses, and they show one call, two calls, and an environment no plate mix
     has; without --probes the default story is told."""
-    families = [parse_sum(text).family for text in default_story().probes]
+    families = [parse_sum(text).environment for text in default_story().probes]
     assert {"add_2x2", "add_3x1", "add_3x2", "sub_3x1"} <= set(families)
     assert demo_probes(None) == default_story()
 

@@ -49,6 +49,15 @@ def test_a_sampled_group_crosses_as_json_and_bad_ones_are_refused_in_one_line():
         assert "\n" not in str(e.value)
 
 
+def test_a_sampled_groups_json_keeps_the_keys_it_was_always_sent_under():
+    """A sampled group's JSON names its environment under `family`, as the engine always sent it (issue 31 renamed
+    only the attribute), and a group sent that way reads back with its environment."""
+    group = scripted_group(Problem((3, 4, 5), "add_3x1"), 2, 4)
+    data = group.to_dict()
+    assert list(data) == ["prompt", "family", "episodes", "size"] and data["family"] == "add_3x1"
+    assert SampledGroup.from_dict(data).environment == "add_3x1"
+
+
 def test_a_reward_run_sends_pass_at_g_first_then_groups_at_most_twice_a_second(tmp_path):
     """Through the real session (scripted models): Measured before any Step, Steps with metrics, and Rollouts at
     most ROLLOUTS_HZ a second, the first at step 1, each a readable group; a demonstrations run sends neither."""
@@ -83,7 +92,7 @@ def test_the_reward_trainer_reports_one_of_its_groups_with_every_step(one_thread
     assert [s.step for s in reports] == [1, 2, 3]
     for stats in reports:
         group = stats.group
-        assert len(group.episodes) == group.size == TINY["group"] and group.family == "add_3x1"
+        assert len(group.episodes) == group.size == TINY["group"] and group.environment == "add_3x1"
         assert all(e.segments[0].role is Role.PROMPT and e.segments[0].text == group.prompt for e in group.episodes)
         assert all(e.reward in (0.0, 1.0) and (e.failure is None) == (e.reward == 1.0) for e in group.episodes)
         assert SampledGroup.from_dict(group.to_dict()) == group

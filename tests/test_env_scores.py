@@ -91,7 +91,7 @@ def test_fast_scoring_plays_exactly_as_evaluate(model):
     from breadth.core.learning.evaluate import evaluate, evaluate_environments
 
     names = [f.name for f in draw(16, 4)]
-    slow_scores, slow = evaluate(model, 0, 12, families=names)
+    slow_scores, slow = evaluate(model, 0, 12, environments=names)
     fast_scores, fast = evaluate_environments(model, 0, 12, names, batch=37)
     assert [(s.problem, s.episode.transcript, s.verdict) for s in fast] == [
         (s.problem, s.episode.transcript, s.verdict) for s in slow

@@ -112,7 +112,7 @@ def test_a_shipped_checkpoints_metadata_and_snapshots_read_by_the_names_they_hav
     assert header.meta["mix"] == "two_digit=70"  # the file is not rewritten
     assert header.run.mix == "add_2x2=70" and header.run.mix_name() == "two-digit 70"
     assert {"add_2x2", "add_3x1"} <= set(header.run.scores) and "two_digit" not in header.run.scores
-    assert header.run.scores["add_3x1"].family == "add_3x1"
+    assert header.run.scores["add_3x1"].environment == "add_3x1"
     assert (
         read_header(PRESETS["mix_35_35"].shipped).run.mix == PRESETS["mix_35_35"].mix.spec() == "add_2x2=35,add_3x1=35"
     )

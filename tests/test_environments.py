@@ -105,7 +105,8 @@ def test_a_users_own_environment_is_a_few_lines_and_joins_everything(monkeypatch
     assert "breadth/mine-v1" in capsys.readouterr().out
     mix = Mix.parse("mine=20")
     demos = mix.demonstrations(0)
-    assert len(demos) == 20 and all(p.family == "mine" and p.answer == p.operands[0] - p.operands[1] for p in demos)
+    assert len(demos) == 20
+    assert all(p.environment == "mine" and p.answer == p.operands[0] - p.operands[1] for p in demos)
 
 
 def test_a_dimension_named_twice_in_where_is_one_line(tmp_path, capsys):

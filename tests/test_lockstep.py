@@ -178,7 +178,7 @@ def test_models_scored_together_score_as_each_alone(rows, base_model, one_thread
                 p.add_(torch.randn_like(p) * 0.05)
     seeds, names = [0, 1, 2], list(REGISTERED)
     families = [None, names[:1], names[1:3]]  # each model scored on its own environments
-    together = evaluate_lockstep(models, seeds, held_out=6, families=families)
+    together = evaluate_lockstep(models, seeds, held_out=6, environments=families)
     alone = [evaluate(m, seed, 6, f)[0] for m, seed, f in zip(models, seeds, families, strict=True)]
     for a, b in zip(alone, together, strict=True):
         assert {f: s.to_dict() for f, s in a.items()} == {f: s.to_dict() for f, s in b.items()}

@@ -25,7 +25,7 @@ def fakes(monkeypatch):
 
     def train_lockstep(jobs, held_out):
         assert held_out == bench.PAIRED_HELD_OUT
-        groups.append([(job.mix.spec(), job.settings.seed, job.families) for job in jobs])
+        groups.append([(job.mix.spec(), job.settings.seed, job.environments) for job in jobs])
         out = []
         for job in jobs:
             (mix,) = [m for m in bench.PAIRED if m.mix == job.mix]

@@ -8,7 +8,7 @@ import re
 import pytest
 
 from breadth.core.results.grid import parse_budget, parse_share
-from breadth.core.results.matrix import parse_families
+from breadth.core.results.matrix import parse_environments
 from breadth.core.world.arithmetic.coordinates import Coordinates
 from breadth.core.world.environments.environment import REGISTERED, Environment, register
 from breadth.core.world.environments.mix import Mix, MixError
@@ -53,14 +53,14 @@ def test_old_short_labels_still_name_the_plate_families(old, name):
     """A probe, a mix, a share, a budget and a curve written with `2d`/`3d` before still mean the same families."""
     family = environment_named(old)
     assert family is not None and family.name == name
-    assert parse_families(f"{old},add_3x2") == [name, "add_3x2"]
+    assert parse_environments(f"{old},add_3x2") == [name, "add_3x2"]
     assert Mix.parse(f"{old}=35") == Mix.of(**{name: 35}) == Mix.of(**{old: 35})
 
 
 def test_old_short_labels_in_probes_mixes_shares_and_budgets():
     """`2d: 23+45` is a two-digit probe, `2d: 3+4+5` is refused naming the new short; `2d=35,3d=35` is the plate's
     mix; a share or budget between `2d` and `3d` is the one between the plate's families."""
-    assert parse_sum("2d: 23+45").family == "add_2x2"
+    assert parse_sum("2d: 23+45").environment == "add_2x2"
     with pytest.raises(SumError, match="a2x2 takes 2 numbers, not 3"):
         parse_sum("2d: 3+4+5")
     assert Mix.parse("2d=35,3d=35") == Mix.of(add_2x2=35, add_3x1=35)

@@ -20,7 +20,7 @@ SHIPPED_STEPS = [0, 80, 160, 240, 320, 400]
 
 def _shown(app) -> list[str]:
     """The families whose lines the procedure view shows, in order."""
-    return [line.problem.family for line in app.screen.lines if app.screen._shown(line)]
+    return [line.problem.environment for line in app.screen.lines if app.screen._shown(line)]
 
 
 def _line(app, family: str) -> str:

@@ -37,7 +37,7 @@ def _group(*seeds: int, mix: str = MIX) -> tuple[str, ...]:
 
 
 def _rates(cell) -> dict[int, float]:
-    return {s: round(30 * r) for s, r in cell.families["add_2x2"].rates.items()}
+    return {s: round(30 * r) for s, r in cell.environments["add_2x2"].rates.items()}
 
 
 def _printed(cells, width: int = 80) -> str:

@@ -6,7 +6,7 @@ import pytest
 
 from breadth.core.cli.main import USAGE_ERROR, main
 from breadth.core.results.grid import GridError
-from breadth.core.results.matrix import TRAINED, MatrixError, breadth_points, matrix, parse_families
+from breadth.core.results.matrix import TRAINED, MatrixError, breadth_points, matrix, parse_environments
 from breadth.core.results.report import summarise
 from breadth.core.storage.store import StoredRun, run_key
 from breadth.core.world.environments.environment import REGISTERED
@@ -33,7 +33,7 @@ def test_the_breadth_curve_gives_each_row_its_environments_and_held_out_success_
         _run("add_2x2=36,add_3x1=36", 1, {"add_2x2": 70, "add_3x1": 100, "add_3x2": 20}),
     ]
     rows = matrix(summarise(runs), ["add_2x2=72", "add_2x2=36,add_3x1=36"])
-    points = {(p.mix, p.family): p for p in breadth_points(rows, ["add_3x2"])}
+    points = {(p.mix, p.environment): p for p in breadth_points(rows, ["add_3x2"])}
     one, two = points[("add_2x2=72", "add_3x2")], points[("add_2x2=36,add_3x1=36", "add_3x2")]
     assert (one.environments, one.demonstrations, two.environments, two.demonstrations) == (1, 72, 2, 72)
     assert one.mean == pytest.approx(0.01) and two.mean == pytest.approx(0.15)
@@ -47,11 +47,11 @@ def test_the_breadth_curve_gives_each_row_its_environments_and_held_out_success_
 def test_curve_families_are_named_by_name_or_short_label():
     """`a3x2,sub_3x2` names two families; an unknown one is one line listing the short labels; one family named
     twice, by either name, is one line too (it was quietly dropped)."""
-    assert parse_families("a3x2, sub_3x2") == ["add_3x2", "sub_3x2"]
+    assert parse_environments("a3x2, sub_3x2") == ["add_3x2", "sub_3x2"]
     with pytest.raises(GridError, match="--curve: add_3x2 appears twice"):
-        parse_families("a3x2, sub_3x2,add_3x2")
+        parse_environments("a3x2, sub_3x2,add_3x2")
     with pytest.raises(MatrixError, match="no environment 'zz'; name one of a2x2, a3x1"):
-        parse_families("a3x2,zz")
+        parse_environments("a3x2,zz")
 
 
 def test_a_curve_over_a_trained_family_is_refused_before_anything_runs(tmp_path, capsys):

@@ -232,10 +232,10 @@ def test_report_pairs_cells_by_seed():
     a, b = sorted(summarise(runs), key=lambda c: c.key.settings.lr)
     assert a.seeds == b.seeds == (0, 1, 2, 3)
     diff, same = compare(a, b)
-    assert same.family == "add_3x1" and same.mean == 0  # both solve none of it on every seed
+    assert same.environment == "add_3x1" and same.mean == 0  # both solve none of it on every seed
     assert diff.seeds == 4 and diff.mean == pytest.approx(5 / 30)
     assert diff.low == pytest.approx(5 / 30) and diff.high == pytest.approx(5 / 30)  # the same gap on every seed
-    assert a.families["add_2x2"].mean == pytest.approx(sum(15 + s for s in range(4)) / 120)
+    assert a.environments["add_2x2"].mean == pytest.approx(sum(15 + s for s in range(4)) / 120)
 
 
 def test_a_budget_is_each_family_alone_and_an_even_mix_at_every_total():
@@ -263,7 +263,7 @@ def test_the_cost_of_mixing_pairs_each_family_alone_with_its_share_of_the_mix():
         runs.append(_run(s, 0, "add_3x1=10", other=27))
         runs.append(_run(s, 20 + s, "add_2x2=5,add_3x1=5", other=25))
     points = budget(summarise(runs))
-    assert [(p.family, p.total, p.mixed_count) for p in points] == [("add_2x2", 10, 5), ("add_3x1", 10, 5)]
+    assert [(p.environment, p.total, p.mixed_count) for p in points] == [("add_2x2", 10, 5), ("add_3x1", 10, 5)]
     two, three = points
     assert three.alone.mean == pytest.approx(27 / 30) and three.mixed.mean == pytest.approx(25 / 30)
     n, mean, low, high = two.paired()

@@ -136,7 +136,7 @@ def test_the_procedure_acts_moments_show_what_their_captions_say(one_thread):
     shipped = str(PRESETS[MIX].shipped)
     session.handle(p.Load(MIX, shipped))
     run = saved_run(MIX, MIX, shipped, read_header(shipped).run)
-    lines = {problem.family: problem for problem in probes(run.seed) if problem.family in run.environments}
+    lines = {problem.environment: problem for problem in probes(run.seed) if problem.environment in run.environments}
     played, ids = {}, iter(range(1, 1000))
     for step in run.kept:
         for family, problem in lines.items():

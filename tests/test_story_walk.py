@@ -107,7 +107,7 @@ async def _check_procedure(pilot, act: Act, step: Step, say: str) -> str:
     text = _text(app, screen.region)
     assert f"step {moment.step} of" in text
     for line in shown:  # each family in words on stage, never its code
-        family = REGISTERED[line.problem.family]
+        family = REGISTERED[line.problem.environment]
         assert f"{family.brief} " in text and family.short not in text, (family.brief, text)
     return text
 

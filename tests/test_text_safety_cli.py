@@ -153,7 +153,7 @@ def _printed(renderable) -> str:
 def test_every_table_shows_hostile_names_as_text():
     """Each table of the command line given hostile mixes, families, kinds and transcripts: no ESC, markup literal."""
     cells = summarise([hostile(_run(seed, 20)) for seed in (0, 1)])
-    summary = cells[0].families[FAMILY]
+    summary = cells[0].environments[FAMILY]
     tables = {
         "runs": runs_table([hostile(_run(0, 20))], MIX),
         "cells": cells_table(cells, MIX),
@@ -181,7 +181,7 @@ def test_every_table_shows_hostile_names_as_text():
 def test_every_figure_draws_hostile_names_as_text(tmp_path):
     """Slide, curve, budget, matrix and breadth figures of hostile names are written, each name drawn literally."""
     cells = summarise([hostile(_run(seed, 20, lr=lr)) for seed in (0, 1) for lr in (1e-3, 2e-3)])
-    summary = cells[0].families[FAMILY]
+    summary = cells[0].environments[FAMILY]
     run = RunMeta("finetune", FinetuneSettings(), MIX, 0, 2, {FAMILY: HeldOutScore(FAMILY, 1, 2, {KIND: 1})})
     drawn = {
         "slide": model_figure(run, tmp_path / "slide", name=MIX),

@@ -98,7 +98,7 @@ async def test_earlier_probes_stay_visible_above():
         await wait_for(pilot, lambda: len(app.playground.probes) == 3 and not app.playground.busy(), what="3 probes")
         views = list(app.playground.query(".probe"))
         assert [v.state.problem.prompt for v in views] == ["23+45=", "3+4+5=", "123+4="]
-        assert views[2].state.problem.family == ""  # a probe outside every family is allowed
+        assert views[2].state.problem.environment == ""  # a probe outside every family is allowed
 
 
 async def test_bad_sums_get_an_inline_message_and_nothing_plays():
@@ -139,7 +139,7 @@ async def test_a_probe_naming_a_family_plays_its_sums_and_refuses_an_operand_out
         await pilot.press("enter")
         await wait_for(pilot, lambda: app.playground.probes and not app.playground.busy(), what="the probe")
         (view,) = app.playground.probes.values()
-        assert view.state.problem.family == "add_3x2" and "(three two-digit numbers)" in str(view.render())
+        assert view.state.problem.environment == "add_3x2" and "(three two-digit numbers)" in str(view.render())
 
 
 async def test_pace_key_cycles_the_streaming_pace():
@@ -183,7 +183,7 @@ async def test_a_difference_plays_and_its_verdict_names_its_family():
     async with app.run_test(size=(80, 24)) as pilot:
         assert "9-4-3" in str(app.playground.query_one("#hint").render())
         view = await _play_one(pilot, "9-4-3")
-        assert view.state.problem.family == "sub_3x1"
+        assert view.state.problem.environment == "sub_3x1"
         assert _roles_and_text(view)[1:3] == [("action", "B9-4|"), ("environment", "5|")]
         shown = str(view.render())
         assert "correct" in shown and "(three single digits subtracted)" in shown

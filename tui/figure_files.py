@@ -27,16 +27,16 @@ from breadth.tui.guard import log_error, one_line
 SCREEN_SCALE = 2  # PNG pixels per SVG pixel: an 80x24 screen becomes 1988x1271, sharp on a 1920-pixel projector
 BLANK_BRAILLE = "\u2800"  # the braille cell with no dots
 
-# Textual's SVG asks for Fira Code, which cairosvg cannot fetch: it takes only the first family named and
+# Textual's SVG asks for Fira Code, which cairosvg cannot fetch: it takes only the first font named and
 # falls back to a proportional font, so the columns drift. The system's monospace font (DejaVu Sans Mono,
 # 0.602 em wide) spaced out to Textual's 0.61 em cells keeps them, even along a long run.
-_TERMINAL_FONT = re.compile(r"font-family:\s*Fira Code,\s*monospace")
-_TERMINAL_STYLE = "font-family: monospace; letter-spacing: 0.16px"
+_TERMINAL_FONT = re.compile(r"font-family:\s*Fira Code,\s*monospace")  # CSS's property, as Textual writes it
+_TERMINAL_STYLE = "font-family: monospace; letter-spacing: 0.16px"  # CSS's property
 # The monospace font usually lacks braille (the loss plot's dots); DejaVu Sans, fontconfig's usual sans-serif,
 # has them 0.75 em wide: at 16.1 px, plus the spacing, a braille cell is Textual's 12.2 px. A space inside a
 # braille run becomes the blank braille cell, as wide as the dots around it.
 _BRAILLE_RUN = re.compile(r"(<text [^>]*)>([^<]*[\u2800-\u28ff][^<]*)</text>")
-_BRAILLE_STYLE = ' style="font-family: sans-serif; font-size: 16.1px"'
+_BRAILLE_STYLE = ' style="font-family: sans-serif; font-size: 16.1px"'  # CSS's property
 
 
 def figures_dir() -> Path:

@@ -20,12 +20,12 @@ class ServeError(Exception):
 def listen(host: str, port: int) -> socket.socket:
     """A listening socket on `host`:`port` (0: a free port); ServeError with one line if it cannot be had."""
     try:
-        family, kind, proto, _, address = socket.getaddrinfo(
+        family, kind, proto, _, address = socket.getaddrinfo(  # family: the address's (AF_INET...), socket's word
             host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
         )[0]
     except (socket.gaierror, UnicodeError) as e:
         raise ServeError(f"--host {host}: not an address of this machine ({e})") from None
-    sock = socket.socket(family, kind, proto)
+    sock = socket.socket(family, kind, proto)  # the address family: socket's word
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind(address)

@@ -184,7 +184,7 @@ def play(args) -> int:
     for line in episode_lines(scored.episode.transcript):
         console.print(line)
     verdict = scored.verdict
-    env = problem.family or "outside every environment"
+    env = problem.environment or "outside every environment"
     mark = ("correct", "bold green") if verdict.solved else (f"wrong: {verdict.describe()}", "bold red")
     console.print(Text.assemble("verdict: ", mark, f"  (true result {problem.answer}; {env})"))
     return 0

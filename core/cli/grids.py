@@ -28,7 +28,7 @@ from breadth.core.results.grid import (
     refuse_repeats,
 )
 from breadth.core.results.groups import group_size, lockstep_groups
-from breadth.core.results.matrix import MatrixError, breadth_points, parse_families
+from breadth.core.results.matrix import MatrixError, breadth_points, parse_environments
 from breadth.core.results.matrix import matrix as build_matrix
 from breadth.core.results.report import CellSummary, budget, summarise
 from breadth.core.storage.files import check_outputs, user_path, write_json
@@ -128,7 +128,7 @@ def matrix(args) -> int:
     if not mixes:
         raise GridError("no rows: give --mix (repeatable), --single N or --plate")
     mixes = list(dict.fromkeys(mixes))
-    curve = parse_families(args.curve) if args.curve else []
+    curve = parse_environments(args.curve) if args.curve else []
     if trained := sorted({name for m in mixes for name, _ in m.counts} & set(curve)):
         raise MatrixError(f"--curve names an environment some row trains on, so not held out: {', '.join(trained)}")
     curve_figure = figure_paths(_curve_path(args.figure)) if curve and args.figure else []
@@ -165,7 +165,7 @@ def _row_json(row) -> dict:
         "mix": row.mix,
         "trained": sorted(row.trained),
         "seeds": list(row.seeds),
-        "families": {
+        "families": {  # the --json key, as results/*.json were written
             name: {
                 "mean": f.mean,
                 "interval": [f.low, f.high],
@@ -293,7 +293,7 @@ def _cell_json(cell: CellSummary) -> dict:
             {"lockstep": cell.key.lockstep, "part": cell.key.part} if cell.key.lockstep else {}
         ),  # runs alone: as before
         "seeds": list(cell.seeds),
-        "families": {
+        "families": {  # the --json key, as results/*.json were written
             name: {
                 "mean": f.mean,
                 "interval": [f.low, f.high],
@@ -302,6 +302,6 @@ def _cell_json(cell: CellSummary) -> dict:
                 "total": f.total,
                 "per_seed": {str(s): r for s, r in f.rates.items()},
             }
-            for name, f in cell.families.items()
+            for name, f in cell.environments.items()
         },
     }

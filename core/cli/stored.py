@@ -106,7 +106,7 @@ def csv_columns() -> tuple[str, ...]:
 
 _CSV_AFTER = (
     "held_out",
-    "family",
+    "family",  # the environment: the --csv column as written before (public)
     "solved",
     "total",
     "rate",

@@ -92,7 +92,7 @@ def episode_lines(transcript: Transcript) -> list[Text]:
 def episode_json(scored: Scored) -> dict:
     """One evaluated episode as JSON: the problem, the segments by role, the verdict."""
     return {
-        "family": scored.problem.family,
+        "family": scored.problem.environment,  # the --json key, as written before (public)
         "prompt": scored.problem.prompt,
         "answer": scored.problem.answer,
         "segments": [[s.role.value, s.text] for s in scored.episode.transcript.segments],
@@ -114,7 +114,7 @@ def cells_table(cells: list[CellSummary], title: str) -> Table:
     t.add_column("pooled", justify="right", style="dim", no_wrap=True)
     t.add_column("per seed %", style="dim")
     for i, cell in enumerate(cells, start=1):
-        for j, (name, f) in enumerate(cell.families.items()):
+        for j, (name, f) in enumerate(cell.environments.items()):
             short = short_label(name)
             t.add_row(
                 str(i) if j == 0 else "",
@@ -125,7 +125,7 @@ def cells_table(cells: list[CellSummary], title: str) -> Table:
                 f"{100 * f.low:.1f}-{100 * f.high:.1f}",
                 f"{100 * f.pooled_low:.1f}-{100 * f.pooled_high:.1f}",
                 " ".join(f"{100 * f.rates[s]:.0f}" for s in cell.seeds if s in f.rates),
-                end_section=j == len(cell.families) - 1,
+                end_section=j == len(cell.environments) - 1,
             )
     return t
 
@@ -156,10 +156,10 @@ def differences_table(differences: list[PairedDifference], title: str) -> Table:
     t.add_column("95% interval", justify="right")
     for d in differences:
         if d.seeds == 0:
-            t.add_row(shown_text(d.family), "0", "no seed in common", "")
+            t.add_row(shown_text(d.environment), "0", "no seed in common", "")
             continue
         t.add_row(
-            shown_text(d.family),
+            shown_text(d.environment),
             str(d.seeds),
             f"{100 * d.mean:+.1f} points",
             f"{100 * d.low:+.1f} to {100 * d.high:+.1f}",
@@ -276,9 +276,9 @@ def budget_table(points: list[BudgetPoint], title: str, width: int | None = None
     t.add_column("own demos", justify="right", style="dim")
     t.add_column("mix - alone (paired)", justify="right")
     for i, p in enumerate(points):
-        short = short_label(p.family)
+        short = short_label(p.environment)
         n, mean, low, high = p.paired()
-        last = i == len(points) - 1 or points[i + 1].family != p.family
+        last = i == len(points) - 1 or points[i + 1].environment != p.environment
         t.add_row(
             shown_text(short),
             str(p.total),
@@ -384,11 +384,11 @@ def breadth_table(points: list[BreadthPoint], title: str) -> Table:
     t.add_column("trained on")
     t.add_column("envs", justify="right")
     t.add_column("demos", justify="right", style="dim")
-    names = list(dict.fromkeys(p.family for p in points))
+    names = list(dict.fromkeys(p.environment for p in points))
     for name in names:
         t.add_column("own (mean)" if name == TRAINED else f"{REGISTERED[name].short} held out", justify="right")
     for mix in dict.fromkeys(p.mix for p in points):
-        mine = {p.family: p for p in points if p.mix == mix}
+        mine = {p.environment: p for p in points if p.mix == mix}
         first = next(iter(mine.values()))
         cells = [
             f"{100 * mine[n].mean:.1f} [{100 * mine[n].low:.1f}-{100 * mine[n].high:.1f}]" if n in mine else "-"

@@ -197,7 +197,7 @@ class Played:
 
     id: int
     answer: int  # the true sum
-    family: str  # the environment holding the sum, '' if none
+    environment: str  # the environment holding the sum, '' if none
     solved: bool
     failure: str | None  # a core.world.episodes.verdict.Failure value when not solved
     segments: list = field(default_factory=list)  # [(role, text), ...] of the whole episode

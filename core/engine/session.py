@@ -140,7 +140,7 @@ class Session:
             p.Played(
                 cmd.id,
                 problem.answer,
-                problem.family,
+                problem.environment,
                 v.solved,
                 v.failure.value if v.failure else None,
                 [(s.role.value, s.text) for s in episode.transcript.segments],

@@ -1,4 +1,4 @@
-"""Held-out evaluation of a model: greedy rollouts of each family's held-out sums, scored per family."""
+"""Held-out evaluation of a model: greedy rollouts of each environment's held-out sums, scored per environment."""
 
 from __future__ import annotations
 
@@ -17,11 +17,11 @@ def evaluate(
     model: GPT,
     seed: int,
     held_out: int | None = HELD_OUT,
-    families: list[str] | None = None,
+    environments: list[str] | None = None,
 ) -> tuple[dict[str, HeldOutScore], list[Scored]]:
-    """Per-family held-out scores for `seed` on the test split (held_out None: all of it) and every episode; by
-    default on every registered family, or on `families` (registered or generated environments, by name)."""
-    names = list(REGISTERED) if families is None else families
+    """Per-environment held-out scores for `seed` on the test split (held_out None: all of it) and every episode;
+    by default on every registered environment, or on `environments` (registered or generated ones, by name)."""
+    names = list(REGISTERED) if environments is None else environments
     problems = [p for name in names for p in by_name(name).held_out(seed, held_out)]
     scored = play(greedy(model), problems, max_length=model.config.block_size)
     return tally(scored, names), scored
@@ -39,7 +39,7 @@ def evaluate_environments(
     The episodes, verdicts and scores are exactly `evaluate`'s (tests/test_env_scores.py)."""
     problems = [p for name in names for p in by_name(name).held_out(seed, held_out)]
     # alike prompts share their first step, and one environment's episodes tend to end alike
-    by_length = sorted(range(len(problems)), key=lambda i: (len(problems[i].prompt), problems[i].family))
+    by_length = sorted(range(len(problems)), key=lambda i: (len(problems[i].prompt), problems[i].environment))
     policy = lambda rows: GreedyPolicy(model, rows, drop_finished=True, feeds_many=True)  # noqa: E731
     played = play(policy, [problems[i] for i in by_length], batch=batch, max_length=model.config.block_size)
     scored: list[Scored] = [None] * len(problems)  # back in `evaluate`'s order: each environment's split in order

@@ -48,7 +48,7 @@ def train_run(
     on_snapshot: OnSnapshot | None = None,
     snapshot_every: int = 0,
     on_before: OnBefore | None = None,
-    families: list[str] | None = None,
+    environments: list[str] | None = None,
 ) -> tuple[GPT, RunMeta]:
     """Train the base on `mix` by the recipe whose settings `settings` are, and evaluate: the model and its record.
 
@@ -86,7 +86,7 @@ def train_run(
     trained = time.perf_counter()
     completed = len(losses) == settings.steps
     # every registered environment, or those named; a stopped run is not scored (nobody keeps it: Stop must be quick)
-    scores = evaluate(model, settings.seed, held_out, families)[0] if completed else {}
+    scores = evaluate(model, settings.seed, held_out, environments)[0] if completed else {}
     record = RunMeta.of_run(
         settings,
         mix,
@@ -166,14 +166,16 @@ def run_job(spec: dict) -> dict:
     """One sweep run for a worker (a local process or a Dask worker): plain data in, plain data out.
 
     `spec`: mix (spec text), recipe (its name; the plate's if absent), settings (that recipe's settings'
-    fields), held_out, base_hash, and either base_path or base_bytes (a base shipped to remote workers). The
-    worker checks that the base it uses has the expected weights before training, so a run is never stored
-    under the wrong base.
+    fields), held_out, families (the environments it is scored on, if not every registered one: the key is spelt as
+    sweeps always sent it, for workers of another install), base_hash, and either base_path or base_bytes (a base
+    shipped to remote workers). The worker checks that the base it uses has the expected weights before
+    training, so a run is never stored under the wrong base.
     """
     settings_class = recipe(spec.get("recipe", FINETUNE)).settings
     mix, settings = Mix.parse(spec["mix"]), settings_class.from_dict(spec["settings"])
+    environments = spec.get("families")  # the spec's key for them, as sweeps always sent it (see above)
     with _checked_base(spec) as base:
-        _, record = train_run(mix, settings, base, spec["held_out"], families=spec.get("families"))
+        _, record = train_run(mix, settings, base, spec["held_out"], environments=environments)
     return {"record": record.to_dict(), "versions": versions()}
 
 
@@ -191,7 +193,11 @@ def run_group(spec: dict) -> dict:
     if any(run.get("recipe", FINETUNE) != FINETUNE for run in runs):
         raise ValueError("runs in lockstep are fine-tunes on demonstrations")
     jobs = [
-        LockstepJob(Mix.parse(run["mix"]), recipe(FINETUNE).settings.from_dict(run["settings"]), run.get("families"))
+        LockstepJob(
+            Mix.parse(run["mix"]),
+            recipe(FINETUNE).settings.from_dict(run["settings"]),
+            run.get("families"),  # its environments under the spec's key, as `run_job` reads them
+        )
         for run in runs
     ]
     with _checked_base(spec) as base:

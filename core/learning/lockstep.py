@@ -54,7 +54,7 @@ class LockstepJob:
 
     mix: Mix
     settings: FinetuneSettings
-    families: tuple[str, ...] | None = None  # the environments it is scored on (None: every registered family)
+    environments: tuple[str, ...] | None = None  # the environments it is scored on (None: every registered one)
 
 
 class _Run:
@@ -234,12 +234,12 @@ def evaluate_lockstep(
     models: list[GPT],
     seeds: list[int],
     held_out: int | None = HELD_OUT,
-    families: list[tuple[str, ...] | list[str] | None] | None = None,
+    environments: list[tuple[str, ...] | list[str] | None] | None = None,
 ) -> list[dict[str, HeldOutScore]]:
     """Each model's held-out scores for its seed, as `evaluate.evaluate` scores them, the models playing together:
-    greedy rollouts of every model at once (`stacked.Decoder`), `EVAL_ROWS` episodes at a time. `families`, per
-    model, the environments it is scored on (None: every registered family)."""
-    names = [list(REGISTERED) if f is None else list(f) for f in (families or [None] * len(models))]
+    greedy rollouts of every model at once (`stacked.Decoder`), `EVAL_ROWS` episodes at a time. `environments`,
+    per model, the environments it is scored on (None: every registered environment)."""
+    names = [list(REGISTERED) if e is None else list(e) for e in (environments or [None] * len(models))]
     problems = [
         [p for n in each for p in by_name(n).held_out(seed, held_out)] for each, seed in zip(names, seeds, strict=True)
     ]
@@ -287,8 +287,8 @@ def train_lockstep(
     outcomes = finetune_lockstep(models, problems, [j.settings for j in jobs], hook)
     kept = [k for k, losses in enumerate(outcomes) if not isinstance(losses, Diverged)]
     scoring = time.perf_counter()
-    seeds, families = [jobs[k].settings.seed for k in kept], [jobs[k].families for k in kept]
-    scores = evaluate_lockstep([models[k] for k in kept], seeds, held_out, families) if kept else []
+    seeds, environments = [jobs[k].settings.seed for k in kept], [jobs[k].environments for k in kept]
+    scores = evaluate_lockstep([models[k] for k in kept], seeds, held_out, environments) if kept else []
     share = (time.perf_counter() - scoring) / max(1, len(kept))  # the runs were scored together
     results: list[tuple[GPT, RunMeta] | Diverged] = list(outcomes)  # type: ignore[arg-type]
     for k, scored in zip(kept, scores, strict=True):

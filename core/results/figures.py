@@ -104,9 +104,9 @@ def budget_figure(points: list[BudgetPoint], out: Path) -> list[Path]:
     """Per environment, held-out success against the total of demonstrations, trained alone and in an even mix."""
     plt = pyplot()
     fig, ax = new_plot(plt)
-    environments = list(dict.fromkeys(p.family for p in points))
+    environments = list(dict.fromkeys(p.environment for p in points))
     for k, name in enumerate(environments):
-        mine = [p for p in points if p.family == name]
+        mine = [p for p in points if p.environment == name]
         shown = REGISTERED[name].label if name in REGISTERED else name
         colour = f"C{k}"
         for which, style in (("alone", "-"), ("mixed", "--")):
@@ -138,9 +138,9 @@ def sweep_figure(cells: list[CellSummary], out: Path, title: str = "") -> list[P
     label, xs = axis(cells)
     order = sorted(range(len(cells)), key=lambda i: xs[i])
     fig, ax = new_plot(plt)
-    environments = list(dict.fromkeys(name for c in cells for name in c.families))
+    environments = list(dict.fromkeys(name for c in cells for name in c.environments))
     for name in environments:
-        points = [(xs[i], cells[i].families[name]) for i in order if name in cells[i].families]
+        points = [(xs[i], cells[i].environments[name]) for i in order if name in cells[i].environments]
         x = [p for p, _ in points]
         mean = [100 * f.mean for _, f in points]
         err = [[100 * (f.mean - f.low) for _, f in points], [100 * (f.high - f.mean) for _, f in points]]
@@ -222,8 +222,8 @@ def breadth_figure(points: list[BreadthPoint], out: Path, seeds: int) -> list[Pa
     training mix spread its demonstrations over, with 95% intervals over seeds."""
     plt = pyplot()
     fig, ax = new_plot(plt)
-    for name in dict.fromkeys(p.family for p in points):
-        line = sorted((p for p in points if p.family == name), key=lambda p: p.environments)
+    for name in dict.fromkeys(p.environment for p in points):
+        line = sorted((p for p in points if p.environment == name), key=lambda p: p.environments)
         x = [p.environments for p in line]
         mean = [100 * p.mean for p in line]
         err = [[100 * (p.mean - p.low) for p in line], [100 * (p.high - p.mean) for p in line]]

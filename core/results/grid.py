@@ -54,7 +54,7 @@ class Job:
     seed: int
     held_out: int | None
     key: str
-    families: tuple[str, ...] | None = None  # the environments it is scored on (None: every registered environment)
+    environments: tuple[str, ...] | None = None  # the environments it is scored on (None: every registered environment)
 
     @property
     def settings(self) -> object:

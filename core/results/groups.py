@@ -90,10 +90,10 @@ def _cells(jobs: Sequence[Job]) -> dict[tuple, list[Job]]:
         if untrained := [f.name for f in fields(job.settings) if f.name not in TRAINS_WITH]:
             raise GridError(f"--lockstep does not train with {', '.join(untrained)} yet: run without --lockstep")
         cell = (job.cell.mix.spec(), json.dumps(job.cell.settings.to_dict(), sort_keys=True), job.held_out)
-        cells.setdefault((*cell, job.families), []).append(job)
+        cells.setdefault((*cell, job.environments), []).append(job)
     return cells
 
 
 def _key(job: Job, base_hash: str, alone: tuple[str, ...]) -> str:
     """The key of `job` trained in the lockstep group `alone`."""
-    return run_key(job.cell.mix.spec(), job.settings, job.held_out, base_hash, job.families, lockstep=alone)
+    return run_key(job.cell.mix.spec(), job.settings, job.held_out, base_hash, job.environments, lockstep=alone)

@@ -150,7 +150,7 @@ def _row(spec: str, cell: CellSummary | None, hidden: int = 0) -> MatrixRow:
         trained = frozenset()
     if cell is None:
         return MatrixRow(spec, trained, {}, ())
-    return MatrixRow(spec, trained, dict(cell.families), cell.seeds, cell.key, hidden)
+    return MatrixRow(spec, trained, dict(cell.environments), cell.seeds, cell.key, hidden)
 
 
 @dataclass(frozen=True)
@@ -160,7 +160,7 @@ class BreadthPoint:
     mix: str
     environments: int  # distinct environments with demonstrations
     demonstrations: int  # their total
-    family: str  # a held-out environment, or TRAINED for the mean over the row's own environments
+    environment: str  # a held-out environment, or TRAINED for the mean over the row's own environments
     mean: float
     low: float  # 95% interval over seeds
     high: float
@@ -169,7 +169,7 @@ class BreadthPoint:
 TRAINED = "trained"  # a BreadthPoint's environment for the mean over the environments a row trained on
 
 
-def parse_families(text: str) -> list[str]:
+def parse_environments(text: str) -> list[str]:
     """`a3x2,sub_3x2` -> registered environment names; MatrixError (one line) for an unknown one."""
     names = []
     for part in filter(None, (t.strip() for t in text.split(","))):

@@ -71,7 +71,7 @@ class CellSummary:
 
     key: CellKey
     seeds: tuple[int, ...]
-    families: dict[str, EnvironmentSummary]  # environment -> its summary
+    environments: dict[str, EnvironmentSummary]  # environment -> its summary
 
 
 def recipe_key(stored: StoredRun) -> CellKey:
@@ -155,7 +155,7 @@ def _in_turn(by_seed: dict[int, tuple[FailedEpisode, ...]]) -> tuple[tuple[int, 
 class PairedDifference:
     """B minus A for one environment, seed by seed on the seeds both cells have."""
 
-    family: str
+    environment: str
     seeds: int
     mean: float
     low: float
@@ -165,9 +165,9 @@ class PairedDifference:
 def compare(a: CellSummary, b: CellSummary) -> list[PairedDifference]:
     """Per environment both cells scored: the mean paired difference (b - a) in share solved, with its 95% interval."""
     out = []
-    for name in a.families:
-        if name in b.families:
-            n, m, lo, hi = paired_difference(a.families[name].rates, b.families[name].rates)
+    for name in a.environments:
+        if name in b.environments:
+            n, m, lo, hi = paired_difference(a.environments[name].rates, b.environments[name].rates)
             out.append(PairedDifference(name, n, m, lo, hi))
     return out
 
@@ -195,7 +195,7 @@ def varied(cells: list[CellSummary]) -> tuple[str, ...]:
 class BudgetPoint:
     """One environment at one total of demonstrations: trained alone on the whole total, or in an even mix."""
 
-    family: str
+    environment: str
     total: int
     alone: EnvironmentSummary
     mixed: EnvironmentSummary
@@ -225,14 +225,14 @@ def budget(cells: list[CellSummary]) -> list[BudgetPoint]:
         total = sum(counts.values())
         if len(counts) == 1:
             (name,) = counts
-            if name in cell.families:
-                alone[name, total] = cell.families[name]
+            if name in cell.environments:
+                alone[name, total] = cell.environments[name]
         elif len(counts) == 2 and max(counts.values()) - min(counts.values()) <= 1:
             for name, n in counts.items():
-                if name in cell.families:
-                    mixed[name, total] = (cell.families[name], n)
+                if name in cell.environments:
+                    mixed[name, total] = (cell.environments[name], n)
         else:
             return []
     points = [BudgetPoint(f, t, alone[f, t], *mixed[f, t]) for f, t in alone if (f, t) in mixed]
     order = list(REGISTERED)
-    return sorted(points, key=lambda p: (order.index(p.family) if p.family in order else len(order), p.total))
+    return sorted(points, key=lambda p: (order.index(p.environment) if p.environment in order else len(order), p.total))

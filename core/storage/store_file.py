@@ -60,7 +60,7 @@ def run_key(
         "settings": settings.to_dict(),
         "held_out": held_out,
         "base": base_hash,
-        "families": scored,
+        "families": scored,  # hashed into every stored key: renaming it would move every run
     }
     made_by = recipe_of(settings).name
     if made_by != FINETUNE:
@@ -70,6 +70,8 @@ def run_key(
     return hashlib.sha256(json.dumps(what, sort_keys=True).encode()).hexdigest()[:20]
 
 
+# scores.family is a run's environment: the column every store was made with (this text is the schema stored in
+# each file, so it keeps its spelling and bytes)
 _MIGRATIONS: dict = {  # schema version -> SQL (or a function of the connection) that brings the one below up to it
     1: """
         CREATE TABLE runs (
@@ -114,7 +116,8 @@ def _key_the_environments_scored(db: sqlite3.Connection) -> None:
     for key, mix, held_out, base_hash, record in rows:
         try:
             settings = FinetuneSettings.from_dict(json.loads(record)["settings"])
-            envs = [row[0] for row in db.execute("SELECT family FROM scores WHERE key = ?", (key,))]
+            query = "SELECT family FROM scores WHERE key = ?"  # the environment, under the store's column name
+            envs = [row[0] for row in db.execute(query, (key,))]
             new = run_key(mix, settings, held_out, base_hash, envs)
         except (ValueError, TypeError, KeyError, RecursionError, SettingsError):
             continue

@@ -209,7 +209,7 @@ def _spec(job: Job, base_hash: str, where: dict) -> dict:
         "recipe": recipe_of(job.settings).name,
         "settings": job.settings.to_dict(),
         "held_out": job.held_out,
-        **({} if job.families is None else {"families": list(job.families)}),
+        **({} if job.environments is None else {"families": list(job.environments)}),  # spec key: see run_job
         "base_hash": base_hash,
         **where,
     }

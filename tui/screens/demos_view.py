@@ -71,7 +71,7 @@ def demo_line(problem: Problem) -> DemoLine:
     chars = zip(transcript.text, transcript.roles(), marks, strict=True)
     for (role, loss), run in groupby(chars, key=lambda c: (c[1], c[2])):
         text.append(visible("".join(c for c, _, _ in run)), LOSS_STYLE if loss else NO_LOSS_STYLE.get(role, "dim"))
-    return DemoLine(problem.family, text, len(marks), sum(marks))
+    return DemoLine(problem.environment, text, len(marks), sum(marks))
 
 
 def demo_lines(mix: Mix, seed: int) -> list[DemoLine]:

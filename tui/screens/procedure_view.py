@@ -205,7 +205,7 @@ class ProcedureView(Screen):
         self.draw_scores()
 
     def _shown(self, line: Line) -> bool:
-        return self.all_environments or line.problem.family in self.run.environments
+        return self.all_environments or line.problem.environment in self.run.environments
 
     def refresh_run(self) -> None:
         """The run changed (a snapshot kept or scored, a loss step): redraw; replay if nothing is shown yet."""
@@ -282,12 +282,12 @@ class ProcedureView(Screen):
 
     def _show(self, line: Line) -> None:
         i = self.lines.index(line)
-        environment = REGISTERED[line.problem.family]
+        environment = REGISTERED[line.problem.environment]
         mark = "*" if environment.name in self.run.trained else " "
         score = self.run.scores.get(self.step, {}).get(environment.name)
         codes = self.codes  # environments in words, or in codes where a person asked (Shift+F5)
         width = max(
-            len(REGISTERED[o.problem.family].name_for(codes)) for o in self.lines if self._shown(o) or o is line
+            len(REGISTERED[o.problem.environment].name_for(codes)) for o in self.lines if self._shown(o) or o is line
         )
         text = Text.assemble(
             (f"{mark}{environment.name_for(codes):<{width + 1}}", "bold" if mark == "*" else ""),

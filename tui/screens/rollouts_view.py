@@ -105,8 +105,8 @@ def group_lines(group: SampledGroup, width: int = 200, codes: bool = False) -> T
     """The prompt and its environment (in words, or by code with `codes`), then each episode: reward, a mark, its
     verdict and the transcript in colour, on one line if it fits in `width` columns, else the transcript on the next
     line, indented (long ones wrap there)."""
-    environment = REGISTERED.get(group.family)
-    name = environment.name_for(codes) if environment is not None else shown(group.family)
+    environment = REGISTERED.get(group.environment)
+    name = environment.name_for(codes) if environment is not None else shown(group.environment)
     out = Text.assemble(("prompt ", "bold"), (shown(group.prompt), "bold"), (f"  ({name})", "dim"))
     said = [shown(e.failure) if e.failure else "correct" for e in group.episodes]
     room = max(map(len, said))

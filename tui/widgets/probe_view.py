@@ -31,7 +31,7 @@ class ProbeState:
 def where(problem: Problem) -> str:
     """What the environment holding `problem` is, in plain words (`three single digits`; no example sum beside the sum
     posed), or `outside every environment`."""
-    environment = REGISTERED.get(problem.family)
+    environment = REGISTERED.get(problem.environment)
     return environment.words if environment else "outside every environment"
 
 

@@ -18,7 +18,7 @@ from breadth.core.world.text.transcript import Role, Transcript
 PLATE_FORM = SYNTAX.name  # the plate's form, `23+45=` and `B23+45|`: every problem's unless it names another
 
 
-# The names a problem's `family` holds: the plate's environments were named `two_digit` and `three_digit` before
+# The names a problem's `environment` holds: the plate's environments were named `two_digit` and `three_digit` before
 # every environment was named by its coordinates (`add_2x2`, `add_3x1`). Stores, checkpoints, mix specs, JSON
 # results and scripts written then hold the old names (and the ids made of them, `breadth/two-digit-v1`): every
 # reader of a name maps it here. What was made from the old names keeps them (`first_name`): the seeded orders, run
@@ -69,7 +69,7 @@ class Problem:
     """A task: its operands, the operation(s) joining them, its call form and its environment ('' for a probe)."""
 
     operands: tuple[int, ...]
-    family: str = ""
+    environment: str = ""
     op: str = "+"  # an operation's symbol, or one per gap (`+-`); a symbol without a record is refused
     form: str = PLATE_FORM  # the call form's name (FORMS); an unknown one is refused
 

@@ -98,10 +98,10 @@ def metrics(groups: list[Group]) -> dict[str, float]:
         "calls": sum(len(j.episode.calls) for j in episodes) / n,
         "chars": sum(j.model_chars for j in episodes) / n,
     }
-    envs = list(dict.fromkeys(j.problem.family for j in episodes))
+    envs = list(dict.fromkeys(j.problem.environment for j in episodes))
     if len(envs) > 1:
         for name in envs:
-            mine = [j.reward for j in episodes if j.problem.family == name]
+            mine = [j.reward for j in episodes if j.problem.environment == name]
             out[ENVIRONMENT_REWARD + name] = sum(mine) / len(mine)
     return out
 
@@ -126,4 +126,4 @@ def sampled(group: Group) -> SampledGroup:
         )
         for j in group[:MAX_SAMPLES]
     )
-    return SampledGroup(first.prompt, first.family, episodes, len(group))
+    return SampledGroup(first.prompt, first.environment, episodes, len(group))

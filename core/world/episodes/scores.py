@@ -100,19 +100,22 @@ class SampledEpisode:
         return cls(tuple(segments), float(reward), failure, expected)
 
 
+GROUP_ENVIRONMENT = "family"  # a sampled group's environment in its JSON (`to_dict`): the key it was always sent under
+
+
 @dataclass(frozen=True)
 class SampledGroup:
     """The episodes a reward run sampled for one prompt at one step (at most MAX_SAMPLES of them)."""
 
     prompt: str  # the sum as posed: `3+4+5=`
-    family: str  # the environment holding it
+    environment: str  # the environment holding it
     episodes: tuple[SampledEpisode, ...]
     size: int  # episodes in the whole group (G), at least as many as shown
 
     def to_dict(self) -> dict:
         return {
             "prompt": self.prompt,
-            "family": self.family,
+            GROUP_ENVIRONMENT: self.environment,
             "episodes": [e.to_dict() for e in self.episodes],
             "size": self.size,
         }
@@ -123,25 +126,25 @@ class SampledGroup:
         if (
             not isinstance(data, dict)
             or not isinstance(data.get("prompt"), str)
-            or not isinstance(data.get("family"), str)
+            or not isinstance(data.get(GROUP_ENVIRONMENT), str)
         ):
-            raise MetadataError("a sampled group must be a mapping with its prompt and family")
-        if len(data["prompt"]) > _SAMPLE_CHARS or len(data["family"]) > 80:
-            raise MetadataError("a sampled group's prompt or family is longer than any")
+            raise MetadataError("a sampled group must be a mapping with its prompt and environment")
+        if len(data["prompt"]) > _SAMPLE_CHARS or len(data[GROUP_ENVIRONMENT]) > 80:
+            raise MetadataError("a sampled group's prompt or environment is longer than any")
         episodes = data.get("episodes")
         if not isinstance(episodes, list) or not 0 < len(episodes) <= MAX_SAMPLES:
             raise MetadataError(f"a sampled group must list 1 to {MAX_SAMPLES} episodes")
         size = data.get("size", len(episodes))
         if isinstance(size, bool) or not isinstance(size, int) or size < len(episodes):
             raise MetadataError("a sampled group's size must be a whole number, at least its episodes shown")
-        return cls(data["prompt"], data["family"], tuple(SampledEpisode.from_dict(e) for e in episodes), size)
+        return cls(data["prompt"], data[GROUP_ENVIRONMENT], tuple(SampledEpisode.from_dict(e) for e in episodes), size)
 
 
 @dataclass(frozen=True)
 class HeldOutScore:
     """An environment's held-out result: solved of total, and how many unsolved episodes failed each way."""
 
-    family: str
+    environment: str
     solved: int
     total: int
     failures: dict[str, int] = field(default_factory=dict)  # failure kind (a Failure value) -> count

@@ -59,7 +59,7 @@ def tally(scored: list[Scored], envs: list[str]) -> dict[str, HeldOutScore]:
     examples: dict[str, list[FailedEpisode]] = {name: [] for name in envs}
     asked = {canonical(name): name for name in envs}
     for s in scored:
-        name = asked.get(s.problem.family, s.problem.family)
+        name = asked.get(s.problem.environment, s.problem.environment)
         total[name] += 1
         if s.verdict.solved:
             solved[name] += 1

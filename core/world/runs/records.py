@@ -99,7 +99,7 @@ class RunMeta:
         if self.mix is not None:
             object.__setattr__(self, "mix", canonical_spec(self.mix))
         if any(canonical(name) != name for name in self.scores):
-            scores = {canonical(name): replace(s, family=canonical(name)) for name, s in self.scores.items()}
+            scores = {canonical(name): replace(s, environment=canonical(name)) for name, s in self.scores.items()}
             object.__setattr__(self, "scores", scores)
 
     @classmethod
