@@ -328,7 +328,7 @@ def test_each_held_out_environment_is_kept_per_n_and_printed_on_asking(tmp_path,
     for job, s, n in p.jobs("b"):
         held, _ = p.split(s)
         rate = {CEILING: 90, 1: 10, 4: 60}[n] + (5 if held[0] == POOL[0] and s == 0 else 0)
-        scores = {name: HeldOutScore(name, rate if name in held else 95, 100, {}) for name in job.families}
+        scores = {name: HeldOutScore(name, rate if name in held else 95, 100, {}) for name in job.environments}
         record = RunMeta("finetune", job.settings, job.cell.mix.spec(), job.seed, 30, scores, (1.0,), 1.0)
         runs[job.key] = StoredRun(job.key, record, "b", "curve")
     each = by_environment(p, runs, "b")

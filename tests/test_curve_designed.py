@@ -80,7 +80,7 @@ def test_its_points_judge_every_split_against_the_one_ceiling_and_say_where_one_
     for job, s, n in plan.jobs("b"):
         rate = {CEILING: 60, 35: 50}.get(n, 10 if s == 0 else 40)
         held = plan.split(s)[0]
-        scores = {name: HeldOutScore(name, rate if name in held else 90, 100, {}) for name in job.families}
+        scores = {name: HeldOutScore(name, rate if name in held else 90, 100, {}) for name in job.environments}
         record = RunMeta("finetune", job.settings, job.cell.mix.spec(), job.seed, 30, scores, (1.0,), 1.0)
         runs[job.key] = StoredRun(job.key, record, "b", "curve")
     found = {p.n: p for p in points(plan, runs, "b")}

@@ -55,7 +55,7 @@ def test_a_cell_reads_held_out_success_and_its_ceiling_from_the_store():
     for job, _, n in cell.plan.jobs("b"):
         held = cell.plan.split(0)[0]
         rate = 80 if n == 0 else 20 + 20 * job.seed
-        scores = {name: HeldOutScore(name, rate if name in held else 90, 100, {}) for name in job.families}
+        scores = {name: HeldOutScore(name, rate if name in held else 90, 100, {}) for name in job.environments}
         record = RunMeta("finetune", job.settings, job.cell.mix.spec(), job.seed, 30, scores, (1.0,), 1.0)
         runs[job.key] = StoredRun(job.key, record, "b", "transfer")
     r = read(cell, runs, "b")

@@ -11,7 +11,7 @@ from breadth.core.cli.envs import chosen_environments
 from breadth.core.cli.parser import recipe_settings
 from breadth.core.results.grid import parse_seeds, refuse_repeats
 from breadth.core.results.groups import group_size
-from breadth.core.results.transfer_map import ALL, Cell, Reading, cells, parse_design, parse_vary, read
+from breadth.core.results.transfer_map import ALL, LEARNED, Cell, Reading, cells, parse_design, parse_vary, read
 from breadth.core.storage.files import user_path, write_json
 from breadth.core.storage.header import read_header, weights_hash
 from breadth.core.storage.paths import BASE
@@ -19,7 +19,6 @@ from breadth.core.storage.store import Store
 from breadth.core.world.text.shown import shown, shown_text
 
 console = Console(highlight=False, markup=False, emoji=False)
-LEARNED = 0.5  # below this on its training environments or its ceiling, a cell cannot show transfer
 
 
 def transfer(args) -> int:
@@ -66,7 +65,7 @@ def transfer(args) -> int:
     readings = [(c, read(c, outcome.stored, base_hash)) for c in made]
     console.print(map_table(readings, designs, varies))
     for c, r in readings:  # a cell whose own training did not take says nothing about transfer
-        if r is not None and (r.train[0] < LEARNED or r.ceiling[0] < LEARNED):
+        if r is not None and not r.learned:
             where = f"{' and '.join(c.vary) or ALL} x {' '.join(c.design)}"
             console.print(
                 f"warning: {shown(where)}: training environments {100 * r.train[0]:.0f}%, ceiling "

@@ -23,7 +23,7 @@ def transfer_figure(readings: list[tuple[Cell, Reading | None]], designs: list, 
             r = by[design, vary][1]
             if r is not None:
                 values[i, j] = 100 * r.held[0]
-    fig, ax = plt.subplots(figsize=(1.8 + 2.2 * len(designs), 1.2 + 0.7 * len(varies)), dpi=150)
+    fig, ax = plt.subplots(figsize=(max(5.6, 1.8 + 2.4 * len(designs)), 1.4 + 0.7 * len(varies)), dpi=150)
     ax.imshow(values, cmap="Greens", vmin=0, vmax=100, aspect="auto")
     for i, vary in enumerate(varies):
         for j, design in enumerate(designs):
@@ -32,7 +32,8 @@ def transfer_figure(readings: list[tuple[Cell, Reading | None]], designs: list, 
                 text, detail, dark = (c.why or "not yet run"), "", False
             else:
                 text = f"{100 * r.held[0]:.0f} [{100 * r.held[1]:.0f}-{100 * r.held[2]:.0f}]"
-                detail, dark = f"ceiling {100 * r.ceiling[0]:.0f}", 100 * r.held[0] > 60
+                detail = f"ceiling {100 * r.ceiling[0]:.0f}" + ("" if r.learned else ": not learned, says nothing")
+                dark = 100 * r.held[0] > 60
             colour = "white" if dark else "black"
             ax.text(j, i - 0.12, text, ha="center", va="center", fontsize=9, color=colour, fontweight="bold")
             ax.text(j, i + 0.22, detail, ha="center", va="center", fontsize=7, color=colour)
@@ -40,5 +41,9 @@ def transfer_figure(readings: list[tuple[Cell, Reading | None]], designs: list, 
     ax.set_yticks(range(len(varies)), [" and ".join(v) if v else f"{ALL} the rest" for v in varies], fontsize=8)
     ax.xaxis.set_ticks_position("top")
     ax.set_ylabel("training varied along", fontsize=8)
-    ax.set_title("held-out success (%), 95% over seeds; the ceiling at the same steps", fontsize=8, pad=18)
+    ax.set_title(
+        "held-out success (%), 95% over seeds\nceiling: the held-out ones trained on for the same steps",
+        fontsize=8,
+        pad=18,
+    )
     return finish(plt, fig, out)

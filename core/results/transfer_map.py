@@ -22,6 +22,7 @@ from breadth.core.storage.store import StoredRun
 from breadth.core.world.runs.settings import FinetuneSettings
 
 ALL = "all"  # a row that trains on every environment the design does not hold out
+LEARNED = 0.5  # below this on its training environments or its ceiling, a cell cannot show transfer
 
 
 @dataclass(frozen=True)
@@ -43,6 +44,11 @@ class Reading:
     held: tuple[float, float, float]
     ceiling: tuple[float, float, float]
     seeds: int
+
+    @property
+    def learned(self) -> bool:
+        """Whether its training environments and its ceiling both reach LEARNED: else it says nothing of transfer."""
+        return self.train[0] >= LEARNED and self.ceiling[0] >= LEARNED
 
 
 def parse_design(text: str) -> tuple[str, ...]:
