@@ -32,8 +32,10 @@ from breadth.core.world.runs.settings import FinetuneSettings
 # 5.4e-5 over 40 steps for these three jobs (two learning rates), 9.5e-7 for the cheaper single run over 30; six
 # runs of the plate's mixes stay within 6.0e-6 for 40 steps and 7.6e-5 for 60, then drift apart (0.26 by step
 # 400), as today's loop drifts from itself with a fused AdamW (0.32): rounding grows chaotically at this learning
-# rate. A wrong learning rate (1e-3 for 1.5e-3) differs by 0.026 to 0.56 at each of steps 2-5 (measured).
-TOLERANCE = 2e-4
+# rate. A wrong learning rate (1e-3 for 1.5e-3) differs by 0.026 to 0.56 at each of steps 2-5 (measured). On an AMD
+# EPYC the lr-1e-3 job reaches 2.9e-4 at step 8 (the others stay under 5e-6): the bound sits 7x over that and 13x
+# under the smallest difference a wrong learning rate makes.
+TOLERANCE = 2e-3
 
 
 def _jobs(steps: int, dropout: float) -> list[tuple[list, FinetuneSettings]]:

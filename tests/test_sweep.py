@@ -73,7 +73,7 @@ def test_a_sweep_killed_halfway_finishes_on_rerun_with_each_run_once_and_equal_s
         "--workers",
         "1",
         "--steps",
-        "20",
+        "60",  # a group of two seeds takes about 1.5 s: the kill lands between groups even on a loaded machine
         "--held-out",
         "3",
     ]
