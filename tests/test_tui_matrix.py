@@ -9,7 +9,7 @@ from tui_helpers import fake_app, wait_for
 
 from breadth.core.results.matrix import columns
 from breadth.core.storage.header import weights_hash
-from breadth.core.storage.paths import BASE
+from breadth.core.storage.paths import BASE, SHIPPED_RESULTS
 from breadth.core.storage.store import Store, StoredRun, run_key
 from breadth.core.world.environments.environment import REGISTERED
 from breadth.core.world.episodes.scores import FailedEpisode, HeldOutScore
@@ -17,7 +17,7 @@ from breadth.core.world.runs.records import RunMeta
 from breadth.core.world.runs.settings import FinetuneSettings
 from breadth.core.world.text.transcript import Role, Segment
 from breadth.tui.screens import matrix_view
-from breadth.tui.screens.matrix_view import MatrixView
+from breadth.tui.screens.matrix_view import MatrixView, rows_of
 
 
 def _run(mix: str, seed: int, solved: dict[str, int], base_hash: str) -> StoredRun:
@@ -159,9 +159,8 @@ async def test_a_cell_shows_a_few_failed_transcripts_taking_seeds_in_turn(tmp_pa
 async def test_a_fresh_home_shows_the_runs_shipped_with_breadth_and_writes_nothing_beside_them(tmp_path, monkeypatch):
     """With no run of the user's own (`--fresh`, a talk), the matrix shows the shipped results (the README's runs),
     says so, and opens them immutably: no -wal or -shm appears beside the shipped file; the user's own run, once
-    stored, replaces them."""
-    from breadth.core.storage.paths import SHIPPED_RESULTS
-
+    stored, replaces them, and a read begun before it (cancelled, but its thread still posts) does not bring the
+    shipped rows back."""
     monkeypatch.setenv("BREADTH_STORE", str(tmp_path / "s.sqlite"))
     monkeypatch.setattr(matrix_view, "REFRESH_SECONDS", 0.2)
     beside = {p.name for p in SHIPPED_RESULTS.parent.iterdir()}
@@ -175,4 +174,10 @@ async def test_a_fresh_home_shows_the_runs_shipped_with_breadth_and_writes_nothi
             store.add(_run("add_2x2=70", 0, {"add_2x2": 90}, weights_hash(BASE)))
         await wait_for(pilot, lambda: _table(app).row_count == 1, timeout=10, what="the user's own run")
         assert "shipped" not in _text(app, "#matrix-status")
+        view = app.screen
+        with Store(SHIPPED_RESULTS, immutable=True) as shipped:
+            stale = rows_of(shipped.runs(base_hash=weights_hash(BASE)))
+        view.post_message(MatrixView.Read(stale, shipped=True, read=view.shown - 1))  # as a late, older read posts
+        await pilot.pause(0.1)
+        assert _table(app).row_count == 1 and "shipped" not in _text(app, "#matrix-status")
     assert {p.name for p in SHIPPED_RESULTS.parent.iterdir()} == beside

@@ -14,6 +14,7 @@ add a column for each where they fit, and where they do not, the columns pool th
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import partial
 
 from rich.text import Text
 from textual import on
@@ -194,6 +195,7 @@ class MatrixView(Screen):
         lines: list[MatrixRow] = field(default_factory=list)
         error: str = ""
         shipped: bool = False  # the user's store has no runs from the shipped base: these are the shipped results
+        read: int = 0  # which read this answers (reads are numbered as asked): an older one is stale once a newer shows
 
     codes = var(False, init=False)  # rows and columns named by codes, not words (the app's Shift+F5 sets it)
 
@@ -206,6 +208,8 @@ class MatrixView(Screen):
         self.columns: list[str] | list[DimensionColumn] = []  # an environment each, or pooled by dimension
         self.base_hash: str | None = None  # hashed once, in the first read
         self.logged = ""  # the last store error written to app.log (not every few seconds)
+        self.asked = 0  # reads asked for so far; each answer carries its number
+        self.shown = 0  # the number of the read on show: a read cancelled by a newer one still posts, late
 
     def compose(self) -> ComposeResult:
         yield Static("transfer matrix: reading the results store…", id="matrix-status")
@@ -257,28 +261,32 @@ class MatrixView(Screen):
 
     def read_store(self) -> None:
         """Re-read the store in a thread worker (SQLite and the base's hash stay off the UI thread)."""
-        self.run_worker(self._read, thread=True, group="matrix", exclusive=True)
+        self.asked += 1
+        self.run_worker(partial(self._read, self.asked), thread=True, group="matrix", exclusive=True)
 
-    def _read(self) -> None:
+    def _read(self, read: int) -> None:
         try:
             if self.base_hash is None:
                 self.base_hash = weights_hash(BASE)
             with Store(read_only=True) as store:
                 runs = store.runs(base_hash=self.base_hash)
             if runs:
-                self.post_message(self.Read(rows_of(runs)))
+                self.post_message(self.Read(rows_of(runs), read=read))
                 return
             with Store(SHIPPED_RESULTS, immutable=True) as store:  # a fresh home (a talk): the README's own runs
-                self.post_message(self.Read(rows_of(store.runs(base_hash=self.base_hash)), shipped=True))
+                self.post_message(self.Read(rows_of(store.runs(base_hash=self.base_hash)), shipped=True, read=read))
         except Exception as e:  # noqa: BLE001 -- a store that cannot be read is one line, and the view stays
             if one_line(e) != self.logged:
                 self.logged = one_line(e)
                 log_error(e, "reading the results store for the matrix")
-            self.post_message(self.Read([], one_line(e)))
+            self.post_message(self.Read([], one_line(e), read=read))
 
     @on(Read)
     @guarded
     def show_lines(self, message: Read) -> None:
+        if message.read < self.shown:
+            return  # a read that began before the one on show (the shipped runs after the user's first run was stored)
+        self.shown = message.read
         status = self.query_one("#matrix-status", Static)
         if message.error:
             status.update(Text(f"results store not read: {shown(message.error)}", style="bold red"))
