@@ -102,10 +102,14 @@ async def test_a_new_setting_appears_in_the_train_form(one_more_setting):
 
 def test_a_new_setting_is_refused_in_lockstep_until_lockstep_trains_with_it(one_more_setting, tmp_path):
     """A lockstep sweep never trains as if a new setting were not there: `--lockstep` with it says so in one line,
-    before any store is made, while the same sweep without `--lockstep` plans its runs."""
+    before any store is made; a sweep or curve that chooses lockstep itself (the default) trains each run alone
+    (with the setting) where it would otherwise group the seeds, and without `--lockstep` the sweep plans its runs."""
     parser = build_parser()
     argv = ["sweep", "--mix", "two_digit=7", "--seeds", "0,1", "--warmup", "5", "--store", str(tmp_path / "s.sqlite")]
     with pytest.raises(GridError, match=r"^--lockstep does not train with warmup yet: run without --lockstep$"):
         results_frontend._in_lockstep(results_frontend._grid(parser.parse_args(argv)).jobs("b"), 2, "b")
     assert not (tmp_path / "s.sqlite").exists()
-    assert len(results_frontend._grid(parser.parse_args(argv)).jobs("b")) == 2
+    jobs = results_frontend._grid(parser.parse_args(argv)).jobs("b")
+    assert len(jobs) == 2
+    # without the new setting these seeds would train as one group (tests/test_lockstep_runs.py); with it, alone
+    assert results_frontend._group(parser.parse_args([*argv, "--workers", "1"]), jobs) is None  # each alone
