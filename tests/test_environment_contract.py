@@ -12,6 +12,7 @@ from breadth.core.world.arithmetic.problem import Problem
 from breadth.core.world.environments.environment import REGISTERED, Environment
 from breadth.core.world.environments.orders import numpy_order, plate_order
 from breadth.core.world.environments.registry import MIN_SUMS, draw, env_id, environment, environments, generated
+from breadth.core.world.environments.task import Task
 from breadth.core.world.episodes.episode import MAX_LENGTH, Episode
 from breadth.core.world.episodes.verdict import judge
 from breadth.core.world.text.transcript import Role
@@ -77,9 +78,10 @@ def test_generated_names_read_as_their_sums():
     assert env_id(family) == "breadth/2a1s2-v1"
 
 
-def test_registered_and_generated_environments_are_ordered_by_their_data():
-    """A registered environment's orders are the plate's (Python's random), a generated one's numpy's: an ordering it
-    is given, not a subclass."""
+def test_registered_and_generated_environments_are_tasks_ordered_by_their_data():
+    """Every environment satisfies the Task protocol; a registered one's orders are the plate's (Python's random), a
+    generated one's numpy's: an ordering it is given, not a subclass."""
+    assert all(isinstance(f, Task) for f in ALL)
     assert {type(f) for f in ALL} == {Environment}
     assert all(f.ordering is plate_order for f in REGISTERED.values())
     assert all(f.ordering is numpy_order for f in generated().values())

@@ -13,7 +13,8 @@ demonstrations at its front, then the test split (every held-out score breadth r
 validation split (for choosing recipes and settings; a quarter of the rest of a small space). How the order is
 made is the environment's ordering (`core.world.environments.orders`): small spaces are shuffled whole; larger ones
 (3 or 4 two-digit operands: 729,000 and 65.6 million sums) are sampled index by index without replacement (and
-without the sums a `-` environment excludes), which gives the same prefix for any length asked.
+without the sums a `-` environment excludes), which gives the same prefix for any length asked. What the rest of
+breadth draws and scores an environment by is its `Task` (`core.world.environments.task`).
 
 Adding an environment is one definition and one `register` call (see the bottom of this file).
 """
@@ -58,7 +59,7 @@ class Environment:
     changes whenever its problems or transcripts would (its id names it: `core.world.environments.registry`).
     `ordering` makes its seeded orders (the plate's Python-random ones unless given another: the generated
     environments' are numpy's); `sampled_test` is a sampled space's test split (None: SAMPLED_ALL less the
-    demonstrations).
+    demonstrations). It satisfies `Task`.
     """
 
     def __init__(

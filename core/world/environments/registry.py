@@ -23,6 +23,7 @@ from breadth.core.world.arithmetic.coordinates import ENV_DIMENSIONS, Coordinate
 from breadth.core.world.arithmetic.problem import OLD_NAMES, PLATE_FORM, canonical
 from breadth.core.world.environments.environment import COUNT_WORDS, REGISTERED, Environment
 from breadth.core.world.environments.orders import numpy_order
+from breadth.core.world.environments.task import Task
 from breadth.core.world.episodes.episode import MAX_LENGTH
 
 NAMESPACE = "breadth"
@@ -34,12 +35,12 @@ class EnvError(ValueError):
     """An id, coordinates or draw that names no environment; the message is one line for people."""
 
 
-def env_id(env: Environment) -> str:
+def env_id(env: Task) -> str:
     """The environment's versioned id: `breadth/add-2x2-v1`."""
     return _id(env.name, env)
 
 
-def _id(name: str, env: Environment) -> str:
+def _id(name: str, env: Task) -> str:
     return f"{NAMESPACE}/{name.replace('_', '-')}-v{version_of(env)}"
 
 
@@ -49,7 +50,7 @@ def old_ids() -> dict[str, str]:
     return {_id(old, REGISTERED[new]): env_id(REGISTERED[new]) for old, new in OLD_NAMES.items()}
 
 
-def version_of(env: Environment) -> int:
+def version_of(env: Task) -> int:
     """The environment's version (1 unless the environment says otherwise)."""
     return getattr(env, "version", VERSION)
 
@@ -123,7 +124,7 @@ def environment(text: str) -> Environment:
     return env
 
 
-def coordinates_of(env: Environment) -> dict[str, str]:
+def coordinates_of(env: Task) -> dict[str, str]:
     """The environment's value on each named dimension, as text: {"operands": "3", "digits": "2.1.2", ...}."""
     return {d: env.at.value(d) for d in ENV_DIMENSIONS}
 
