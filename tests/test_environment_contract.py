@@ -9,7 +9,10 @@ import pytest
 
 from breadth.core.world.arithmetic.coordinates import ENV_DIMENSIONS, Coordinates
 from breadth.core.world.arithmetic.problem import Problem
+from breadth.core.world.environments.environment import REGISTERED, Environment
+from breadth.core.world.environments.orders import numpy_order, plate_order
 from breadth.core.world.environments.registry import MIN_SUMS, draw, env_id, environment, environments, generated
+from breadth.core.world.environments.task import Task
 from breadth.core.world.episodes.episode import MAX_LENGTH, Episode
 from breadth.core.world.episodes.verdict import judge
 from breadth.core.world.text.transcript import Role
@@ -59,7 +62,8 @@ def test_every_environment_keeps_the_contract(family):
 def test_a_generated_environment_repeats_when_made_again():
     """The same coordinates make the same environment: the same name and, seed by seed, the same problems."""
     family = draw(1, seed=5, pool=list(generated().values()))[0]
-    again = type(family)(family.name, family.short, family.words, family.description, Coordinates(**vars(family.at)))
+    at = Coordinates(**vars(family.at))
+    again = Environment(family.name, family.short, family.words, family.description, at, ordering=family.ordering)
     for seed in (0, 3):
         assert [again.problem(seed, i) for i in range(60)] == [family.problem(seed, i) for i in range(60)]
 
@@ -72,3 +76,12 @@ def test_generated_names_read_as_their_sums():
     a, b, c = problem.operands
     assert problem.prompt == f"{a}+{b}-{c}=" and problem.answer == a + b - c >= 0
     assert env_id(family) == "breadth/2a1s2-v1"
+
+
+def test_registered_and_generated_environments_are_tasks_ordered_by_their_data():
+    """Every environment satisfies the Task protocol; a registered one's orders are the plate's (Python's random), a
+    generated one's numpy's: an ordering it is given, not a subclass."""
+    assert all(isinstance(f, Task) for f in ALL)
+    assert {type(f) for f in ALL} == {Environment}
+    assert all(f.ordering is plate_order for f in REGISTERED.values())
+    assert all(f.ordering is numpy_order for f in generated().values())

@@ -12,7 +12,7 @@ from breadth.core.world.environments.registry import generated
 def eager(family, seed: int, count: int) -> list[tuple[int, ...]]:
     """The first `count` items as the order was first written: every batch drawn and read whole."""
     at, r = family.at, rng(family.name, seed)
-    batch = Drawn(at, family.name, seed, family.size() / family._candidates).batch
+    batch = Drawn(at, family.name, seed, family.size() / family.at.candidates).batch
     items, seen = [], set()
     while len(items) < count:
         drawn = r.integers(0, at.candidates, size=batch)
@@ -33,7 +33,7 @@ SAMPLED = [f for f in generated().values() if f.sampled]
 def test_lazy_batches_give_the_eager_order(name, seed):
     """The first 9,000 items (two batches and more) are the eager order's, read in any order of indices."""
     family = generated()[name]
-    drawn = Drawn(family.at, family.name, seed, family.size() / family._candidates)
+    drawn = Drawn(family.at, family.name, seed, family.size() / family.at.candidates)
     assert drawn[30] == eager(family, seed, 31)[30]  # a few first, as 30 test sums ask
     assert [drawn[i] for i in range(9_000)] == eager(family, seed, 9_000)
     assert all(isinstance(x, int) for x in drawn[8_999])

@@ -30,8 +30,8 @@ from breadth.core.results.matrix import band
 from breadth.core.storage.files import write_json
 from breadth.core.world.arithmetic.calculator import FORMS
 from breadth.core.world.arithmetic.problem import PLATE_FORM
-from breadth.core.world.environments.environment import Environment
 from breadth.core.world.environments.registry import EnvError, draw, environment
+from breadth.core.world.environments.task import Task
 from breadth.core.world.runs.settings import FinetuneSettings, held_out_from_text
 from breadth.core.world.text.shown import shown
 
@@ -41,7 +41,7 @@ STYLE = {"high": "bold green", "middle": "yellow", "low": "red", "none": "dim re
 MISSING = "·"  # a cell no chosen environment sits at
 
 
-def chosen(envs: str | None, conditions: list[str], n: int | None, seed: int) -> list[Environment]:
+def chosen(envs: str | None, conditions: list[str], n: int | None, seed: int) -> list[Task]:
     """The environments `--envs all|ID,ID`, `--where` (all must hold) and `--draw N` (by `seed`) choose."""
     from breadth.core.cli.envs import chosen_environments
 

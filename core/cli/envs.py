@@ -15,6 +15,7 @@ from breadth.core.storage.files import write_json
 from breadth.core.world.arithmetic.calculator import FORMS
 from breadth.core.world.environments.environment import Environment
 from breadth.core.world.environments.registry import EnvError, coordinates_of, draw, env_id, environments, where
+from breadth.core.world.environments.task import Task
 from breadth.core.world.text.shown import episode_text, shown, shown_text
 
 console = Console(highlight=False, markup=False, emoji=False)
@@ -72,7 +73,7 @@ def chosen_environments(conditions: list[str], n: int | None, seed: int) -> list
     return pool if n is None else draw(n, seed, pool)
 
 
-def _example(env: Environment):
+def _example(env: Task):
     """The environment's first problem of seed 0: the same demonstration every time it is listed."""
     return env.problem(0, 0)
 

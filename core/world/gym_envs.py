@@ -41,8 +41,8 @@ except ModuleNotFoundError as e:  # an optional extra: say how to get it
     ) from None
 
 from breadth.core.world.arithmetic.problem import Problem
-from breadth.core.world.environments.environment import Environment
 from breadth.core.world.environments.registry import env_id, environment, environments, old_ids
+from breadth.core.world.environments.task import Task
 from breadth.core.world.episodes.episode import MAX_LENGTH, Episode
 from breadth.core.world.episodes.verdict import Failure, Verdict, judge
 from breadth.core.world.runs.settings import MAX_SEED
@@ -59,7 +59,7 @@ class BreadthEnv(gym.Env[str, str]):
     metadata = {"render_modes": ["ansi"], "render_fps": 4}  # fps: Gymnasium asks for one; text has no frame rate
 
     def __init__(self, env: str, split_seed: int = 0, render_mode: str | None = None) -> None:
-        self.environment: Environment = environment(env)  # EnvError (one line) for an unknown id or a removed version
+        self.environment: Task = environment(env)  # EnvError (one line) for an unknown id or a removed version
         if not _whole(split_seed) or not 0 <= split_seed <= MAX_SEED:
             raise ValueError(
                 f"split_seed is a whole number from 0 to {MAX_SEED:,} (breadth's --seed), not {_shown(split_seed)}"

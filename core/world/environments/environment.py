@@ -10,10 +10,11 @@ or `-` with a running result that never goes below zero). `add_2x2` (2 operands 
 
 For a seed, an environment's space is put in a seeded order, cut into three splits that never meet: the
 demonstrations at its front, then the test split (every held-out score breadth reports), then the
-validation split (for choosing recipes and settings; a quarter of the rest of a small space). Small
-spaces are shuffled whole; larger ones (3 or 4 two-digit operands: 729,000 and 65.6 million sums)
-are sampled index by index without replacement (and without the sums a `-` environment excludes), which
-gives the same prefix for any length asked.
+validation split (for choosing recipes and settings; a quarter of the rest of a small space). How the order is
+made is the environment's ordering (`core.world.environments.orders`): small spaces are shuffled whole; larger ones
+(3 or 4 two-digit operands: 729,000 and 65.6 million sums) are sampled index by index without replacement (and
+without the sums a `-` environment excludes), which gives the same prefix for any length asked. What the rest of
+breadth draws and scores an environment by is its `Task` (`core.world.environments.task`).
 
 Adding an environment is one definition and one `register` call (see the bottom of this file).
 """
@@ -21,20 +22,18 @@ Adding an environment is one definition and one `register` call (see the bottom 
 from __future__ import annotations
 
 import math
-import random
 from functools import cached_property
-
-import numpy as np
 
 from breadth.core.world.arithmetic.calculator import FORMS, CallSyntax
 from breadth.core.world.arithmetic.coordinates import Coordinates
 from breadth.core.world.arithmetic.operations import operation
-from breadth.core.world.arithmetic.problem import Problem, canonical, first_name
-from breadth.core.world.environments.orders import allowed, decode
+from breadth.core.world.arithmetic.problem import Problem, canonical
+from breadth.core.world.environments.orders import Order, Ordering, plate_order
+from breadth.core.world.environments.orders import sampled as is_sampled
+from breadth.core.world.environments.orders import space as listed_space
 from breadth.core.world.episodes.scores import HELD_OUT
 
 DEMO_POOL = 200  # demonstrations come from the first DEMO_POOL of an environment's seeded order (or half a small one)
-LISTED_UP_TO = 100_000  # spaces with at most this many candidate tuples are listed and shuffled; larger are sampled
 SAMPLED_ALL = 10_000  # `held_out=None` ("all") on a sampled environment scores this many held-out sums, not millions
 VALIDATION_POOL = 200  # problems kept for validation at the end of a listed space (a quarter of a small one)
 
@@ -58,6 +57,9 @@ class Environment:
 
     It owns its data and never looks itself up by name, so it works registered or not. `version`
     changes whenever its problems or transcripts would (its id names it: `core.world.environments.registry`).
+    `ordering` makes its seeded orders (the plate's Python-random ones unless given another: the generated
+    environments' are numpy's); `sampled_test` is a sampled space's test split (None: SAMPLED_ALL less the
+    demonstrations). It satisfies `Task`.
     """
 
     def __init__(
@@ -69,6 +71,8 @@ class Environment:
         at: Coordinates,
         aliases: tuple[str, ...] = (),
         version: int = 1,
+        ordering: Ordering = plate_order,
+        sampled_test: int | None = None,
     ) -> None:
         self.name = name  # registry key and the name in mixes, stores and checkpoints, e.g. `add_2x2`
         self.short = short  # a column header, its coordinates: `a2x2` is two two-digit numbers added
@@ -77,7 +81,9 @@ class Environment:
         self.at = at
         self.aliases = aliases  # other short names a person may type (the plate's old `2d`, `3d`)
         self.version = version
-        self._orders: dict[int, _Order] = {}  # seed -> seeded order (the last few seeds)
+        self.ordering = ordering
+        self.sampled_test = sampled_test
+        self._orders: dict[int, Order] = {}  # seed -> seeded order (the last few seeds)
 
     def __repr__(self) -> str:
         return f"Environment({self.name!r})"
@@ -136,18 +142,9 @@ class Environment:
         return FORMS[self.at.form]
 
     @property
-    def _candidates(self) -> int:
-        """Operand tuples before the domain rule (the whole space for `+`)."""
-        return self.at.candidates
-
-    @property
     def sampled(self) -> bool:
         """True if the space is too large to list and is sampled instead."""
-        return self._candidates > LISTED_UP_TO
-
-    def _tuple(self, index: int) -> tuple[int, ...]:
-        """The index-th candidate tuple in lexicographic order (as itertools.product lists them)."""
-        return self.at.candidate(index)
+        return is_sampled(self.at)
 
     def contains(self, operands: tuple[int, ...]) -> bool:
         """True if these operands are a sum of this environment (operation aside)."""
@@ -169,17 +166,16 @@ class Environment:
             return f"{self.short} never goes below zero: the first number must be at least the others' total"
         return ""
 
-    @cached_property
+    @property
     def space(self) -> tuple[tuple[int, ...], ...]:
-        """Every operand tuple of a listed environment, in lexicographic order (built once)."""
+        """Every operand tuple of a listed environment, in lexicographic order (built once per coordinates)."""
         if self.sampled:
-            raise ValueError(f"{self.name} has {self._candidates:,} sums: too many to list")
-        tuples = decode(self.at, np.arange(self.at.candidates))  # lexicographic, as itertools.product lists them
-        return tuple(map(tuple, tuples[allowed(self.at, tuples)].tolist()))  # numpy: no Python call per candidate
+            raise ValueError(f"{self.name} has {self.at.candidates:,} sums: too many to list")
+        return listed_space(self.at)
 
     @cached_property
     def _size(self) -> int:
-        return self.at.count() if self.sampled else len(self.space)
+        return self.at.count()  # counted, never listed: the same as the listed space's length (the contract test)
 
     def size(self) -> int:
         """How many distinct sums the environment holds."""
@@ -194,7 +190,7 @@ class Environment:
     def test_pool(self) -> int:
         """How many problems follow the demonstrations as the test split (every score breadth reports)."""
         if self.sampled:
-            return SAMPLED_ALL - self.demo_pool
+            return SAMPLED_ALL - self.demo_pool if self.sampled_test is None else self.sampled_test
         return self.size() - self.demo_pool - self.validation_pool
 
     @property
@@ -202,21 +198,13 @@ class Environment:
         """How many problems the validation split holds (for choosing recipes and settings), after the test split."""
         return VALIDATION_POOL if self.sampled else min(VALIDATION_POOL, (self.size() - self.demo_pool) // 4)
 
-    def order(self, seed: int) -> _Order:
-        """The space in the order `seed` gives it (the last few seeds' orders are kept)."""
+    def order(self, seed: int) -> Order:
+        """The space in the order `seed` gives it, made by its ordering (the last few seeds' orders are kept)."""
         if seed not in self._orders:
             if len(self._orders) >= _ORDERS_KEPT:
                 self._orders.pop(next(iter(self._orders)))
-            self._orders[seed] = self.new_order(seed)
+            self._orders[seed] = self.ordering(self.at, self.name, seed)
         return self._orders[seed]
-
-    def new_order(self, seed: int) -> _Order:
-        """The space put in the order `seed` gives it, made afresh (Python's random, as the plate pinned it)."""
-        if self.sampled:
-            return _Sampled(self, random.Random(f"{first_name(self.name)}/{seed}"))
-        space = list(self.space)
-        random.Random(f"{first_name(self.name)}/{seed}").shuffle(space)
-        return _Listed(tuple(space))
 
     def problem(self, seed: int, index: int) -> Problem:
         """The index-th problem of the environment's order for `seed`."""
@@ -238,42 +226,6 @@ class Environment:
         count = self.validation_pool if count is None else min(count, self.validation_pool)
         start = self.demo_pool + self.test_pool
         return [self.problem(seed, start + i) for i in range(count)]
-
-
-class _Order:
-    """A seeded order of an environment's sums: the operand tuple at each index."""
-
-    def __getitem__(self, index: int) -> tuple[int, ...]:
-        raise NotImplementedError
-
-
-class _Listed(_Order):
-    """A seeded order of a listed space."""
-
-    def __init__(self, items: tuple[tuple[int, ...], ...]) -> None:
-        self.items = items
-
-    def __getitem__(self, index: int) -> tuple[int, ...]:
-        return self.items[index]
-
-
-class _Sampled(_Order):
-    """A seeded order of a space too large to list: distinct indices drawn one by one, kept as drawn."""
-
-    def __init__(self, env: Environment, rng: random.Random) -> None:
-        self.env, self.rng = env, rng
-        self.items: list[tuple[int, ...]] = []
-        self.seen: set[int] = set()
-
-    def __getitem__(self, index: int) -> tuple[int, ...]:
-        while len(self.items) <= index:
-            i = self.rng.randrange(self.env._candidates)
-            if i not in self.seen:
-                self.seen.add(i)
-                candidate = self.env._tuple(i)
-                if self.env.contains(candidate):  # a `-` environment skips sums that would go below zero
-                    self.items.append(candidate)
-        return self.items[index]
 
 
 _ORDERS_KEPT = 16  # seeded orders cached per environment

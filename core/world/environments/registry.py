@@ -16,13 +16,14 @@ from __future__ import annotations
 import itertools
 import random
 import re
-from functools import cache, cached_property
+from functools import cache
 
 from breadth.core.world.arithmetic.calculator import FORMS, OP
 from breadth.core.world.arithmetic.coordinates import ENV_DIMENSIONS, Coordinates
 from breadth.core.world.arithmetic.problem import OLD_NAMES, PLATE_FORM, canonical
 from breadth.core.world.environments.environment import COUNT_WORDS, REGISTERED, Environment
-from breadth.core.world.environments.orders import Drawn, Listed, listed
+from breadth.core.world.environments.orders import numpy_order
+from breadth.core.world.environments.task import Task
 from breadth.core.world.episodes.episode import MAX_LENGTH
 
 NAMESPACE = "breadth"
@@ -34,12 +35,12 @@ class EnvError(ValueError):
     """An id, coordinates or draw that names no environment; the message is one line for people."""
 
 
-def env_id(env: Environment) -> str:
+def env_id(env: Task) -> str:
     """The environment's versioned id: `breadth/add-2x2-v1`."""
     return _id(env.name, env)
 
 
-def _id(name: str, env: Environment) -> str:
+def _id(name: str, env: Task) -> str:
     return f"{NAMESPACE}/{name.replace('_', '-')}-v{version_of(env)}"
 
 
@@ -49,7 +50,7 @@ def old_ids() -> dict[str, str]:
     return {_id(old, REGISTERED[new]): env_id(REGISTERED[new]) for old, new in OLD_NAMES.items()}
 
 
-def version_of(env: Environment) -> int:
+def version_of(env: Task) -> int:
     """The environment's version (1 unless the environment says otherwise)."""
     return getattr(env, "version", VERSION)
 
@@ -88,28 +89,10 @@ def generated() -> dict[str, Environment]:
     return out
 
 
-class Generated(Environment):
-    """A generated environment: one whose seeded orders are made with numpy (`core.world.environments.orders`), so
-    hundreds of them are cheap; its size is counted, never listed."""
-
-    @cached_property
-    def _size(self) -> int:
-        return self.at.count()
-
-    def new_order(self, seed: int) -> Drawn | Listed:
-        if self.sampled:
-            return Drawn(self.at, self.name, seed, self.size() / self._candidates)
-        return listed(self.at, self.name, seed)
-
-    @property
-    def test_pool(self) -> int:
-        """A sampled environment's test split: GENERATED_TEST problems after its demonstrations (a listed one's as
-        any environment's)."""
-        return GENERATED_TEST if self.sampled else super().test_pool
-
-
 def _generated(at: Coordinates) -> Environment:
-    """The environment at generated coordinates: named by them (`2a1s2` is 12+3-45; `_postfix` for that form)."""
+    """The environment at generated coordinates: named by them (`2a1s2` is 12+3-45; `_postfix` for that form). Its
+    seeded orders are made with numpy (`numpy_order`), so hundreds of them are cheap; a sampled one's test split is
+    GENERATED_TEST problems after its demonstrations."""
     name = str(at.layout[0]) + "".join(
         LETTERS[o.symbol] + str(d) for o, d in zip(at.operations, at.layout[1:], strict=True)
     )
@@ -120,7 +103,8 @@ def _generated(at: Coordinates) -> Environment:
         f"{at.operands} numbers of {', '.join(map(str, at.layout))} digits, "
         f"{' then '.join(o.name for o in at.operations)}: {calls} call{'s' if calls > 1 else ''}, {form.about}"
     )
-    return Generated(name, name, f"{COUNT_WORDS.get(at.operands, at.operands)} numbers", description, at)
+    words = f"{COUNT_WORDS.get(at.operands, at.operands)} numbers"
+    return Environment(name, name, words, description, at, ordering=numpy_order, sampled_test=GENERATED_TEST)
 
 
 def environment(text: str) -> Environment:
@@ -140,7 +124,7 @@ def environment(text: str) -> Environment:
     return env
 
 
-def coordinates_of(env: Environment) -> dict[str, str]:
+def coordinates_of(env: Task) -> dict[str, str]:
     """The environment's value on each named dimension, as text: {"operands": "3", "digits": "2.1.2", ...}."""
     return {d: env.at.value(d) for d in ENV_DIMENSIONS}
 
