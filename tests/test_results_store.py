@@ -295,7 +295,7 @@ def test_a_schema_2_store_keeps_every_run_and_score_with_its_settings_as_one_jso
     db.commit()
     db.close()
     with Store(path) as store:
-        assert store.db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA == 4
+        assert store.db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA == 5
         assert [(r.key, r.run) for r in store.runs()] == [(x.key, x.run) for x in runs]
         assert store.db.execute("SELECT COUNT(*) FROM scores").fetchone()[0] == 6
         assert [r.run.seed for r in store.runs(lr=1e-3)] == [1]

@@ -27,6 +27,7 @@ def _schema_3(path) -> None:
         store.add(_run())
     db = sqlite3.connect(path)
     db.execute("DROP TABLE curves")
+    db.execute("DROP TABLE study_runs")
     db.execute("PRAGMA user_version = 3")
     db.commit()
     db.close()
@@ -49,7 +50,7 @@ def test_a_plan_is_kept_once_under_its_name_and_read_back_newest_first(tmp_path)
 
 def test_an_older_store_gains_the_table_and_keeps_its_runs(tmp_path):
     """A schema-3 store opened read-only reads no curves and is byte for byte unchanged; opened to write, it is
-    migrated to schema 4 with its run and an empty curves table."""
+    migrated to this program's schema with its run and an empty curves table."""
     path = tmp_path / "old.sqlite"
     _schema_3(path)
     before = path.read_bytes()
@@ -57,7 +58,7 @@ def test_an_older_store_gains_the_table_and_keeps_its_runs(tmp_path):
         assert store.curves() == [] and len(store.runs()) == 1
     assert path.read_bytes() == before
     with Store(path) as store:
-        assert store.db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA == 4
+        assert store.db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA == 5
         assert store.curves() == [] and len(store.runs()) == 1
         assert store.add_curve("curve-a", {"n": [1]})
 

@@ -9,6 +9,7 @@ writes them as JSON and a figure if asked.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 
 from rich import box
@@ -29,10 +30,12 @@ from breadth.core.storage.store import Store
 from breadth.core.world.text.shown import shown, shown_text
 
 console = Console(highlight=False, markup=False, emoji=False)
+OnDone = Callable[[list[str], str], None]  # a study's ear: the keys of a step's stored runs, and its reading
 
 
-def curve(args) -> int:
-    """Run the curve's missing runs, then print (and write) the curve."""
+def curve(args, on_done: OnDone | None = None) -> int:
+    """Run the curve's missing runs, then print (and write) the curve; `on_done` (a study's) hears the keys of its
+    stored runs and the curve's reading in one line."""
     from breadth.core.cli.grids import print_failed, print_outcome, run_with_progress
 
     plan = curve_plan(args)
@@ -67,6 +70,8 @@ def curve(args) -> int:
         console.print(environment_table(each))
     for line in warnings(found):
         console.print(f"warning: {line}")
+    if on_done is not None:
+        on_done([job.key for job in jobs if job.key in outcome.stored], reading(found))
     print_outcome(outcome)
     where = {job.key: (s, n) for job, s, n in planned}
     print_failed(outcome.failed, lambda job: _run_name(*where[job.key]))
@@ -129,6 +134,17 @@ def curve_json(found, near: dict, each: dict) -> dict:
             for n, (rate, count) in row.items()
         ],
     }
+
+
+def reading(found) -> str:
+    """The curve in one line: held out at its smallest and largest N beside training there, and the ceiling."""
+    ns = [p for p in found if p.n != CEILING]
+    ceiling = next((p for p in found if p.n == CEILING), None)
+    if not ns:
+        return "nothing stored yet"
+    ends = [ns[0], ns[-1]] if len(ns) > 1 else ns
+    line = "; ".join(f"N={p.n}: held out {_pct(p.held)}%, training {100 * p.train[0]:.0f}%" for p in ends)
+    return line + (f"; ceiling {_pct(ceiling.held)}%" if ceiling is not None else "; no ceiling stored")
 
 
 def _run_name(split: int, n: int) -> str:

@@ -1,11 +1,12 @@
 """The flags of the commands that run a breadth curve's protocol: `breadth curve` (held-out sets drawn, or designed;
-matched controls) and `breadth transfer` (designs x ways of varying)."""
+matched controls), `breadth transfer` (designs x ways of varying) and `breadth study` (a plan of both)."""
 
 from __future__ import annotations
 
 import argparse
 
-from breadth.core.cli.flags import lockstep_flag, positive_int, runner_flags, setting_flag
+from breadth.core.cli.flags import WORKERS, lockstep_flag, positive_int, runner_flags, setting_flag, store_flag
+from breadth.core.cli.path_flags import input_file
 from breadth.core.results.breadth_curve import BUDGETS
 from breadth.core.world.runs.settings import FinetuneSettings, swept
 
@@ -90,6 +91,26 @@ def add_transfer(sub: argparse._SubParsersAction) -> None:
     )
     _data_flags(s)
     _training_flags(s, "seeds of one cell", "the map", "the map's cells")
+
+
+def add_study(sub: argparse._SubParsersAction) -> None:
+    """`breadth study FILE` and its flags: where its steps run; every other flag is the plan's."""
+    s = sub.add_parser(
+        "study",
+        help="run a study's plan (a TOML file of curve and transfer steps, written before the runs) and report it",
+        description="Check every step of the plan, run them in order into one store (resuming, as curve and "
+        "transfer do), record each stored run under the plan's hash, then report every step: its pool, design and "
+        "reading, flat or not, and what the plan says was chosen after looking at results.",
+    )
+    s.add_argument("file", type=input_file, metavar="FILE", help="the study's plan (docs/studies/*.toml)")
+    s.add_argument(
+        "--workers",
+        type=positive_int,
+        default=WORKERS,
+        help=f"local processes, one torch thread each (default {WORKERS}, one per core)",
+    )
+    s.add_argument("--cluster", help="a Dask scheduler's address (tcp://host:8786): run there instead")
+    store_flag(s, written=True)
 
 
 def _data_flags(s: argparse.ArgumentParser) -> None:

@@ -34,6 +34,10 @@ def handler(command: str) -> Callable:
         from breadth.core.cli import transfer
 
         return transfer.transfer
+    if command == "study":
+        from breadth.core.cli import study
+
+        return study.study
     if command == "envs":
         from breadth.core.cli import envs
 
@@ -56,6 +60,7 @@ def main(argv: list[str] | None = None) -> int:
     from breadth.core.results.figures import FigureError
     from breadth.core.results.grid import GridError
     from breadth.core.results.matrix import MatrixError
+    from breadth.core.results.study import StudyError
     from breadth.core.storage.files import UserFileError
     from breadth.core.storage.header import CheckpointError
     from breadth.core.storage.paths import check_locations
@@ -83,6 +88,7 @@ def main(argv: list[str] | None = None) -> int:
         MatrixError,
         EnvError,
         FormError,
+        StudyError,
     )
     err = Console(stderr=True, highlight=False, emoji=False)  # `:smile:` in a path stays `:smile:`
 

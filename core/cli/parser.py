@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import argparse
 
-from breadth.core.cli.curve_flags import add_curve, add_transfer
+from breadth.core.cli.curve_flags import add_curve, add_study, add_transfer
 from breadth.core.cli.flags import WORKERS, lockstep_flag, positive_int, runner_flags, setting_flag, store_flag
 from breadth.core.cli.path_flags import (
     CHECKPOINT_HELP,
@@ -209,6 +209,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_curve(sub)
     add_transfer(sub)
+    add_study(sub)
 
     sub.add_parser(
         "models",

@@ -3,6 +3,8 @@ each cell held-out success beside a ceiling at matched steps, over seeds; resuma
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from rich import box
 from rich.console import Console
 from rich.table import Table
@@ -19,24 +21,20 @@ from breadth.core.storage.store import Store
 from breadth.core.world.text.shown import shown, shown_text
 
 console = Console(highlight=False, markup=False, emoji=False)
+OnDone = Callable[[list[str], str], None]  # a study's ear: the keys of a step's stored runs, and its reading
 
 
-def transfer(args) -> int:
-    """Run the map's missing runs, then print (and write) the map."""
+def transfer(args, on_done: OnDone | None = None) -> int:
+    """Run the map's missing runs, then print (and write) the map; `on_done` (a study's) hears the keys of its
+    stored runs and the map's reading in one line."""
     from dataclasses import replace
 
     from breadth.core.cli.grids import print_failed, print_outcome, run_with_progress
 
-    pool = tuple(f.name for f in chosen_environments(args.where or [], None, 0))
-    designs = [parse_design(text) for text in args.hold]
-    varies = [parse_vary(text) for text in args.vary or [ALL]]
-    refuse_repeats("--hold", designs)
-    refuse_repeats("--vary", varies)
-    seeds = parse_seeds(args.seeds)
+    pool, designs, varies, seeds, made = transfer_plan(args)
     base = user_path(args.base) if args.base else BASE
     read_header(base)
     base_hash = weights_hash(base)
-    made = cells(pool, designs, varies, args.demos, seeds, recipe_settings(args), args.held_out_sums)
     plans = [c.plan for c in made if c.plan is not None]
     k = (
         None
@@ -72,6 +70,9 @@ def transfer(args) -> int:
                 f"{100 * r.ceiling[0]:.0f}%: below {100 * LEARNED:.0f}%, not learned at this budget, so its held out "
                 "says nothing about transfer"
             )
+    if on_done is not None:
+        planned = [j.key for c in made if c.plan is not None for j, _, _ in c.plan.jobs(base_hash)]
+        on_done([key for key in dict.fromkeys(planned) if key in outcome.stored], reading(readings))
     print_outcome(outcome)
     print_failed(outcome.failed, lambda job: job.cell.label(()))
     if args.json:
@@ -83,6 +84,19 @@ def transfer(args) -> int:
         for path in transfer_figure(readings, designs, varies, args.figure):
             console.print(f"wrote {shown(path)}")
     return 1 if outcome.failed else 0
+
+
+def transfer_plan(args) -> tuple[tuple[str, ...], list, list, tuple[int, ...], list[Cell]]:
+    """The pool, designs, ways of varying, seeds and cells the flags ask for; one line (GridError and the like)
+    for a map that cannot run, before any run."""
+    pool = tuple(f.name for f in chosen_environments(args.where or [], None, 0))
+    designs = [parse_design(text) for text in args.hold]
+    varies = [parse_vary(text) for text in args.vary or [ALL]]
+    refuse_repeats("--hold", designs)
+    refuse_repeats("--vary", varies)
+    seeds = parse_seeds(args.seeds)
+    return pool, designs, varies, seeds, cells(pool, designs, varies, args.demos, seeds, recipe_settings(args),
+                                               args.held_out_sums)  # fmt: skip
 
 
 def map_table(readings: list[tuple[Cell, Reading | None]], designs: list, varies: list) -> Table:
@@ -110,6 +124,21 @@ def map_table(readings: list[tuple[Cell, Reading | None]], designs: list, varies
     )
     t.caption_justify = "left"
     return t
+
+
+def reading(readings: list[tuple[Cell, Reading | None]]) -> str:
+    """The map in one line: each cell's held out beside its ceiling, and whether it can be read."""
+    out = []
+    for c, r in readings:
+        where = f"{' and '.join(c.vary) or ALL} x {' '.join(c.design)}"
+        if c.plan is None:
+            out.append(f"{shown(where)}: {c.why}")
+        elif r is None:
+            out.append(f"{shown(where)}: not yet run")
+        else:
+            learned = "" if r.learned else " (not learned: says nothing of transfer)"
+            out.append(f"{shown(where)}: held out {_pct(r.held)}% / ceiling {100 * r.ceiling[0]:.0f}%{learned}")
+    return "; ".join(out)
 
 
 def _count(n: int, word: str) -> str:

@@ -262,6 +262,39 @@ class Store:
             found.append((name, data, _when(created)))
         return found
 
+    def add_study_runs(self, plan_hash: str, keys: Iterable[str]) -> int:
+        """Record that the runs `keys` were stored for the study plan `plan_hash` (core.results.study), in one
+        transaction; how many were not recorded for it before."""
+        if self.read_only:
+            raise StoreError(f"{self.path}: opened read-only; nothing is stored")
+        rows = [(plan_hash, key, time.time()) for key in keys]
+        try:
+            self.db.execute("BEGIN IMMEDIATE")
+            try:
+                before = self.db.total_changes
+                self.db.executemany("INSERT OR IGNORE INTO study_runs VALUES (?, ?, ?)", rows)
+                added = self.db.total_changes - before
+                self.db.execute("COMMIT")
+            except BaseException:
+                if self.db.in_transaction:  # a failed COMMIT (disk full) has rolled back already
+                    self.db.execute("ROLLBACK")
+                raise
+            return added
+        except sqlite3.Error as e:
+            raise StoreError(f"{self.path}: cannot record the study's runs: {sqlite_why(e)}") from None
+
+    def study_runs(self) -> dict[str, set[str]]:
+        """Each run's key -> the study plans it was stored for (their hashes); runs of no study are not listed."""
+        try:
+            rows = self.db.execute("SELECT study, key FROM study_runs").fetchall()
+        except sqlite3.Error as e:
+            raise StoreError(f"{self.path}: cannot read the studies' runs: {sqlite_why(e)}") from None
+        out: dict[str, set[str]] = {}
+        for plan_hash, key in rows:
+            if isinstance(plan_hash, str) and isinstance(key, str):
+                out.setdefault(key, set()).add(plan_hash)
+        return out
+
 
 RECORD_LIMIT = 1_000_000  # characters: a stored record longer than this is not one breadth wrote
 

@@ -1,7 +1,8 @@
 """The results store's file: what makes an SQLite file a breadth store, its schema, migrations and openers.
 
 A store has a version (`PRAGMA user_version`), an application id in its header, and the tables `runs`
-and `scores` (from schema 4 also `curves`: the plans of the breadth curves run into it), and nothing else.
+and `scores` (from schema 4 also `curves`: the plans of the breadth curves run into it; from schema 5
+`study_runs`: which study plan each run was stored for), and nothing else.
 A file that is not a breadth store (not SQLite, another program's database, a schema below zero or newer
 than this program's) is refused before anything is written to
 it: its identity is read through an immutable connection that cannot change it. Older schemas are
@@ -25,11 +26,12 @@ from breadth.core.world.environments.mix import first_spec
 from breadth.core.world.runs.recipes import FINETUNE, recipe_of
 from breadth.core.world.runs.settings import FinetuneSettings, SettingsError
 
-SCHEMA = 4  # the schema this program writes; older stores are migrated, newer ones refused
+SCHEMA = 5  # the schema this program writes; older stores are migrated, newer ones refused
 SQLITE_MAGIC = b"SQLite format 3\x00"
 APPLICATION_ID = 0x62726474  # 'brdt' in the file's header (PRAGMA application_id): this file is a breadth store
 TABLES = {"runs", "scores"}  # a store holds these tables (schemas 1-3) and no others
 CURVES_FROM = 4  # the schema that added the `curves` table
+STUDIES_FROM = 5  # the schema that added the `study_runs` table
 BUSY_SECONDS = 30.0  # how long a writer waits for another (the app's engine and a sweep may share a store)
 
 
@@ -185,11 +187,20 @@ _MIGRATIONS[CURVES_FROM] = """
         created REAL NOT NULL
     )
 """  # schema 4: a breadth curve's plan (its pool, splits, N, seeds, settings), so views can draw it from the store
+_MIGRATIONS[STUDIES_FROM] = """
+    CREATE TABLE study_runs (
+        study TEXT NOT NULL,
+        key TEXT NOT NULL,
+        created REAL NOT NULL,
+        PRIMARY KEY (study, key)
+    )
+"""  # schema 5: the hash of each study plan (core.results.study) a run was stored for; a run may serve several
 
 
 def tables_of(version: int) -> set[str]:
     """The tables a store of schema `version` holds, and no others."""
-    return TABLES | {"curves"} if version >= CURVES_FROM else set(TABLES)
+    added = {"curves": CURVES_FROM, "study_runs": STUDIES_FROM}
+    return TABLES | {table for table, since in added.items() if version >= since}
 
 
 def migrate(db: sqlite3.Connection, version: int) -> None:
