@@ -42,6 +42,7 @@ from breadth.core.learning.stacked import flops_per_step
 from breadth.core.learning.train import demonstration_tensors, finetune, use_one_thread
 from breadth.core.storage.paths import BASE
 from breadth.core.storage.presets import PRESETS
+from breadth.core.world.arithmetic.problem import first_name
 from breadth.core.world.environments.mix import Mix
 from breadth.core.world.runs.records import Diverged
 from breadth.core.world.runs.settings import FinetuneSettings
@@ -180,7 +181,7 @@ def main(argv: list[str] | None = None) -> int:
     return 1 if missed else 0
 
 
-PAIRED_ENVIRONMENTS = ("two_digit", "three_digit")  # the plate's two environments
+PAIRED_ENVIRONMENTS = ("add_2x2", "add_3x1")  # the plate's two environments
 PAIRED_HELD_OUT = 200  # held-out sums per environment, as `breadth plate --held-out 200` scores them
 
 
@@ -201,7 +202,7 @@ PAIRED = [PairedMix(name, p.label, p.mix, PAIRED_ENVIRONMENTS, "the plate") for 
         "postfix_35_35",
         "postfix 35+35",
         Mix.of(**{"2a2_postfix": 35, "2s2_postfix": 35}),
-        ("2a2_postfix", "2s2_postfix", "two_digit"),
+        ("2a2_postfix", "2s2_postfix", "add_2x2"),
         "the postfix mix",
     )
 ]
@@ -277,6 +278,12 @@ def _interval(diffs: list[float]) -> str:
     return f"{statistics.mean(diffs):+6.1f} ± {half:4.1f}"
 
 
+def _score(scores: dict[str, float], env: str) -> float:
+    """A side's score on `env`, saved under its name or, by a --save from before the rename, its first name
+    (`two_digit` for `add_2x2`)."""
+    return scores[env] if env in scores else scores[first_name(env)]
+
+
 def _print_paired(found, seeds) -> None:
     """Per mix and environment: mean held-out success of each side and the paired difference with its 95%
     interval; then over each lockstep group's pairs."""
@@ -291,8 +298,8 @@ def _print_paired(found, seeds) -> None:
             print(f"  {mix.label:{width}s} not scored on both sides (scores loaded from before it was added?)")
             continue
         for env in mix.environments:
-            a = [found["today"][f"{mix.name}/{s}"][env] for s in seeds]
-            b = [found["lockstep"][f"{mix.name}/{s}"][env] for s in seeds]
+            a = [_score(found["today"][f"{mix.name}/{s}"], env) for s in seeds]
+            b = [_score(found["lockstep"][f"{mix.name}/{s}"], env) for s in seeds]
             diffs = [y - x for x, y in zip(a, b, strict=True)]
             every.setdefault(mix.group, []).extend(diffs)
             print(

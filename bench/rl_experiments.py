@@ -9,11 +9,11 @@ scores), so a stopped command resumes where it was, and none is run twice. Tasks
 (one torch thread each) that die with this one.
 
 The starting models ("warm starts") are the plate's fine-tune (400 steps of 8 demonstrations, the shipped
-base) on `two_digit=70` plus `k` three-digit demonstrations, k = 0, 1, 2, 5, 10; each seed fine-tunes
+base) on `add_2x2=70` plus `k` three-digit demonstrations, k = 0, 1, 2, 5, 10; each seed fine-tunes
 its own. The experiments:
 
 1. From the two-digit-only model (k = 0), reward on three-digit training sums (the 200 demonstration
-   problems of `three_digit=200`, prompts only): pass@G and the other metrics step by step.
+   problems of `add_3x1=200`, prompts only): pass@G and the other metrics step by step.
 2. From each warm start k, reward on both environments' training sums (`BOTH_MIX`: on three-digit sums
    alone reward makes the model forget two-digit sums at every learning rate that changes anything,
    which the choice's first grid shows); beside it, the same episodes spent on demonstrations instead
@@ -43,11 +43,14 @@ from pathlib import Path
 HELD_OUT = 100  # test sums per environment (each environment's test split holds at least this many)
 VALIDATION = 100  # validation sums per environment, for choosing
 WARM_KS = (0, 1, 2, 5, 10)
+# add_3x1 and add_2x2 under their old names: the keys of each run JSON's `validation` and its record's `before`
+# (`reward:three_digit`) in the committed results/rl-experiments.tar.xz, which the report reads by these names
 TARGET = "three_digit"
 KNOWN = "two_digit"
-RL_MIX = "three_digit=200"  # experiment 1: reward on three-digit sums only, as issue 19's trial
-BOTH_MIX = "two_digit=100,three_digit=100"  # experiment 2 and the choice: reward on both environments' sums
-PLATE = ("two_digit=70", "three_digit=70", "two_digit=35,three_digit=35")
+SHOWN = {KNOWN: "add_2x2", TARGET: "add_3x1"}  # the names tables and figures give them
+RL_MIX = "add_3x1=200"  # experiment 1: reward on three-digit sums only, as issue 19's trial
+BOTH_MIX = "add_2x2=100,add_3x1=100"  # experiment 2 and the choice: reward on both environments' sums
+PLATE = ("add_2x2=70", "add_3x1=70", "add_2x2=35,add_3x1=35")
 CHOOSE_SEEDS = (100, 101, 102)
 CHOOSE_K = 2
 CHOOSE_LRS = (3e-5, 1e-4, 3e-4, 1e-3)
@@ -62,7 +65,7 @@ CURVE_HELD_OUT = 30  # test sums per environment, as `breadth curve` scores
 
 
 def warm_mix(k: int) -> str:
-    return "two_digit=70" + (f",three_digit={k}" if k else "")
+    return "add_2x2=70" + (f",add_3x1={k}" if k else "")
 
 
 def task(name: str, kind: str, mix: str, seed: int, start: str | None = None, **settings) -> dict:

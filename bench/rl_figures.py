@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bench.rl_experiments import EPISODES, KNOWN, TARGET
+from bench.rl_experiments import EPISODES, KNOWN, SHOWN, TARGET
 from breadth.core.world.arithmetic.problem import canonical
 from breadth.core.world.runs.stats import mean_interval
 
@@ -57,7 +57,7 @@ def plate_figure(found, out: Path) -> None:
             for x, v in zip(xs, errs, strict=True):
                 ax.text(x, v + 1.5, f"{v:.0f}", ha="center", fontsize=6)  # a bar at 0 is still read as 0
         ax.set_xticks(range(len(mixes)), [m.replace(",", ",\n") for m in mixes], fontsize=7)
-        ax.set_title(f"{name} test success", fontsize=9)
+        ax.set_title(f"{SHOWN[name]} test success", fontsize=9)
         ax.set_ylim(0, 103)
         ax.grid(alpha=0.3, axis="y")
     axes[0].set_ylabel("% solved (mean, 95% interval)")

@@ -23,6 +23,7 @@ from bench.rl_experiments import (
     KNOWN,
     PLATE,
     RL_MIX,
+    SHOWN,
     TARGET,
     WARM_KS,
 )
@@ -61,7 +62,7 @@ def choose(folder: Path) -> tuple[float, int] | None:
             title=f"choosing on the validation split: warm start k={CHOOSE_K}, seeds {CHOOSE_SEEDS}, {title}, "
             f"200 steps x {EPISODES} episodes"
         )
-        for c in ("lr", "group", "prompts", f"{TARGET} %", f"{KNOWN} %", "mean %", "seeds"):
+        for c in ("lr", "group", "prompts", f"{SHOWN[TARGET]} %", f"{SHOWN[KNOWN]} %", "mean %", "seeds"):
             table.add_column(c, justify="right")
         if warm:
             t, k = [r["validation"][TARGET] for r in warm], [r["validation"][KNOWN] for r in warm]
@@ -92,7 +93,8 @@ def experiment1(folder: Path, seeds, figures: Path) -> None:
     if not runs:
         return
     table = Table(title=f"1. from the two-digit-only model, reward on three-digit sums ({len(runs)} seeds; test split)")
-    for c in ("", "pass@G", "reward", "correct, expected calls", "no call", "chars", f"{KNOWN} %", f"{TARGET} %"):
+    shown = (f"{SHOWN[KNOWN]} %", f"{SHOWN[TARGET]} %")
+    for c in ("", "pass@G", "reward", "correct, expected calls", "no call", "chars", *shown):
         table.add_column(c, justify="right")
     before = [r["record"]["before"] for r in runs]
     last = [{k: sum(v[-20:]) / len(v[-20:]) for k, v in r["record"]["metrics"].items()} for r in runs]
@@ -105,7 +107,8 @@ def experiment1(folder: Path, seeds, figures: Path) -> None:
         )
     console.print(table)
     seeds_line = "; ".join(
-        f"seed {r['record']['seed']}: {KNOWN} {100 * rate(r, KNOWN):.0f}%, {TARGET} {100 * rate(r, TARGET):.0f}%, "
+        f"seed {r['record']['seed']}: {SHOWN[KNOWN]} {100 * rate(r, KNOWN):.0f}%, "
+        f"{SHOWN[TARGET]} {100 * rate(r, TARGET):.0f}%, "
         f"last 20 steps no call {100 * sum(r['record']['metrics']['no_call'][-20:]) / 20:.0f}%"
         for r in runs
     )
@@ -120,11 +123,11 @@ def experiment2(folder: Path, seeds, figures: Path, steps: int) -> None:
     )
     for c in (
         "k",
-        f"{TARGET} % sampled before",
-        f"{TARGET}: demos",
+        f"{SHOWN[TARGET]} % sampled before",
+        f"{SHOWN[TARGET]}: demos",
         "+ reward",
         "+ demos",
-        f"{KNOWN}: demos",
+        f"{SHOWN[KNOWN]}: demos",
         "+ reward",
         "+ demos",
         "seeds",
@@ -150,7 +153,7 @@ def experiment2(folder: Path, seeds, figures: Path, steps: int) -> None:
 
 def experiment3(folder: Path, seeds, figures: Path) -> None:
     table = Table(title="3. the plate's mixes from the base: demonstrations against reward (test split)")
-    for c in ("mix", "arm", "episodes", f"{KNOWN} %", f"{TARGET} %", "pass@G before", "seeds"):
+    for c in ("mix", "arm", "episodes", f"{SHOWN[KNOWN]} %", f"{SHOWN[TARGET]} %", "pass@G before", "seeds"):
         table.add_column(c, justify=("left" if c in ("mix", "arm") else "right"))
     found = []
     for i, mix in enumerate(PLATE):

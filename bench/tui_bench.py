@@ -16,7 +16,7 @@ from pathlib import Path
 
 from bench.tui_common import TRAIN_TIMEOUT, BenchError
 from bench.tui_in_app import in_app
-from bench.tui_processes import Tmux, _cmdline, _ours, bare_import, first_frame
+from bench.tui_processes import Tmux, bare_import, cmdline, first_frame, ours
 from bench.tui_report import report, report_race, report_stop
 
 
@@ -79,9 +79,9 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         if tmux is not None:
             tmux.stop()
-        leftovers = _ours(marker)
+        leftovers = ours(marker)
         if leftovers:
-            cmds = [_cmdline(pid) for pid in leftovers]
+            cmds = [cmdline(pid) for pid in leftovers]
             for pid in leftovers:
                 try:
                     os.kill(pid, signal.SIGKILL)

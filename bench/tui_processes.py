@@ -89,7 +89,7 @@ def _wait_gone(pids: list[int], timeout: float = 5.0) -> list[int]:
         time.sleep(0.02)
 
 
-def _ours(marker: str) -> list[int]:
+def ours(marker: str) -> list[int]:
     """Processes whose environment holds our unique BREADTH_RUNS (started by this benchmark, nobody else)."""
     needle = f"BREADTH_RUNS={marker}".encode()
     found = []
@@ -105,7 +105,7 @@ def _ours(marker: str) -> list[int]:
     return found
 
 
-def _cmdline(pid: int) -> str:
+def cmdline(pid: int) -> str:
     """The command line of `pid` (empty if gone)."""
     try:
         return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
@@ -194,7 +194,7 @@ def first_frame(tmux: Tmux, run: int) -> tuple[float, list[str]]:
             elapsed = time.perf_counter() - t0
             break
         time.sleep(POLL)
-    killed_cmds = [_cmdline(pid) for pid in _tree(pane)]
+    killed_cmds = [cmdline(pid) for pid in _tree(pane)]
     killed = _kill_tree(pane)
     try:
         tmux("kill-session", "-t", name)

@@ -140,7 +140,7 @@ def report_race(data: dict, console) -> None:
     console.print(
         f"From posting Enter with a three-operand sum in the sum box (race mode, lanes: {', '.join(race['lanes'])}; "
         f"sums in turn: {', '.join(RACE_SUMS)}) until every lane shows its verdict (the engine's {RACE_LANES} "
-        "Plays, their characters as messages, the 30 Hz reveal timer), polled every 2 ms, with the real engine "
+        "Probes, their characters as messages, the 30 Hz reveal timer), polled every 2 ms, with the real engine "
         "right after the 400-step run; the first race also loads the shipped models the engine let go.",
         style="dim",
         highlight=False,

@@ -46,7 +46,7 @@ def test_protocol_round_trips_every_message_and_refuses_garbage():
         p.Load("k", "/x"),
         p.Train(1, "add_2x2=3", {"steps": 2}, "/b", "/o", 5),
         p.Stop(1),
-        p.Play(2, "k", "3+4"),
+        p.Probe(2, "k", "3+4"),
         p.Quit(),
         p.Ready(1.5),
         p.Step(1, 2, 3, 0.5, 0.1),
@@ -54,7 +54,7 @@ def test_protocol_round_trips_every_message_and_refuses_garbage():
         p.Trained(1, "k", "/p", {"a": 1}),
         p.Stopped(1, 4),
         p.Char(2, "action", "B"),
-        p.Played(2, 7, "", True, None, [["prompt", "3+4="]]),
+        p.ProbeFinished(2, 7, "", True, None, [["prompt", "3+4="]]),
         p.Save(3, "k", "/x"),
         p.Saved(3, "/x"),
         p.Failed("train", "boom", 1),
@@ -72,15 +72,15 @@ def test_protocol_round_trips_every_message_and_refuses_garbage():
 
 
 def test_load_then_play_streams_characters_with_roles_then_the_verdict(session):
-    """Play on a loaded shipped model streams each character with its writer, then a verdict on the true sum."""
+    """A Probe on a loaded shipped model streams each character with its writer, then a verdict on the true sum."""
     s, events = session
     s.handle(p.Load("mix", str(MIX)))
-    s.handle(p.Play(7, "mix", "3+4+5"))
+    s.handle(p.Probe(7, "mix", "3+4+5"))
     got = _events(events)
     assert got["Loaded"][0].meta["mix"] == "two_digit=35,three_digit=35"  # the metadata as stored, read by the app
     chars = got["Char"]
     assert all(c.id == 7 for c in chars)
-    played = got["Played"][0]
+    played = got["ProbeFinished"][0]
     assert "".join(c.char for c in chars) == "".join(text for _, text in played.segments)
     assert [c.role for c in chars[:6]] == ["prompt"] * 6
     assert played.answer == 12 and played.environment == "add_3x1"
@@ -91,11 +91,11 @@ def test_failures_become_failed_events_not_crashes(session, tmp_path):
     """A missing checkpoint, an unknown model, a bad sum or a bad mix each give one Failed line."""
     s, events = session
     s.handle(p.Load("x", str(tmp_path / "missing.safetensors")))
-    s.handle(p.Play(1, "nope", "2+3"))
-    s.handle(p.Play(2, "nope", "abc"))
+    s.handle(p.Probe(1, "nope", "2+3"))
+    s.handle(p.Probe(2, "nope", "abc"))
     s.handle(p.Train(3, "nope=5", {"steps": 2}, str(MIX), str(tmp_path)))
     failed = _events(events)["Failed"]
-    assert [f.what for f in failed] == ["load", "play", "play", "train"]
+    assert [f.what for f in failed] == ["load", "probe", "probe", "train"]
     assert [f.id for f in failed] == [None, 1, 2, 3]
     assert all(f.message and "\n" not in f.message for f in failed)
     assert s.training is None
@@ -130,13 +130,13 @@ def test_stop_in_the_inbox_ends_training_at_the_next_step_and_keeps_nothing(sess
 def test_serve_speaks_json_lines_and_ends_on_quit(one_thread):
     """The process loop answers Ready, handles commands from stdin and stops at Quit."""
     stdin = io.StringIO(
-        "\n".join(p.encode(c) for c in [p.Load("m", str(TWO)), p.Play(1, "m", "23+45"), p.Quit()]) + "\n"
+        "\n".join(p.encode(c) for c in [p.Load("m", str(TWO)), p.Probe(1, "m", "23+45"), p.Quit()]) + "\n"
     )
     stdout = io.StringIO()
     serve(stdin, stdout)
     events = [json.loads(line) for line in stdout.getvalue().splitlines()]
     types = [e["type"] for e in events]
-    assert types[0] == "Ready" and types[1] == "Loaded" and types[-1] == "Played"
+    assert types[0] == "Ready" and types[1] == "Loaded" and types[-1] == "ProbeFinished"
     played = events[-1]
     streamed = "".join(e["char"] for e in events if e["type"] == "Char")
     assert streamed == "".join(text for _, text in played["segments"]) and streamed.startswith("23+45=B")
@@ -147,7 +147,7 @@ def test_the_model_streams_its_confidence_with_each_of_its_characters(session):
     chosen one first (greedy); prompt and calculator characters carry none."""
     s, events = session
     s.handle(p.Load("two", str(TWO)))
-    s.handle(p.Play(1, "two", "23+45"))
+    s.handle(p.Probe(1, "two", "23+45"))
     chars = _events(events)["Char"]
     mine = [c for c in chars if c.role == "action"]
     assert mine and all(len(c.top) == 4 and c.top[0][0] == c.char and c.p == c.top[0][1] for c in mine)
@@ -157,19 +157,19 @@ def test_the_model_streams_its_confidence_with_each_of_its_characters(session):
 
 @pytest.mark.parametrize("lie, told", [("off by one", "69"), ("42", "42")])
 def test_a_lying_calculator_marks_its_results_and_says_whether_the_model_copied_them(session, lie, told):
-    """With a lie, each calculator character is marked `lied`, the transcript holds the lie, and Played says
+    """With a lie, each calculator character is marked `lied`, the transcript holds the lie, and ProbeFinished says
     whether the answer copied the tool (the shipped two-digit model copies: it does not add on its own)."""
     s, events = session
     s.handle(p.Load("two", str(TWO)))
-    s.handle(p.Play(2, "two", "23+45", lie=lie))
+    s.handle(p.Probe(2, "two", "23+45", lie=lie))
     got = _events(events)
     told_chars = [c for c in got["Char"] if c.role == "environment"]
     assert "".join(c.char for c in told_chars) == f"{told}|" and all(c.lied for c in told_chars)
-    (played,) = got["Played"]
+    (played,) = got["ProbeFinished"]
     assert tuple(played.segments[-2]) == ("environment", f"{told}|")
     assert played.copied is True and not played.solved
-    s.handle(p.Play(3, "two", "23+45"))
-    honest = _events(events)["Played"][-1]
+    s.handle(p.Probe(3, "two", "23+45"))
+    honest = _events(events)["ProbeFinished"][-1]
     assert honest.copied is None and honest.solved
     assert not any(c.lied for c in _events(events)["Char"] if c.id == 3)
 
@@ -178,14 +178,14 @@ def test_a_lie_that_is_not_one_is_one_failed_line(session):
     """A lie that is neither 'off by one' nor a number is refused in one line; nothing is played."""
     s, events = session
     s.handle(p.Load("two", str(TWO)))
-    s.handle(p.Play(4, "two", "23+45", lie="sometimes"))
+    s.handle(p.Probe(4, "two", "23+45", lie="sometimes"))
     got = _events(events)
     assert "Char" not in got and got["Failed"][0].id == 4 and "off by one" in got["Failed"][0].message
 
 
 @pytest.mark.slow
 def test_training_keeps_snapshots_that_replay_and_are_scored_when_idle(session, tmp_path, base_path):
-    """Train keeps the weights at step 0, every `snapshot_every` steps and the end; Play with `step` replays
+    """Train keeps the weights at step 0, every `snapshot_every` steps and the end; Probe with `step` replays
     one; each is scored on a few held-out sums of every family in background work, one at a time, and then they
     are saved beside the checkpoint with their scores."""
     s, events = session
@@ -194,9 +194,9 @@ def test_training_keeps_snapshots_that_replay_and_are_scored_when_idle(session, 
     assert [e.step for e in got["Snapshot"]] == [0, 4, 6]
     key = got["Trained"][0].key
     assert len(s.background) == 4  # three snapshots to score, then their saving
-    s.handle(p.Play(8, key, "23+45", step=0))
-    s.handle(p.Play(9, key, "23+45", step=5))
-    played, failed = _events(events)["Played"], _events(events)["Failed"]
+    s.handle(p.Probe(8, key, "23+45", step=0))
+    s.handle(p.Probe(9, key, "23+45", step=5))
+    played, failed = _events(events)["ProbeFinished"], _events(events)["Failed"]
     assert played[0].id == 8 and failed[0].id == 9 and "steps: 0, 4, 6" in failed[0].message
     while s.background:
         s.work()

@@ -1,4 +1,5 @@
-"""docs/design.md's layout names every product module, each under the folder it lives in."""
+"""docs/design.md's layout names every product module, each under the folder it lives in: core/, tui/ and bench/
+(the benchmarks are not installed, but tests/test_file_sizes.py counts them as product too)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import re
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-PRODUCT = ("core", "tui")  # the installed code (checkpoints/ and results/ hold data)
+PRODUCT = ("core", "tui", "bench")  # the installed code and the benchmarks (checkpoints/ and results/ hold data)
 
 
 def _layout() -> dict[str, str]:
@@ -26,8 +27,8 @@ def _layout() -> dict[str, str]:
 
 
 def test_the_design_docs_layout_names_every_product_module_under_its_own_folder():
-    """Every .py module of core/ and tui/ (but __init__) is named as a word in its own folder's entry of the layout,
-    and every folder holding modules has an entry."""
+    """Every .py module of core/, tui/ and bench/ (but __init__) is named as a word in its own folder's entry of the
+    layout, and every folder holding modules has an entry."""
     entries = _layout()
     missing = []
     for path in sorted(p for top in PRODUCT for p in (REPO / top).rglob("*.py")):

@@ -94,7 +94,7 @@ def test_a_bad_scoring_request_is_one_failed_line_and_queues_nothing(command):
 
 
 def test_a_play_sent_while_the_engine_scores_is_answered_within_a_piece():
-    """Over the engine's real loop, with pieces of 0.2 s: a Play sent after the scoring started is answered before
+    """Over the engine's real loop, with pieces of 0.2 s: a Probe sent after the scoring started is answered before
     the scoring ends, within about one piece."""
     stdin: queue.Queue = queue.Queue()
     events: queue.Queue = queue.Queue()
@@ -119,12 +119,12 @@ def test_a_play_sent_while_the_engine_scores_is_answered_within_a_piece():
     while not any(isinstance(e, p.EnvironmentsProgress) for _, e in seen):
         seen.append(events.get(timeout=10))
     sent = time.monotonic()
-    stdin.put(p.encode(p.Play(5, "mix", "23+45")) + "\n")
+    stdin.put(p.encode(p.Probe(5, "mix", "23+45")) + "\n")
     while not any(isinstance(e, p.EnvironmentsScored) for _, e in seen):
         seen.append(events.get(timeout=30))
     stdin.put("")  # end of input: the engine quits
     thread.join(5)
-    played = next(at for at, e in seen if isinstance(e, p.Played))
+    played = next(at for at, e in seen if isinstance(e, p.ProbeFinished))
     scored = next(at for at, e in seen if isinstance(e, p.EnvironmentsScored))
     assert played < scored and played - sent < 0.6  # one piece is 0.2 s
     assert not thread.is_alive()

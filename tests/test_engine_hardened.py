@@ -44,16 +44,16 @@ def test_deeply_nested_long_and_mistyped_lines_fail_alone_and_later_commands_are
     """Garbage lines each give one Failed event; the next command is still answered, and EOF ends the engine."""
     garbage = [
         "[" * 60_000,  # within the line limit, nested far beyond the parser's stack
-        '{"type": "Play", "id": ' + "1" * 100_000 + "}",  # over the line limit
-        '{"type": "Play", "id": "seven", "key": "k", "text": "1+2"}',  # a field of the wrong type
+        '{"type": "Probe", "id": ' + "1" * 100_000 + "}",  # over the line limit
+        '{"type": "Probe", "id": "seven", "key": "k", "text": "1+2"}',  # a field of the wrong type
         '{"type": "Stop", "id": true}',  # bool is not a number
         '{"type": "Load"}',  # missing fields
         "\x00\xff not json",
     ]
-    events = _serve([*garbage, p.encode(p.Load("m", str(BASE))), p.encode(p.Play(9, "m", "2+3"))])
+    events = _serve([*garbage, p.encode(p.Load("m", str(BASE))), p.encode(p.Probe(9, "m", "2+3"))])
     failed = [e for e in events if e["type"] == "Failed"]
     assert len(failed) == len(garbage) and all(f["what"] == "protocol" and "\n" not in f["message"] for f in failed)
-    assert events[-1]["type"] == "Played" and events[-1]["id"] == 9 and events[-1]["solved"]
+    assert events[-1]["type"] == "ProbeFinished" and events[-1]["id"] == 9 and events[-1]["solved"]
 
 
 def test_the_engine_exits_when_its_input_closes_even_mid_training(tmp_path):
@@ -122,12 +122,12 @@ def test_the_engine_holds_a_bounded_number_of_models_and_never_drops_one_only_in
     session.handle(p.Train(1, "add_2x2=4", {"steps": 1}, str(BASE), str(tmp_path), 3))  # only in memory
     for i in range(MAX_LOADED + 2):
         session.handle(p.Load(f"m{i}", str(BASE)))
-        session.handle(p.Play(i, "m0", "1+2"))  # m0 stays in use, so it is never the oldest
+        session.handle(p.Probe(i, "m0", "1+2"))  # m0 stays in use, so it is never the oldest
     unloaded = [e.key for e in events if isinstance(e, p.Unloaded)]
     assert unloaded and "m0" not in unloaded and "run:1" not in unloaded
     assert "run:1" in session.loaded and "m0" in session.loaded
     assert len([k for k in session.loaded if k in session.files]) <= MAX_LOADED
-    session.handle(p.Play(99, unloaded[0], "1+2"))  # an unloaded model must be loaded again to play
+    session.handle(p.Probe(99, unloaded[0], "1+2"))  # an unloaded model must be loaded again to play
     assert isinstance(events[-1], p.Failed) and "not loaded" in events[-1].message
 
 

@@ -106,7 +106,7 @@ def test_episode_loop_ends_within_its_limits_on_any_actions(actions, prompt):
     | st.builds(
         json.dumps,
         st.fixed_dictionaries(
-            {"type": st.sampled_from(["Load", "Train", "Stop", "Play", "Quit", "Ready", "Trained", "Failed"])},
+            {"type": st.sampled_from(["Load", "Train", "Stop", "Probe", "Quit", "Ready", "Trained", "Failed"])},
             optional={
                 "id": json_values,
                 "key": json_values,

@@ -1,6 +1,6 @@
 """`python -m bench.lockstep_bench --paired N` covers a mix of postfix environments beside the plate's infix mixes,
 its lockstep side trained and scored together as a lockstep sweep does (`train_lockstep`), the plate's runs one
-group as before; scores saved before the postfix mix was added still load."""
+group as before; scores saved before the postfix mix was added, or under the environments' old names, still load."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import json
 import pytest
 
 from bench import lockstep_bench as bench
+from breadth.core.world.arithmetic.problem import first_name
 from breadth.core.world.environments.registry import by_name
 from breadth.core.world.episodes.scores import HeldOutScore
 
@@ -43,7 +44,7 @@ def fakes(monkeypatch):
 def test_the_paired_mixes_include_postfix_environments_scored_in_their_own_form():
     """Beside the plate's three infix mixes, one mix trains on postfix environments and is scored on them."""
     plate = [m for m in bench.PAIRED if m.group == "the plate"]
-    assert [m.environments for m in plate] == [("two_digit", "three_digit")] * 3
+    assert [m.environments for m in plate] == [("add_2x2", "add_3x1")] * 3
     (postfix,) = [m for m in bench.PAIRED if m.group != "the plate"]
     trained = [name for name, _ in postfix.mix.counts]
     assert trained and {by_name(n).at.value("form") for n in trained} == {"postfix"}
@@ -85,3 +86,22 @@ def test_sides_saved_before_the_postfix_mix_train_only_what_they_lack(fakes, tmp
         "postfix_35_35/0",
         "postfix_35_35/1",
     }
+
+
+def test_sides_saved_under_the_old_environment_names_still_load(fakes, tmp_path, capsys):
+    """A --load of both sides saved when the plate's environments were `two_digit` and `three_digit`: nothing is
+    trained again and the table reads each score under the environment's old name."""
+    old = {side: {} for side in ("today", "lockstep")}
+    for mix in bench.PAIRED:
+        for seed in (0, 1):
+            for side in old:
+                scores = _fake_scores(mix, seed, side)
+                old[side][f"{mix.name}/{seed}"] = {first_name(f): r for f, r in scores.items()}
+    assert "two_digit" in old["today"]["mix_35_35/0"] and "three_digit" in old["today"]["mix_35_35/0"]
+    saved = tmp_path / "old.json"
+    saved.write_text(json.dumps(old))
+    assert bench.main(["--paired", "2", "--load", str(saved)]) == 0
+    assert fakes == []  # every run was loaded
+    out = capsys.readouterr().out
+    rows = [line for line in out.splitlines() if " difference " in line]
+    assert len(rows) == 9 and all("difference  +20.0 ±  0.0" in row for row in rows), out

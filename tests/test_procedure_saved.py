@@ -113,7 +113,7 @@ class _BusyEngine(FakeEngine):
     """An engine that takes commands but has not played any yet (still importing torch, say)."""
 
     def send(self, command) -> bool:
-        return True if isinstance(command, p.Play) else super().send(command)
+        return True if isinstance(command, p.Probe) else super().send(command)
 
 
 async def test_before_the_engine_plays_the_saved_scores_show_and_each_line_says_it_is_replaying():

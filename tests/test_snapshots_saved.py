@@ -83,15 +83,15 @@ def test_the_checkpoint_beside_its_snapshots_is_the_checkpoint_old_code_reads(ru
 
 
 def test_a_loaded_checkpoint_brings_its_snapshots_to_the_session(run):
-    """Load makes the saved snapshots playable (Play with `step`), each step at once, no training needed."""
+    """Load makes the saved snapshots playable (Probe with `step`), each step at once, no training needed."""
     path, *_ = run
     events: list = []
     session = Session(events.append, TorchModels())
     session.handle(p.Load("m", str(path)))
     assert sorted(session.saved["m"]) == [0, 2, 4, 6, 8, 10]
-    session.handle(p.Play(1, "m", "23+45", step=4))
-    session.handle(p.Play(2, "m", "23+45", step=5))
-    played = [e for e in events if isinstance(e, p.Played)]
+    session.handle(p.Probe(1, "m", "23+45", step=4))
+    session.handle(p.Probe(2, "m", "23+45", step=5))
+    played = [e for e in events if isinstance(e, p.ProbeFinished)]
     failed = [e for e in events if isinstance(e, p.Failed)]
     assert [e.id for e in played] == [1] and [e.id for e in failed] == [2]
     assert "steps: 0, 2, 4, 6, 8, 10" in failed[0].message

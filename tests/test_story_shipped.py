@@ -35,7 +35,7 @@ SOLVES = {  # (act, probe) -> the shipped models that solve it (the race's capti
 
 
 @pytest.fixture(scope="module")
-def played(one_thread) -> dict[tuple[str, str, str], p.Played]:
+def played(one_thread) -> dict[tuple[str, str, str], p.ProbeFinished]:
     """Each probe of the default story played on each shipped model, with its act's calculator, by the engine."""
     events: list = []
     session = Session(events.append, TorchModels())
@@ -46,14 +46,14 @@ def played(one_thread) -> dict[tuple[str, str, str], p.Played]:
         for sum_probe in act.probes:
             for name in PRESETS:
                 probe += 1
-                session.handle(p.Play(probe, name, sum_probe.text, lie=act.lie))
+                session.handle(p.Probe(probe, name, sum_probe.text, lie=act.lie))
                 (out[act.title, sum_probe.text, name],) = [
-                    e for e in events if isinstance(e, p.Played) and e.id == probe
+                    e for e in events if isinstance(e, p.ProbeFinished) and e.id == probe
                 ]
     return out
 
 
-def _calls(event: p.Played) -> list[str]:
+def _calls(event: p.ProbeFinished) -> list[str]:
     """The model's calls, as written (`B23+45|`)."""
     return [text for role, text in event.segments if role == "action" and text.startswith("B")]
 
@@ -141,8 +141,8 @@ def test_the_procedure_acts_moments_show_what_their_captions_say(one_thread):
     for step in run.kept:
         for family, problem in lines.items():
             probe = next(ids)
-            session.handle(p.Play(probe, MIX, problem.prompt.removesuffix("="), step=step))
-            (played[step, family],) = [e for e in events if isinstance(e, p.Played) and e.id == probe]
+            session.handle(p.Probe(probe, MIX, problem.prompt.removesuffix("="), step=step))
+            (played[step, family],) = [e for e in events if isinstance(e, p.ProbeFinished) and e.id == probe]
     first, wrong_answer, solved = (moment.step for moment in act.moments)
     assert [m.step for m in act.moments] == [80, 240, 320] and run.kept[:2] == [0, first]
     assert not any(_calls(played[0, family]) for family in lines)  # before the first moment: no calls at all

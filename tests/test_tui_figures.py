@@ -11,7 +11,7 @@ import threading
 
 from tui_helpers import fake_app, type_text, wait_for
 
-import breadth.tui.parts.figures
+import breadth.tui.parts.figure_saver
 from breadth.core.results.figures import SLIDE, SLIDE_DPI
 from breadth.core.storage.header import read_metadata
 from breadth.core.storage.paths import shipped_checkpoint
@@ -63,7 +63,7 @@ async def test_ctrl_f_saves_the_screen_and_the_models_slide_and_names_them_in_on
 async def test_a_second_ctrl_f_while_saving_is_answered_not_queued():
     """F12 pressed again before the first save is written gets a line, and only one save runs."""
     release, calls = threading.Event(), []
-    real = breadth.tui.parts.figures.save_figures
+    real = breadth.tui.parts.figure_saver.save_figures
 
     def slow_save(*args):
         calls.append(args)
@@ -72,7 +72,7 @@ async def test_a_second_ctrl_f_while_saving_is_answered_not_queued():
 
     app = fake_app()
     async with app.run_test(size=(80, 24)) as pilot:
-        breadth.tui.parts.figures.save_figures = slow_save
+        breadth.tui.parts.figure_saver.save_figures = slow_save
         try:
             await pilot.pause()
             await pilot.press("f12")
@@ -82,7 +82,7 @@ async def test_a_second_ctrl_f_while_saving_is_answered_not_queued():
             release.set()
             await wait_for(pilot, lambda: not app.figures.saving, what="the figures to be written")
         finally:
-            breadth.tui.parts.figures.save_figures = real
+            breadth.tui.parts.figure_saver.save_figures = real
             release.set()
         assert len(calls) == 1
         assert len(list(figures_dir().iterdir())) == 4

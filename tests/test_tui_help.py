@@ -1,10 +1,13 @@
-"""The help screen's key lines are made from the app's bindings: every key, grouped, one line a key, keys first."""
+"""The help screen's key lines are made from the app's bindings: every key, grouped, one line a key, keys first;
+the prose after them names a key by its binding too."""
 
 from __future__ import annotations
 
 import re
 import sys
 from pathlib import Path
+
+from textual.binding import Binding
 
 sys.path.insert(0, str(Path(__file__).parent))
 from tui_helpers import fake_app, screen_lines  # noqa: E402
@@ -19,6 +22,7 @@ from breadth.tui.screens.help import (  # noqa: E402
     app_bindings,
     key_lines,
     key_name,
+    prose,
 )
 from breadth.tui.widgets.playground import PACES  # noqa: E402
 
@@ -120,3 +124,15 @@ def test_the_help_after_the_keys_speaks_plain_words():
     assert labels and re.search(r"\ba2x2\b", labels)
     assert not re.search(r"\b[as]\dx\d\b", plain), re.findall(r"\b[as]\dx\d\b", plain)
     assert "plate" not in HELP.lower() and "wilson" not in HELP.lower()
+
+
+def test_the_prose_names_each_key_by_its_binding():
+    """The prose spells no function key itself: it says F6 for shading and F5 for the stage layout because they are
+    bound so, and after a rebinding it names the new key."""
+    assert not re.search(r"\bF\d+\b", HELP), re.findall(r"\bF\d+\b", HELP)
+    text = prose(app_bindings(BreadthApp))
+    assert "**Shading** (F6)" in text and "**Stage layout** (F5;" in text and "F5 again for the panels" in text
+    rebound = [
+        Binding("ctrl+t", b.action, b.description) if b.action == "stage" else b for b in app_bindings(BreadthApp)
+    ]
+    assert "**Stage layout** (Ctrl+T;" in prose(rebound) and "Ctrl+T again for the panels" in prose(rebound)

@@ -40,7 +40,7 @@ async def test_an_off_by_one_calculator_marks_its_results_and_the_verdict_says_t
         assert "".join(c.char for c in told) == "69|" and all(c.lied for c in told)
         assert "ignored the lie" in view.state.verdict.plain
         assert _styled(view, LIE_STYLE)
-        sent = [c for c in app.supervisor.engine.sent if type(c).__name__ == "Play"]
+        sent = [c for c in app.supervisor.engine.sent if type(c).__name__ == "Probe"]
         assert sent[-1].lie == "off by one"
 
 

@@ -37,25 +37,26 @@ def test_an_engine_death_is_heard_by_each_part_in_order_and_the_restart_comes_af
 
 
 def test_parts_hear_engine_events_by_their_protocol_names():
-    """An engine event has one name: the parts hear `p.Step`, `p.Played`, ..., never an app message renaming one."""
+    """An engine event has one name: the parts hear `p.Step`, `p.ProbeFinished`, ..., never an app message renaming
+    one."""
     app = fake_app()
     renamed = [k for k in app.hearers if isinstance(k, type) and issubclass(k, m.FromEngine)]
     events = {k for k in app.hearers if not (isinstance(k, type) and issubclass(k, Message))}
     assert not renamed
-    assert {p.Step, p.Played, p.Trained, p.Char, p.Ready, p.Failed} <= events
+    assert {p.Step, p.ProbeFinished, p.Trained, p.Char, p.Ready, p.Failed} <= events
     assert all(k in vars(p).values() or k[0] is p.Failed for k in events), events
 
 
 def test_a_failure_reaches_the_part_that_answers_for_what_failed_and_others_the_engine_watch():
-    """A train, play, save or scoring failure goes to its own part only; any other failure is the engine watch's."""
+    """A train, probe, save or scoring failure goes to its own part only; any other failure is the engine watch's."""
     app = fake_app()
     owners = {
         what: [h.__self__ for h in app.hearers[m.heard_as(p.Failed(what, "boom", 1))]]
-        for what in ("train", "play", "save", "scoreenvironments", "load", "protocol")
+        for what in ("train", "probe", "save", "scoreenvironments", "load", "protocol")
     }
     assert owners == {
         "train": [app.training_jobs],
-        "play": [app.play_router],
+        "probe": [app.play_router],
         "save": [app.catalogue],
         "scoreenvironments": [app.board],
         "load": [app.engine_watch],

@@ -140,8 +140,8 @@ async def test_a_race_shows_one_model_calling_once_while_another_splits_the_sum(
         assert lane_text(mix) == "B45+91|136|136|"
         head = app.playground.race.query_one("#race-head").render().plain
         assert "45+91 = 136" in head and "two-digit" in head  # the true result and the family, once
-        plays = [c for c in app.supervisor.engine.sent if isinstance(c, p.Play)]
-        assert {c.key for c in plays} == set(DEFAULT_RACE) and len({c.id for c in plays}) == 3  # one Play each
+        plays = [c for c in app.supervisor.engine.sent if isinstance(c, p.Probe)]
+        assert {c.key for c in plays} == set(DEFAULT_RACE) and len({c.id for c in plays}) == 3  # one Probe each
         assert not app.playground.probes  # nothing went to the single-model log
 
 

@@ -231,14 +231,14 @@ def test_no_priority_binding_is_a_printable_key():
 
 
 class HeldPlays(FakeEngine):
-    """A fake engine that keeps Play commands until `release()`: their answers come when the test says."""
+    """A fake engine that keeps Probe commands until `release()`: their answers come when the test says."""
 
     def __init__(self) -> None:
         super().__init__()
-        self.held: list[p.Play] | None = []
+        self.held: list[p.Probe] | None = []
 
     def send(self, command) -> bool:
-        if isinstance(command, p.Play) and self.held is not None:
+        if isinstance(command, p.Probe) and self.held is not None:
             self.sent.append(command)
             self.held.append(command)
             return True

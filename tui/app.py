@@ -32,7 +32,7 @@ from breadth.tui.parts.catalogue import DEFAULT_MODEL, Catalogue
 from breadth.tui.parts.demo import DemoMode
 from breadth.tui.parts.engine_watch import EngineWatch
 from breadth.tui.parts.environments import Board
-from breadth.tui.parts.figures import Figures
+from breadth.tui.parts.figure_saver import Figures
 from breadth.tui.parts.play import PlayRouter
 from breadth.tui.parts.training import TrainingJobs
 from breadth.tui.screens.curve_view import CurveView

@@ -36,7 +36,8 @@ APP_KEYS = [
     key("f6", "shade", "Shade", "shade the model's characters by confidence"),
     key("f7", "lie", "Lie", "the calculator lies: honest, +1, a number", show=False),
     key("f8", "pace", "Pace", PACE, show=False),
-    key("f9", "procedure", "Watch", "watch the procedure form, step by step"),
+    # the procedure view, as docs/app.md names it; "Procedure" would cut F11 Curve off the footer at 80 columns
+    key("f9", "procedure", "Proc", "watch the procedure form, step by step"),
     key("f10,ctrl+g", "matrix", "Matrix", "the transfer matrix of the results store"),
     # Shift+F11 too: a terminal may take F11
     key("f11,f23,shift+f11", "curve", "Curve", "the breadth curve of the results store"),

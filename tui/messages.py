@@ -25,7 +25,7 @@ class FromEngine(Message):
     event: object
 
 
-FAILURES_BY_WHAT = ("train", "play", "save", "scoreenvironments")  # p.Failed.what heard on its own; others as p.Failed
+FAILURES_BY_WHAT = ("train", "probe", "save", "scoreenvironments")  # p.Failed.what heard on its own; others as p.Failed
 
 
 def failed(what: str) -> tuple[type, str]:

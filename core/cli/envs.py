@@ -40,7 +40,7 @@ def envs(args) -> int:
             at.form,
             f"{env.size():,}",
         )
-    t.caption = f"--where takes operands=, digits= (2 or 2.1.2), op= (add, sub or add.sub) and form= ({_either(FORMS)})"
+    t.caption = f"--where takes operands=, digits= (2 or 2.1.2), op= (add, sub or add.sub) and form= ({either(FORMS)})"
     t.caption_justify = "left"
     console.print(t)
     if args.json:
@@ -49,7 +49,7 @@ def envs(args) -> int:
     return 0
 
 
-def _either(names) -> str:
+def either(names) -> str:
     """Names as a choice in words: `infix or postfix`, `a, b or c`."""
     names = list(names)
     return " or ".join([", ".join(names[:-1]), names[-1]] if len(names) > 1 else names)

@@ -3,7 +3,7 @@
 The UI process writes commands to the engine process's stdin (`breadth.core.engine.loop`), which answers with
 events on its stdout. Messages cross as JSON, never pickle, so neither side can be made to run code
 by what it reads. Both sides import this module; it needs neither torch nor Textual. A command
-that starts work (Train, Play) carries an `id` chosen by the UI, and every event about that work
+that starts work (Train, Probe) carries an `id` chosen by the UI, and every event about that work
 carries the same `id`: one field name for every request.
 """
 
@@ -50,10 +50,10 @@ class Stop:
 
 
 @dataclass(frozen=True)
-class Play:
+class Probe:
     """Play the sum `text` with the model loaded as `key`, streaming each character.
 
-    A race is several Plays of one sum, one per model, each with its own `id`.
+    A race is several Probes of one sum, one per model, each with its own `id`.
     """
 
     id: int  # the probe
@@ -192,7 +192,7 @@ class Char:
 
 
 @dataclass(frozen=True)
-class Played:
+class ProbeFinished:
     """Probe `id` ended: the verdict against the true sum."""
 
     id: int
@@ -206,7 +206,7 @@ class Played:
 
 @dataclass(frozen=True)
 class Snapshot:
-    """Job `id` kept a copy of its weights at `step` (0: before the first step); Play with `step` replays it."""
+    """Job `id` kept a copy of its weights at `step` (0: before the first step); Probe with `step` replays it."""
 
     id: int
     step: int
@@ -256,7 +256,7 @@ class Saved:
 class Failed:
     """A command failed; `message` is one line for people."""
 
-    what: str  # the command's name in lower case ("load", "train", "play", "save"), or "protocol"
+    what: str  # the command's name in lower case ("load", "train", "probe", "save"), or "protocol"
     message: str
     id: int | None = None  # the training job or probe it concerns
 
@@ -264,8 +264,8 @@ class Failed:
 _TYPES = {
     cls.__name__: cls
     for cls in (
-        *(Load, Train, Stop, Play, Save, ScoreEnvironments, Quit),  # commands
-        *(Ready, Loaded, Unloaded, Step, Evaluating, Trained, Stopped, Char, Played, Saved, Failed),  # events
+        *(Load, Train, Stop, Probe, Save, ScoreEnvironments, Quit),  # commands
+        *(Ready, Loaded, Unloaded, Step, Evaluating, Trained, Stopped, Char, ProbeFinished, Saved, Failed),  # events
         *(Snapshot, SnapshotScored, Measured, Rollouts, EnvironmentsProgress, EnvironmentsScored),
     )
 }

@@ -6,7 +6,7 @@ While a model trains, each step also drains the commands that have arrived, so S
 can be played on the loaded models during training; a run stopped so is not evaluated (nothing of it is kept).
 A reward run also sends what it measured before its first step (a Stop is heard there too) and, at most
 ROLLOUTS_HZ times a second, one group of its sampled episodes. Scoring a model on many environments
-(ScoreEnvironments) is background work done ENV_CHUNK environments at a time, so a Play or a Train waits at most
+(ScoreEnvironments) is background work done ENV_CHUNK environments at a time, so a Probe or a Train waits at most
 one piece; training pauses it. Every failure becomes a `Failed` event: only Quit, or stdin closing, ends the loop.
 """
 
@@ -94,8 +94,8 @@ class Session:
         try:
             if isinstance(cmd, p.Load):
                 self._load(cmd)
-            elif isinstance(cmd, p.Play):
-                self._play(cmd)
+            elif isinstance(cmd, p.Probe):
+                self._probe(cmd)
             elif isinstance(cmd, p.Train):
                 self._train(cmd)
             elif isinstance(cmd, p.Save):
@@ -114,7 +114,7 @@ class Session:
         self._load_snapshots(cmd.key, cmd.path, model)
 
     def _load_snapshots(self, key: str, path: str, model: object) -> None:
-        """Hold the snapshots saved beside the checkpoint just loaded as `key` (Play with `step` replays them); a
+        """Hold the snapshots saved beside the checkpoint just loaded as `key` (Probe with `step` replays them); a
         bad sidecar is one Failed line, and the model stays loaded."""
         self.saved.pop(key, None)
         if self._restored is not None and self._restored[0] == key:
@@ -127,7 +127,7 @@ class Session:
         if kept:
             self.saved[key] = kept
 
-    def _play(self, cmd: p.Play) -> None:
+    def _probe(self, cmd: p.Probe) -> None:
         problem = parse_sum(cmd.text)
         lie = Lie.parse(cmd.lie)
         model = self._model(cmd.key, cmd.step)
@@ -137,7 +137,7 @@ class Session:
         v = judge(episode, problem)
         told = episode.calls[-1].result.removesuffix("|") if episode.calls else None
         self.emit(
-            p.Played(
+            p.ProbeFinished(
                 cmd.id,
                 problem.answer,
                 problem.environment,
@@ -371,7 +371,7 @@ class Session:
         return True
 
     def poll(self) -> None:
-        """Handle commands that arrived during training: Stop, Play and Load now, Train later."""
+        """Handle commands that arrived during training: Stop, Probe and Load now, Train later."""
         while self.inbox is not None:
             try:
                 cmd = self.inbox.get_nowait()

@@ -6,7 +6,8 @@ the UI lists checkpoints before torch has loaded. Everything in it is checked be
 allocated: the file is a regular file, the header is bounded in size and nesting, the metadata is
 read into typed records, the model's shape is within limits and its context holds an episode, and
 the tensor table is float32, contiguous and exactly as long as the file. Every problem becomes one
-CheckpointError line naming the path.
+CheckpointError line naming the path. The snapshots' sidecar (`core.storage.snapshot_file`) is read by the same
+`read_raw_header`, `tensor_table` and `short`.
 """
 
 from __future__ import annotations
@@ -62,14 +63,14 @@ class CheckpointHeader:
 def read_header(path: str | os.PathLike) -> CheckpointHeader:
     """breadth's header of the checkpoint at `path`, checked; CheckpointError with one line otherwise."""
     path = Path(path)
-    raw, length, size = _read_raw_header(path)
+    raw, length, size = read_raw_header(path)
     meta = _metadata(path, raw)
     model = _check_model(path, meta)
     try:
         run = RunMeta.from_dict(meta)
     except MetadataError as e:
         raise CheckpointError(f"{path}: bad metadata: {e}") from None
-    tensors = _tensor_table(path, raw, size, 8 + length)
+    tensors = tensor_table(path, raw, size, 8 + length)
     return CheckpointHeader(run, model, meta, tensors, size)
 
 
@@ -122,7 +123,7 @@ def weights_hash(path: str | os.PathLike) -> str:
     return hashlib.sha256(data[start:]).hexdigest()[:16]
 
 
-def _read_raw_header(path: Path, what: str = "breadth checkpoint") -> tuple[dict, int, int]:
+def read_raw_header(path: Path, what: str = "breadth checkpoint") -> tuple[dict, int, int]:
     """The header's JSON object, its length in bytes and the file's size.
 
     A file that is not safetensors (too short, a length past its end or the limit, a header that is not a JSON
@@ -168,7 +169,7 @@ def _metadata(path: Path, raw: dict) -> dict:
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
         raise CheckpointError(f"{path}: not a breadth checkpoint")
     if meta.get("version") != VERSION:
-        raise CheckpointError(f"{path}: checkpoint version {_short(meta.get('version'))}, this program reads {VERSION}")
+        raise CheckpointError(f"{path}: checkpoint version {short(meta.get('version'))}, this program reads {VERSION}")
     if meta.get("vocab") != CHARS:
         raise CheckpointError(f"{path}: its vocabulary differs from this program's")
     return meta
@@ -181,15 +182,15 @@ def _check_model(path: Path, meta: dict) -> dict:
         raise CheckpointError(f"{path}: metadata has no model configuration")
     unknown = sorted(str(k) for k in model if k not in {"vocab_size", "dropout", "position", *MODEL_LIMITS})
     if unknown:
-        raise CheckpointError(f"{path}: model configuration has an unknown field {_short(unknown[0])}")
+        raise CheckpointError(f"{path}: model configuration has an unknown field {short(unknown[0])}")
     if model.get("vocab_size") != len(CHARS):
         raise CheckpointError(
-            f"{path}: vocab_size {_short(model.get('vocab_size'))} differs from this program's {len(CHARS)}"
+            f"{path}: vocab_size {short(model.get('vocab_size'))} differs from this program's {len(CHARS)}"
         )
     for key, limit in MODEL_LIMITS.items():
         value = model.get(key)
         if not isinstance(value, int) or isinstance(value, bool) or not 0 < value <= limit:
-            raise CheckpointError(f"{path}: model {key} must be a whole number from 1 to {limit}, not {_short(value)}")
+            raise CheckpointError(f"{path}: model {key} must be a whole number from 1 to {limit}, not {short(value)}")
     if model["n_embd"] % model["n_head"]:
         raise CheckpointError(f"{path}: model n_embd {model['n_embd']} is not a multiple of n_head {model['n_head']}")
     if model["block_size"] < MAX_LENGTH:
@@ -197,15 +198,15 @@ def _check_model(path: Path, meta: dict) -> dict:
             f"{path}: a context of {model['block_size']} characters cannot hold an episode ({MAX_LENGTH})"
         )
     if model.get("position", "learned") not in ("learned", "rope"):
-        position = _short(model.get("position"))
+        position = short(model.get("position"))
         raise CheckpointError(f"{path}: model position must be 'learned' or 'rope', not {position}")
     dropout = model.get("dropout", 0.0)
     if not isinstance(dropout, (int, float)) or isinstance(dropout, bool) or not 0 <= dropout < 1:
-        raise CheckpointError(f"{path}: model dropout must be in [0, 1), not {_short(dropout)}")
+        raise CheckpointError(f"{path}: model dropout must be in [0, 1), not {short(dropout)}")
     return dict(model)
 
 
-def _tensor_table(
+def tensor_table(
     path: Path, raw: dict, size: int, data_start: int, dtype: str = DTYPE, itemsize: int = ITEMSIZE
 ) -> dict[str, TensorEntry]:
     """The tensor entries, checked: all of `dtype` (float32 for a checkpoint), shapes of whole numbers, packed back
@@ -216,26 +217,26 @@ def _tensor_table(
         if name == "__metadata__":
             continue
         if not isinstance(entry, dict):
-            raise CheckpointError(f"{path}: tensor {_short(name)} has no description")
+            raise CheckpointError(f"{path}: tensor {short(name)} has no description")
         if entry.get("dtype") != dtype:
             raise CheckpointError(
-                f"{path}: tensor {_short(name)} is {_short(entry.get('dtype'))}, breadth reads only {dtype}"
+                f"{path}: tensor {short(name)} is {short(entry.get('dtype'))}, breadth reads only {dtype}"
             )
         shape, offsets = entry.get("shape"), entry.get("data_offsets")
         if not isinstance(shape, list) or len(shape) > 8 or not all(_whole(d) for d in shape):
-            raise CheckpointError(f"{path}: tensor {_short(name)} has a malformed shape")
+            raise CheckpointError(f"{path}: tensor {short(name)} has a malformed shape")
         if not isinstance(offsets, list) or len(offsets) != 2 or not all(_whole(o) for o in offsets):
-            raise CheckpointError(f"{path}: tensor {_short(name)} has malformed data offsets")
+            raise CheckpointError(f"{path}: tensor {short(name)} has malformed data offsets")
         params += math.prod(shape)
         if params > MAX_PARAMS:
             raise CheckpointError(f"{path}: more than {MAX_PARAMS:,} parameters, far beyond any breadth model")
         if offsets[1] - offsets[0] != math.prod(shape) * itemsize:
-            raise CheckpointError(f"{path}: tensor {_short(name)}'s bytes do not match its shape")
+            raise CheckpointError(f"{path}: tensor {short(name)}'s bytes do not match its shape")
         entries[name] = TensorEntry(tuple(shape), offsets[0], offsets[1])
     position = 0
     for name, entry in sorted(entries.items(), key=lambda kv: kv[1].start):
         if entry.start != position:
-            raise CheckpointError(f"{path}: tensor {_short(name)} overlaps another or leaves a gap")
+            raise CheckpointError(f"{path}: tensor {short(name)} overlaps another or leaves a gap")
         position = entry.end
     if data_start + position != size:
         what = "truncated" if data_start + position > size else "longer than its tensors (trailing data)"
@@ -247,7 +248,7 @@ def _whole(x: object) -> bool:
     return isinstance(x, int) and not isinstance(x, bool) and 0 <= x < 2**62
 
 
-def _short(value: object) -> str:
+def short(value: object) -> str:
     """A value for a one-line message: its repr, cut to 40 characters."""
     text = repr(value)
     return text if len(text) <= 40 else text[:37] + "..."

@@ -23,9 +23,9 @@ from breadth.core.storage.header import (
     KEY,
     CheckpointError,
     TensorEntry,
-    _read_raw_header,
-    _short,
-    _tensor_table,
+    read_raw_header,
+    short,
+    tensor_table,
     weights_hash,
 )
 from breadth.core.storage.paths import BASE
@@ -194,7 +194,7 @@ def read_snapshot_header(path: str | os.PathLike) -> SnapshotHeader:
     """The header of the sidecar at `path`, checked whole; SnapshotError with one line otherwise."""
     path = Path(path)
     try:
-        raw, length, size = _read_raw_header(path, "breadth snapshot file")
+        raw, length, size = read_raw_header(path, "breadth snapshot file")
     except CheckpointError as e:  # the path names the sidecar: `X.snapshots.safetensors: not a breadth ...`
         raise SnapshotError(str(e)) from None
     stored = raw.get("__metadata__")
@@ -205,11 +205,11 @@ def read_snapshot_header(path: str | os.PathLike) -> SnapshotHeader:
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:  # before its tensors: another file's names unshown
         raise SnapshotError(f"{path}: not a breadth snapshot file")
     try:
-        tensors = _tensor_table(path, raw, size, 8 + length, DTYPE, ITEMSIZE)
+        tensors = tensor_table(path, raw, size, 8 + length, DTYPE, ITEMSIZE)
     except CheckpointError as e:
         raise SnapshotError(str(e)) from None
     if meta.get("version") != VERSION:
-        version = _short(meta.get("version"))
+        version = short(meta.get("version"))
         raise SnapshotError(f"{path}: snapshot file version {version}, this program reads {VERSION}")
     checkpoint, seed, held_out = meta.get("checkpoint"), meta.get("seed"), meta.get("held_out")
     if not isinstance(checkpoint, str) or not 0 < len(checkpoint) <= 64:
@@ -233,7 +233,7 @@ def _steps(path: Path, listed: object) -> tuple[SavedStep, ...]:
         if steps and step <= steps[-1].step:
             raise SnapshotError(f"{path}: steps are not in increasing order (step {step})")
         if weights not in (BASE_STEP, STORED_STEP, LAST_STEP):
-            raise SnapshotError(f"{path}: step {step} has weights {_short(weights)}")
+            raise SnapshotError(f"{path}: step {step} has weights {short(weights)}")
         if (weights == BASE_STEP) != (step == 0) or (weights == LAST_STEP and i != len(listed) - 1):
             raise SnapshotError(f"{path}: step {step} cannot have the {weights}'s weights")
         base = entry.get("base", "")
@@ -259,7 +259,7 @@ def _check_tensors(path: Path, steps: tuple[SavedStep, ...], tensors: dict[str, 
     for name, entry in tensors.items():
         step, _, parameter = name.partition("/")
         if step not in by_step or not parameter:
-            raise SnapshotError(f"{path}: tensor {_short(name)} belongs to no stored step")
+            raise SnapshotError(f"{path}: tensor {short(name)} belongs to no stored step")
         by_step[step][parameter] = entry.shape
     layouts = {json.dumps(sorted(layout.items())) for layout in by_step.values()}
     if len(layouts) > 1 or any(not layout for layout in by_step.values()):

@@ -109,9 +109,9 @@ class DemoMode(Part):
         else:
             self._note(self.said)  # the engine's readiness cleared the line: the story's place stays in view
 
-    @hears(p.Played)
+    @hears(p.ProbeFinished)
     @guarded
-    def explain_verdict(self, event: p.Played) -> None:
+    def explain_verdict(self, event: p.ProbeFinished) -> None:
         """The first time a failure kind ends a lane in a talk, the line under the sum box says it in plain words
         after where the story is (unless the caption on screen says it already); one kind at a time, the others when
         they show again. A copy of the lie after the right calls shows no kind; one after wrong calls shows both.

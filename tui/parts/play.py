@@ -55,7 +55,7 @@ class PlayRouter(Part):
         self._send(self.probe, current, message.text)
 
     def race(self, message: Playground.PlayRequested) -> None:
-        """Play the sum on every model of the race at once, each in its lane, each its own Play."""
+        """Play the sum on every model of the race at once, each in its lane, each its own Probe."""
         playground, supervisor = self.app.playground, self.app.supervisor
         keys = self.roster.playable(self.catalogue.entries)
         if supervisor.gave_up:
@@ -81,7 +81,7 @@ class PlayRouter(Part):
         supervisor.ensure()
         if self.catalogue.entries[key].path:
             supervisor.load(key, self.catalogue.entries[key].path)
-        supervisor.send(p.Play(probe, key, text, lie=self.app.playground.lie_spec()))
+        supervisor.send(p.Probe(probe, key, text, lie=self.app.playground.lie_spec()))
 
     # the race's lanes
 
@@ -117,7 +117,7 @@ class PlayRouter(Part):
         """Play an environment's probe on a kept snapshot for the view that asked: its events go to that view."""
         self.probe += 1
         supervisor = self.app.supervisor
-        if supervisor.gave_up or not supervisor.send(p.Play(self.probe, message.key, message.text, step=message.step)):
+        if supervisor.gave_up or not supervisor.send(p.Probe(self.probe, message.key, message.text, step=message.step)):
             message.view.sent(message.line, self.probe, engine_gone())
             return
         self.listeners[self.probe] = message.view
@@ -134,9 +134,9 @@ class PlayRouter(Part):
         elif view in self.app.screen_stack:  # a closed procedure view's probes end unseen
             view.char(ev)
 
-    @hears(p.Played)
+    @hears(p.ProbeFinished)
     @guarded
-    def show_verdict(self, ev: p.Played) -> None:
+    def show_verdict(self, ev: p.ProbeFinished) -> None:
         if ev.id in self.listeners:
             view = self.listeners.pop(ev.id)
             if view in self.app.screen_stack:
@@ -144,7 +144,7 @@ class PlayRouter(Part):
             return
         self.app.playground.finish(ev.id, ev.solved, ev.failure, ev.answer, ev.copied)
 
-    @hears(m.failed("play"))
+    @hears(m.failed("probe"))
     @guarded
     def show_failure(self, ev: p.Failed) -> None:
         if ev.id in self.listeners:

@@ -4,7 +4,8 @@ The key lines are made from the app's `BINDINGS` (tui/keys.py; Textual's own key
 changed or removed there shows here with no other edit, and what it does is the binding's own `tooltip`, in a few
 words. `GROUPS` puts each action in a group, a few related actions on one line (train and stop, save and load)
 so that every key fits the first page at 80x24 (an action in no group is listed under `more`, so none is lost).
-The prose after the keys is in plain words; the grid's short labels come last.
+The prose after the keys is in plain words; the grid's short labels come last. Where it names a key it names an
+action (`{stage}`), and `prose` puts in the key bound to it, so a rebinding changes the prose too.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ Taught one kind only, a model learns that kind's steps and fails the other kinds
 **Colours**: your sum in bold, the model's own characters in cyan, the calculator's answers on orange
 (the legend under the playground shows each).
 
-**Shading** (F6): how sure the model was of each character it wrote: 90% and over plain cyan,
+**Shading** ({shade}): how sure the model was of each character it wrote: 90% and over plain cyan,
 60% italic on grey, 30% underlined on orange, under 30% italic and underlined on red (readable without
 colour); the picked character is reversed.
 
@@ -56,8 +57,8 @@ all add or subtract, or all but one environment, give a count and press `fill` (
 those environments get the count, every other environment 0; a count over an environment's pool is
 refused.
 
-**Stage layout** (F5; `breadth-tui --demo` starts in it): the playground alone, each race lane a bordered
-row named by its model with the sum in it; F5 again for the panels.
+**Stage layout** ({stage}; `breadth-tui --demo` starts in it): the playground alone, each race lane a bordered
+row named by its model with the sum in it; {stage} again for the panels.
 
 ## Short labels
 
@@ -136,6 +137,14 @@ def key_table(bindings: list[Binding]) -> Text:
     return out
 
 
+def prose(bindings: list[Binding]) -> str:
+    """HELP with each `{action}` in it replaced by the first key bound to that action (`{shade}` -> `F6`)."""
+    first: dict[str, str] = {}
+    for binding in bindings:
+        first.setdefault(binding.action.split("(")[0], key_name(binding.key.split(",")[0].strip()))
+    return HELP.format_map(first)
+
+
 def app_bindings(app: type[App]) -> list[Binding]:
     """The app's own bindings, then Textual's (quit)."""
     mine = [b if isinstance(b, Binding) else Binding(*b) for b in app.BINDINGS]
@@ -154,5 +163,6 @@ class HelpScreen(ModalScreen):
         with VerticalScroll(id="help-box") as box:
             box.border_title = "keys · F1 or Esc closes"
             box.border_subtitle = "↓ below: what the screen shows"
-            yield Static(key_table(app_bindings(type(self.app))), id="help-keys")
-            yield Markdown(HELP, id="help-text")
+            bindings = app_bindings(type(self.app))
+            yield Static(key_table(bindings), id="help-keys")
+            yield Markdown(prose(bindings), id="help-text")

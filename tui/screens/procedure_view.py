@@ -4,7 +4,7 @@ While the app fine-tunes, the engine keeps a copy of the weights at step 0, ever
 end; a model whose checkpoint was saved with its snapshots (the shipped ones, runs saved by the app or
 `breadth train`) brings its own, already scored, so the view opens on them at once. This view replays
 one fixed probe per environment with the snapshot at the chosen step (Left/Right, Home/End), each through the
-engine protocol (`Play` with `step`), and shows each environment's held-out score at that step (20 sums per
+engine protocol (`Probe` with `step`), and shows each environment's held-out score at that step (20 sums per
 environment: read from the saved snapshots, or scored by the engine in the background after training). By
 default it shows the run's own environments and one it never trained on; `a` shows every environment. Under the
 run's loss curve, the score against step: the step where an environment's procedure forms is where its curve
@@ -101,7 +101,7 @@ class Line:
     """One environment's probe as replayed at the chosen step."""
 
     problem: Problem
-    probe: int = 0  # the Play id in flight or done (0: none yet, ASKED: asked for)
+    probe: int = 0  # the Probe id in flight or done (0: none yet, ASKED: asked for)
     chars: list[p.Char] = field(default_factory=list)  # as the engine streamed them
     verdict: Text | None = None
     step: int | None = None  # the step it was last replayed at
@@ -220,7 +220,7 @@ class ProcedureView(Screen):
         self.query_one("#procedure-loss", LossPlot).add(loss)
 
     def replay(self, only_stale: bool = False) -> None:
-        """Ask for each shown environment's probe on the snapshot at the chosen step (one Play each, through the
+        """Ask for each shown environment's probe on the snapshot at the chosen step (one Probe each, through the
         engine); `only_stale`: only those not already played at that step."""
         for i, line in enumerate(self.lines):
             if not self._shown(line) or (only_stale and line.step == self.step):
@@ -247,7 +247,7 @@ class ProcedureView(Screen):
             line.chars.append(event)
             self._show(line)
 
-    def finish(self, event: p.Played) -> None:
+    def finish(self, event: p.ProbeFinished) -> None:
         line = self._line(event.id)
         if line is not None:
             mark, style = ("✓", "bold green") if event.solved else ("✗", "bold red")

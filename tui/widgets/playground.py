@@ -111,7 +111,7 @@ class Playground(Vertical):
         return self.tool_name()
 
     def lie_spec(self) -> str:
-        """The lie for the engine's Play: '' (honest), 'off by one', or the number the calculator always answers."""
+        """The lie for the engine's Probe: '' (honest), 'off by one', or the number the calculator always answers."""
         kind = LIES[self.lie]
         return str(self.lie_value) if kind == "value" else kind
 

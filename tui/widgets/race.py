@@ -98,7 +98,7 @@ class LaneState:
 
     key: str  # the model's key
     title: str  # the model's name for people
-    probe: int | None = None  # the Play id of its current episode (None: no sum yet)
+    probe: int | None = None  # the Probe id of its current episode (None: no sum yet)
     prompt: str = ""  # the sum as posed (`23+45=`), written in the lane in the stage layout
     shown: list[p.Char] = field(default_factory=list)  # the model's and calculator's characters on screen
     pending: deque = field(default_factory=deque)  # p.Char received, not yet shown
@@ -175,7 +175,7 @@ class RaceView(Vertical):
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
         self.lanes: dict[str, LaneView] = {}  # model key -> its lane, in race order
-        self.by_probe: dict[int, LaneState] = {}  # Play id -> the lane it streams into (this race's only)
+        self.by_probe: dict[int, LaneState] = {}  # Probe id -> the lane it streams into (this race's only)
 
     @property
     def stage(self) -> bool:
