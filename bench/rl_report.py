@@ -28,6 +28,7 @@ from bench.rl_experiments import (
     WARM_KS,
 )
 from bench.rl_figures import arms_figure, ci, curve_figure, metrics_figure, plate_figure, rate
+from breadth.core.world.arithmetic.problem import first_name
 
 console = Console(highlight=False, width=132)
 
@@ -194,7 +195,8 @@ def experiment4(folder: Path, seeds, figures: Path, demos: int) -> None:
         _, split, n, seed = name.split("-")
         held = t["held"]
         trained = [f for f in t["families"] if f not in held]  # a task key: run JSONs hold it
-        scores = run["record"]["scores"]
+        stored = run["record"]["scores"]  # keyed by the names the runs were made with (two_digit for add_2x2)
+        scores = {f: stored[f] if f in stored else stored[first_name(f)] for f in t["families"]}
         held_rate = sum(scores[f]["solved"] / scores[f]["total"] for f in held) / len(held)
         row = rows.setdefault(n, {})
         row.setdefault(f"{stage} held", []).append(held_rate)

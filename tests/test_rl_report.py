@@ -22,3 +22,17 @@ def test_the_choice_names_the_best_second_grid_cell_and_says_environments(tmp_pa
     says = "reward on both environments: the best mean of their validation success"
     assert chosen == [f"chosen: lr {CHOOSE_LRS[1]:g}, group 8 ({says})"]
     assert "famil" not in out
+
+
+def test_the_curve_under_reward_reprints_from_the_committed_records(tmp_path, capsys):
+    """Experiment 4's table, read from the run records in results/rl-experiments.tar.xz (stored under the names the
+    runs were made with, two_digit for add_2x2), re-prints docs/reward.md's row for N=8 at 15 demonstrations."""
+    import tarfile
+    from pathlib import Path
+
+    with tarfile.open(Path(__file__).parents[1] / "results" / "rl-experiments.tar.xz") as tar:
+        tar.extractall(tmp_path, members=[m for m in tar.getmembers() if "/c15" in m.name], filter="data")
+    folder = next(tmp_path.iterdir())
+    rl_report.experiment4(folder, range(5), tmp_path / "figures", 15)
+    rows = [" ".join(line.replace("│", " ").split()) for line in capsys.readouterr().out.splitlines()]
+    assert "8 15 79 [74-85] 5 [2-7] 79 [71-87] 6 [3-9] 1 of 15" in rows
