@@ -162,5 +162,7 @@ def test_reading_a_plan_keeps_its_question_steps_and_choices_and_hashes_its_byte
     assert study.question.startswith("Does held-out") and [s.command for s in study.steps] == ["curve", "transfer"]
     assert study.steps[1].args[:2] == ("--where", "operands=3") and study.chosen_after == ()
     assert Study.read(_study(tmp_path, PLAN + "\n")).plan_hash != study.plan_hash
+    over_lines = PLAN.replace('"Does held-out success', '"""Does held-out\n  success').replace('sums?"', 'sums?"""')
+    assert Study.read(_study(tmp_path, over_lines)).question == study.question  # read as one line
     with pytest.raises(StudyError, match="not a study file"):
         Study.read(_study(tmp_path, "\xff"))

@@ -47,6 +47,21 @@ def test_cells_are_every_design_by_every_way_of_varying_each_at_its_one_n_beside
         parse_design(" , ")
 
 
+def test_a_matched_budget_trains_every_cell_and_its_ceiling_for_the_largest_cells_steps():
+    """With budget "matched", the one-dimension rows (5 environments, 858 steps each on their own) train as long as
+    the `all` row (35 environments, 6,000 steps), ceilings too; the `all` row's runs keep their own keys; a budget
+    that is not one is refused."""
+    rows = [(), ("form",), ("op",)]
+    own = cells(THREE, [POSTFIX_SUB], rows, 30, (0,), FinetuneSettings(), 30)
+    matched = cells(THREE, [POSTFIX_SUB], rows, 30, (0,), FinetuneSettings(), 30, "matched")
+    steps = [{j.settings.steps for j, _, _ in c.plan.jobs("b")} for c in own]
+    assert steps == [{6000}, {858}, {858}]
+    assert [{j.settings.steps for j, _, _ in c.plan.jobs("b")} for c in matched] == [{6000}] * 3
+    assert [j.key for j, _, _ in matched[0].plan.jobs("b")] == [j.key for j, _, _ in own[0].plan.jobs("b")]
+    with pytest.raises(GridError, match="a map's budget is one of own, matched"):
+        cells(THREE, [POSTFIX_SUB], rows, 30, (0,), FinetuneSettings(), 30, "largest")
+
+
 def test_a_cell_reads_held_out_success_and_its_ceiling_from_the_store():
     """Made-up runs: held out 20% and 40% on two seeds, the ceiling 80%: the reading is their mean with a seed
     interval; before the ceiling is stored there is no reading."""

@@ -8,6 +8,7 @@ import argparse
 from breadth.core.cli.flags import WORKERS, lockstep_flag, positive_int, runner_flags, setting_flag, store_flag
 from breadth.core.cli.path_flags import input_file
 from breadth.core.results.breadth_curve import BUDGETS
+from breadth.core.results.transfer_map import MAP_BUDGETS
 from breadth.core.world.runs.settings import FinetuneSettings, swept
 
 
@@ -89,6 +90,15 @@ def add_transfer(sub: argparse._SubParsersAction) -> None:
         help="a row: train only on environments one step from a held-out one along these dimensions, or `all` "
         "for every other environment (repeat for more rows; default all)",
     )
+    s.add_argument(
+        "--budget",
+        choices=MAP_BUDGETS,
+        default="own",
+        help="whose steps a cell takes: its own (default: its row's environments x demonstrations x passes), or "
+        "the map's largest cell's for every cell (matched: rows differ in what they saw, not in how long they trained)",
+    )
+    s.add_argument("--passes", type=float, default=400 * 8 / 70, help="times each demonstration is seen (the plate's)")
+    s.add_argument("--min-steps", type=positive_int, default=400, help="never fewer steps (default 400)")
     _data_flags(s)
     _training_flags(s, "seeds of one cell", "the map", "the map's cells")
 

@@ -57,7 +57,8 @@ def transfer(args, on_done: OnDone | None = None) -> int:
             f"{len(seen)} {'groups' if k else 'runs'}: {_count(len(designs), 'design')} x "
             f"{_count(len(varies), 'way')} of varying over "
             f"{len(pool)} environments, {len(seeds)} seeds, {args.demos} demonstrations per environment, each "
-            f"ceiling at its cell's steps{f'; in lockstep, up to {k} a group' if k else ''}; store {shown(store.path)}"
+            f"ceiling at its cell's steps{_budget_words(made, args.budget)}"
+            f"{f'; in lockstep, up to {k} a group' if k else ''}; store {shown(store.path)}"
         )
         outcome = run_with_progress(work, store, base, base_hash, "transfer", args.workers, args.cluster)
     readings = [(c, read(c, outcome.stored, base_hash)) for c in made]
@@ -95,8 +96,11 @@ def transfer_plan(args) -> tuple[tuple[str, ...], list, list, tuple[int, ...], l
     refuse_repeats("--hold", designs)
     refuse_repeats("--vary", varies)
     seeds = parse_seeds(args.seeds)
-    return pool, designs, varies, seeds, cells(pool, designs, varies, args.demos, seeds, recipe_settings(args),
-                                               args.held_out_sums)  # fmt: skip
+    made = cells(
+        pool, designs, varies, args.demos, seeds, recipe_settings(args), args.held_out_sums, args.budget, args.passes,
+        args.min_steps,
+    )  # fmt: skip
+    return pool, designs, varies, seeds, made
 
 
 def map_table(readings: list[tuple[Cell, Reading | None]], designs: list, varies: list) -> Table:
@@ -139,6 +143,14 @@ def reading(readings: list[tuple[Cell, Reading | None]]) -> str:
             learned = "" if r.learned else " (not learned: says nothing of transfer)"
             out.append(f"{shown(where)}: held out {_pct(r.held)}% / ceiling {100 * r.ceiling[0]:.0f}%{learned}")
     return "; ".join(out)
+
+
+def _budget_words(made: list[Cell], budget: str) -> str:
+    """`, every cell at 6,000 steps (matched)` when the map's budget is matched; nothing for each cell's own."""
+    if budget != "matched":
+        return ""
+    steps = {c.plan.steps_of(c.plan.largest()) for c in made if c.plan is not None}
+    return f", every cell at {max(steps, default=0):,} steps (matched)"
 
 
 def _count(n: int, word: str) -> str:

@@ -88,7 +88,8 @@ class Study:
         names = [s.name for s in made]
         if len(set(names)) != len(names):
             raise StudyError(f"{shown(path)}: two steps are named {shown(_first_repeat(names))}")
-        return cls(path, question.strip(), made, tuple(chosen), hashlib.sha256(data).hexdigest()[:16])
+        words = " ".join(question.split())  # a question may be written over several lines; it is read as one
+        return cls(path, words, made, tuple(" ".join(c.split()) for c in chosen), hashlib.sha256(data).hexdigest()[:16])
 
 
 def _step(path: Path, number: int, step: object) -> Step:

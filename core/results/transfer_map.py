@@ -12,9 +12,9 @@ else to cluster). A row whose dimensions leave nothing to train on for a design 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from breadth.core.results.breadth_curve import CEILING, CurvePlan
+from breadth.core.results.breadth_curve import CEILING, PLATE_PASSES, CurvePlan
 from breadth.core.results.curve_points import points
 from breadth.core.results.grid import GridError
 from breadth.core.results.splits import designed
@@ -67,6 +67,9 @@ def parse_vary(text: str) -> tuple[str, ...]:
     return () if dims == (ALL,) else dims
 
 
+MAP_BUDGETS = ("own", "matched")  # each cell's own steps, or every cell at the map's largest cell's steps
+
+
 def cells(
     pool: tuple[str, ...],
     designs: list[tuple[str, ...]],
@@ -75,9 +78,16 @@ def cells(
     seeds: tuple[int, ...],
     settings: FinetuneSettings,
     held_out: int,
+    budget: str = "own",
+    passes: float = PLATE_PASSES,
+    min_steps: int = 400,
 ) -> list[Cell]:
     """Every design x way of varying, rows (ways of varying) first; GridError (one line) for a design that holds out
-    nothing or a dimension environments do not have."""
+    nothing or a dimension environments do not have. Each cell trains (and its ceiling, at the same steps) for its
+    own budget (each demonstration seen `passes` times, at least `min_steps`), or with `budget` "matched" for the
+    largest cell's: every row then trains as long, and differs only in what it saw."""
+    if budget not in MAP_BUDGETS:
+        raise GridError(f"a map's budget is one of {', '.join(MAP_BUDGETS)}, not {budget!r}")
     out = []
     for vary in varies:
         for design in designs:
@@ -89,10 +99,13 @@ def cells(
                 out.append(Cell(design, vary, None, "nothing to train on"))
                 continue
             plan = CurvePlan(
-                pool, len(held), 1, (len(rest),), demos, seeds, settings, held_out, hold=design, vary=vary,
-                budget="ceiling",
+                pool, len(held), 1, (len(rest),), demos, seeds, settings, held_out, passes, min_steps, hold=design,
+                vary=vary, budget="ceiling",
             )  # fmt: skip
             out.append(Cell(design, vary, plan))
+    if budget == "matched":  # every cell at the largest one's steps: its own at least as many, so none trains less
+        steps = max((c.plan.steps_of(c.plan.largest()) for c in out if c.plan is not None), default=min_steps)
+        out = [replace(c, plan=replace(c.plan, min_steps=steps)) if c.plan is not None else c for c in out]
     return out
 
 
