@@ -28,6 +28,7 @@ def _schema_3(path) -> None:
     db = sqlite3.connect(path)
     db.execute("DROP TABLE curves")
     db.execute("DROP TABLE study_runs")
+    db.execute("DROP TABLE maps")
     db.execute("PRAGMA user_version = 3")
     db.commit()
     db.close()

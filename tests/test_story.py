@@ -52,7 +52,7 @@ def test_an_unknown_view_a_bad_lie_and_a_bad_sum_are_skipped_and_named_by_line()
     """A typo never stops a talk: the line is skipped with its number and why, the rest of the story stays."""
     story = read_story("# act: x\n# view: curvy\n# lie: maybe\n2++3\n23+45\n")
     assert story.acts == (Act("x", probes=(Probe("23+45"),)),)
-    assert story.skipped[0] == "line 2: no view 'curvy': an act opens one of procedure, matrix, curve"
+    assert story.skipped[0] == "line 2: no view 'curvy': an act opens one of procedure, matrix, curve, transfer"
     assert story.skipped[1].startswith("line 3: a lie is 'off by one' or a number") and "'honest'" in story.skipped[1]
     assert story.skipped[2].startswith("line 4: ") and len(story.skipped) == 3
 
@@ -77,8 +77,8 @@ def test_an_act_names_its_curve_by_the_pools_words():
 
 def test_the_default_story_walks_the_plate_and_every_caption_fits_two_lines_at_80_columns():
     """The shipped story reads cleanly: the race, past what they were taught, the lie, the procedure, the matrix,
-    the curve where breadth stops and the one where it carries; every probe poses, has a caption, and each
-    caption fits the caption line at 80x24."""
+    the curve where breadth stops and the one where it carries, the transfer map; every probe poses, has a caption,
+    and each caption fits the caption line at 80x24."""
     story = default_story()
     assert story.skipped == ()
     assert [(act.view, act.lie) for act in story.acts] == [
@@ -89,15 +89,16 @@ def test_the_default_story_walks_the_plate_and_every_caption_fits_two_lines_at_8
         ("matrix", ""),
         ("curve", ""),
         ("curve", ""),
+        ("transfer", ""),
     ]
     assert {act.view for act in story.acts} - {""} == set(VIEWS)
     for act in story.acts:
-        assert act.title and act.say and caption_lines(f"act 7 of 7: {act.title}  {act.say}") <= 2, act.title
+        assert act.title and act.say and caption_lines(f"act 8 of 8: {act.title}  {act.say}") <= 2, act.title
         for probe in act.probes:
             parse_sum(probe.text)
             assert probe.say and caption_lines(probe.say) <= 2, probe.text
         for moment in act.moments:  # shown with the act's title, as an opening is
-            assert moment.say and caption_lines(f"act 7 of 7: {act.title}  {moment.say}") <= 2, moment.step
+            assert moment.say and caption_lines(f"act 8 of 8: {act.title}  {moment.say}") <= 2, moment.step
     assert [len(act.moments) for act in story.acts if act.view == "procedure"] == [3]  # calls, a wrong answer, solved
 
 

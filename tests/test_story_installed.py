@@ -18,4 +18,4 @@ def test_the_installed_package_tells_the_default_story(installed, tmp_path):
     )
     assert out.returncode == 0, out.stderr
     counts, where = out.stdout.strip().splitlines()
-    assert counts == "7 8 0" and str(installed) in where
+    assert counts == "8 8 0" and str(installed) in where

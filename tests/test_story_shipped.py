@@ -11,8 +11,9 @@ from breadth.core.engine.session import Session
 from breadth.core.learning.experiment import TorchModels
 from breadth.core.results.breadth_curve import CEILING, StoredCurve
 from breadth.core.results.curve_points import points
+from breadth.core.results.transfer_map import StoredMap
 from breadth.core.storage.header import read_header, weights_hash
-from breadth.core.storage.paths import BASE, SHIPPED_CURVE, SHIPPED_RESULTS
+from breadth.core.storage.paths import BASE, SHIPPED_CURVE, SHIPPED_MAP, SHIPPED_RESULTS
 from breadth.core.storage.presets import PRESETS
 from breadth.core.storage.store import Store
 from breadth.core.world.episodes.verdict import Failure
@@ -192,6 +193,26 @@ def test_each_curve_acts_caption_is_what_its_shipped_curve_shows():
             assert numbers == expected, (act.say, expected)
             assert f"{largest.n} of {len(curve.plan.pool)} kinds" in act.say, act.say
             assert f"of the {curve.plan.held} held out" in act.say, act.say
+
+
+def test_the_transfer_acts_caption_is_what_the_shipped_map_shows():
+    """The transfer act opens the map a fresh home shows (the shipped store's newest): every run of its cells is
+    stored, every cell the caption quotes is learned (training environments and ceiling over half), and its numbers
+    are that map's: postfix subtraction held out after all the rest, after the infix subtractions alone (form), after
+    the postfix additions alone (op), then the ceiling, in that order."""
+    (act,) = [act for act in default_story().acts if act.view == "transfer"]
+    with Store(SHIPPED_MAP, immutable=True) as store:
+        (stored,) = [StoredMap.from_dict(data, created) for _, data, created in store.maps()]
+        runs = {run.key: run for run in store.runs(base_hash=stored.base_hash)}
+    readings = {(c.design, c.vary): r for c, r in stored.readings(runs)}
+    postfix_sub = ("form=postfix", "op=sub")
+    quoted = [readings[postfix_sub, vary] for vary in ((), ("form",), ("op",))]
+    assert all(r is not None and r.learned for r in quoted)
+    expected = [round(100 * r.held[0]) for r in quoted] + [round(100 * quoted[0].ceiling[0])]
+    assert [int(x) for x in re.findall(r"(\d+)%", act.say)] == expected, (act.say, expected)
+    assert (
+        "Postfix subtraction held out" in act.say and "after infix minus" in act.say and "after postfix plus" in act.say
+    )
 
 
 def test_the_talks_three_beats_come_in_order_each_as_the_shipped_models_and_stores_show(played):

@@ -19,7 +19,8 @@ from breadth.tui.screens.curve_store import read_curve
 from breadth.tui.screens.curve_view import CurvePlot, CurveView
 from breadth.tui.screens.matrix_view import MatrixView
 from breadth.tui.screens.procedure_view import ProcedureView
-from breadth.tui.story import Act, Step, default_story
+from breadth.tui.screens.transfer_view import TransferView
+from breadth.tui.story import VIEWS, Act, Step, default_story
 from breadth.tui.widgets.caption import Caption
 
 MODELS = {  # how a caption names a shipped model (any wording holding these words), and the model's key
@@ -147,6 +148,19 @@ async def _check_curve(pilot, act: Act) -> str:
     return text
 
 
+async def _check_transfer(pilot) -> str:
+    """The shipped map: every cell read, whole on screen above the caption (its numbers are checked against the
+    caption by the walk)."""
+    screen = pilot.app.screen
+    assert isinstance(screen, TransferView), type(screen)
+    await wait_for(pilot, lambda: screen.last.stored is not None, what="the transfer map")
+    await pilot.pause()
+    text = _text(pilot.app, Region(0, 0, screen.size.width, screen.query_one(Caption).region.y))
+    assert "shipped with breadth" in text and "not yet run" not in text
+    assert screen.query_one("#map-terms").region.bottom <= screen.query_one(Caption).region.y
+    return text
+
+
 def _message(app) -> str:
     """The line under the sum box (the main screen's, also while a view is over it)."""
     return str(app.playground.query_one("#sum-message", Static).render())
@@ -195,7 +209,7 @@ async def test_every_act_shows_what_its_caption_says_at_80x24_and_120x40(size, o
         await wait_for(pilot, lambda: app.supervisor.ready, what="the engine")
         app.playground.pace = 0
         story, seen = app.demo_mode.demo, set()
-        assert len(story.acts) == 7 and {act.view for act in story.acts} == {"", "procedure", "matrix", "curve"}
+        assert len(story.acts) == 8 and {act.view for act in story.acts} == {"", *VIEWS}
         assert not app.query_one(Caption).display
         assert f"{len(story.acts)} acts, {len(story.probes)} probes" in _message(app)
         for step in app.demo_mode.steps:
@@ -215,6 +229,8 @@ async def test_every_act_shows_what_its_caption_says_at_80x24_and_120x40(size, o
                 view = await _check_matrix(pilot, say, size)
             elif act.view == "curve":
                 view = await _check_curve(pilot, act)
+            elif act.view == "transfer":
+                view = await _check_transfer(pilot)
             else:
                 view = _check_lanes(app, act, step, say)
                 if step.probe is None:
@@ -225,7 +241,7 @@ async def test_every_act_shows_what_its_caption_says_at_80x24_and_120x40(size, o
                 missing = _numbers(say) - _numbers(view)
                 assert not missing, (size, step, say, missing)
             seen.add(act.view)
-        assert seen == {"", "procedure", "matrix", "curve"}
+        assert seen == {"", *VIEWS}
         await _step(pilot)
         assert app.screen is app.screen_stack[0] and app.query_one(Caption).plain() == "end of the story"
         assert "end of the story" in _message(app)

@@ -140,17 +140,18 @@ def test_a_step_output_over_the_plan_itself_is_refused(tmp_path, fake_workers, c
 
 
 def test_an_older_store_gains_the_study_table_and_keeps_its_runs(tmp_path):
-    """A schema-4 store (before studies) is migrated when written: its runs kept, an empty study_runs table."""
+    """A schema-4 store (before studies and maps) is migrated when written: empty study_runs and maps tables."""
     path = tmp_path / "old.sqlite"
     with Store(path):
         pass
     db = sqlite3.connect(path)
     db.execute("DROP TABLE study_runs")
+    db.execute("DROP TABLE maps")
     db.execute("PRAGMA user_version = 4")
     db.commit()
     db.close()
     with Store(path, read_only=True) as store:
-        assert store.study_runs() == {}
+        assert store.study_runs() == {} and store.maps() == []
     with Store(path) as store:
         assert store.add_study_runs("abc", ["k1", "k2", "k1"]) == 2
         assert store.study_runs() == {"k1": {"abc"}, "k2": {"abc"}}

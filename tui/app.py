@@ -39,6 +39,7 @@ from breadth.tui.screens.curve_view import CurveView
 from breadth.tui.screens.demos_view import DemosView
 from breadth.tui.screens.help import HelpScreen
 from breadth.tui.screens.matrix_view import MatrixView
+from breadth.tui.screens.transfer_view import TransferView
 from breadth.tui.story import Story
 from breadth.tui.supervisor import Supervisor
 from breadth.tui.widgets.bounded_input import BoundedInput
@@ -221,6 +222,10 @@ class BreadthApp(App):
     @guarded
     def action_curve(self) -> None:
         self.open_screen(CurveView, CurveView)
+
+    @guarded
+    def action_transfer(self) -> None:
+        self.open_screen(TransferView, TransferView)
 
     action_figures = guarded(lambda self: self.figures.save())
 

@@ -40,7 +40,8 @@ APP_KEYS = [
     key("f9", "procedure", "Proc", "watch the procedure form, step by step"),
     key("f10,ctrl+g", "matrix", "Matrix", "the transfer matrix of the results store"),
     # Shift+F11 too: a terminal may take F11
-    key("f11,f23,shift+f11", "curve", "Curve", "the breadth curve of the results store"),
+    key("f11,f23,shift+f11", "curve", "Curve", "the breadth curve of the store"),
+    key("f22,shift+f10", "transfer", "Map", "the transfer map", show=False),
     # not priority: a view with figures of its own binds F12
     key("f12", "figures", "Figures", "figures for slides, in the figures folder", show=False, priority=False),
     # Shift+F1 (textual 8 names it shift+f1 in tmux, f13 elsewhere); a slip to F1 opens only the help. Each

@@ -1,17 +1,17 @@
 """A talk's story (`breadth-tui --demo`): acts of probes with the presenter's captions, read from a probes file.
 
 A story is a list of acts. An act has a title, a caption, at most one view it opens (the procedure forming,
-the matrix, the breadth curve), the calculator it plays with (honest, or a lie) and probes, each with its
-own caption; an act that opens the procedure has moments instead: fine-tuning steps whose snapshot it shows,
-each with its caption (it opens on the first). PageDown walks the story's steps: an act's opening (if it has
-a title, a caption or a view), then each of its probes or moments, then the next act.
+the matrix, the breadth curve, the transfer map), the calculator it plays with (honest, or a lie) and probes,
+each with its own caption; an act that opens the procedure has moments instead: fine-tuning steps whose
+snapshot it shows, each with its caption (it opens on the first). PageDown walks the story's steps: an act's
+opening (if it has a title, a caption or a view), then each of its probes or moments, then the next act.
 
 The probes file format (every directive is a `#` comment, so a plain list of sums is still a story of one
 act with no title):
 
     # act: Three models race          a new act, with its title
     # say: Each was fine-tuned on...  a caption: the act's (before its first probe) or the probe's above it
-    # view: matrix                    the act opens a view (procedure, matrix, curve) on its opening step
+    # view: matrix                    the act opens a view (procedure, matrix, curve, transfer) on its opening step
     # curve: operands=3               which breadth curve its curve view shows: the store's newest over this
                                       pool (the words `breadth curve` names it by); without it, the newest
     # lie: off by one                 the calculator of the act's probes: honest, off by one, or a number
@@ -33,7 +33,7 @@ from breadth.core.world.arithmetic.calculator import Lie
 from breadth.core.world.environments.probe import SumError, parse_sum
 from breadth.core.world.episodes.verdict import Failure
 
-VIEWS = ("procedure", "matrix", "curve")  # what an act may open; which of them a front end can show is its own
+VIEWS = ("procedure", "matrix", "curve", "transfer")  # what an act may open; which a front end can show is its own
 HONEST = ("", "honest")  # the words for a calculator that tells the truth
 MAX_SAY = 400  # characters of one caption
 MAX_CURVE_WORDS = 200  # characters of a curve's pool words (as a stored curve keeps them)

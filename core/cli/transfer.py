@@ -13,7 +13,17 @@ from breadth.core.cli.envs import chosen_environments
 from breadth.core.cli.parser import recipe_settings
 from breadth.core.results.grid import parse_seeds, refuse_repeats
 from breadth.core.results.groups import group_size
-from breadth.core.results.transfer_map import ALL, LEARNED, Cell, Reading, cells, parse_design, parse_vary, read
+from breadth.core.results.transfer_map import (
+    ALL,
+    LEARNED,
+    Cell,
+    Reading,
+    StoredMap,
+    cells,
+    parse_design,
+    parse_vary,
+    read,
+)
 from breadth.core.storage.files import user_path, write_json
 from breadth.core.storage.header import read_header, weights_hash
 from breadth.core.storage.paths import BASE
@@ -52,7 +62,10 @@ def transfer(args, on_done: OnDone | None = None) -> int:
             if key not in seen:
                 seen.add(key)
                 work.append(item)
+    what = " ".join(args.where or ["every environment"])
     with Store(args.store) as store:
+        stored = StoredMap(tuple(designs), tuple(varies), tuple(made), what, base_hash)
+        store.add_map(stored.name, stored.to_dict())  # the app's map view draws it from the store as it fills
         console.print(
             f"{len(seen)} {'groups' if k else 'runs'}: {_count(len(designs), 'design')} x "
             f"{_count(len(varies), 'way')} of varying over "

@@ -12,6 +12,8 @@ else to cluster). A row whose dimensions leave nothing to train on for a design 
 
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import dataclass, replace
 
 from breadth.core.results.breadth_curve import CEILING, PLATE_PASSES, CurvePlan
@@ -119,3 +121,70 @@ def read(cell: Cell, runs: dict[str, StoredRun], base_hash: str) -> Reading | No
     if trained is None or ceiling is None:
         return None
     return Reading(trained.train, trained.held, ceiling.held, trained.pairs)
+
+
+@dataclass(frozen=True)
+class StoredMap:
+    """A transfer map as the store keeps it (so the app's map view can draw it as it fills): its designs, its ways
+    of varying, every cell's plan (or why it has none), the words that chose its pool, and the base."""
+
+    designs: tuple[tuple[str, ...], ...]
+    varies: tuple[tuple[str, ...], ...]
+    cells: tuple[Cell, ...]  # rows first, as `cells` makes them, each plan as it trains (its lockstep group size too)
+    what: str  # `operands=3`, or `every environment`
+    base_hash: str
+    created: float = 0.0
+
+    @property
+    def name(self) -> str:
+        """Its name in the store: a hash of its cells and base."""
+        text = json.dumps([self.to_dict()["cells"], self.base_hash], sort_keys=True)
+        return "map-" + hashlib.sha256(text.encode()).hexdigest()[:16]
+
+    def to_dict(self) -> dict:
+        """What the store keeps under the name."""
+        return {
+            "designs": [list(d) for d in self.designs],
+            "varies": [list(v) for v in self.varies],
+            "cells": [
+                {
+                    "design": list(c.design),
+                    "vary": list(c.vary),
+                    "plan": c.plan.to_dict() if c.plan else None,
+                    "why": c.why,
+                }
+                for c in self.cells
+            ],  # fmt: skip
+            "what": self.what,
+            "base": self.base_hash,
+        }
+
+    @classmethod
+    def from_dict(cls, data: object, created: float = 0.0) -> StoredMap:
+        """A stored map from the store's JSON; GridError (one line) for data breadth did not write."""
+        try:
+            if set(data) != {"designs", "varies", "cells", "what", "base"}:
+                raise TypeError
+            designs = tuple(_words(d) for d in data["designs"])
+            varies = tuple(_words(v) for v in data["varies"])
+            made = tuple(
+                Cell(_words(c["design"]), _words(c["vary"]), CurvePlan.from_dict(c["plan"]) if c["plan"] else None,
+                     str(c["why"])[:80])
+                for c in data["cells"]
+            )  # fmt: skip
+            if not all(isinstance(data[k], str) for k in ("what", "base")) or len(made) != len(designs) * len(varies):
+                raise TypeError
+        except (TypeError, KeyError, AttributeError):
+            raise GridError("a stored transfer map of an unexpected shape") from None
+        return cls(designs, varies, made, data["what"][:200], data["base"][:64], created)
+
+    def readings(self, runs: dict[str, StoredRun]) -> list[tuple[Cell, Reading | None]]:
+        """Each cell with its reading from the stored runs (None before its runs are stored)."""
+        return [(c, read(c, runs, self.base_hash)) for c in self.cells]
+
+
+def _words(items: object) -> tuple[str, ...]:
+    """A stored list of short strings (conditions, dimensions); TypeError for anything else."""
+    if not isinstance(items, list) or not all(isinstance(x, str) and len(x) <= 80 for x in items):
+        raise TypeError
+    return tuple(items)

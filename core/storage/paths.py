@@ -35,6 +35,7 @@ def shipped_checkpoint(name: str) -> Path:
 BASE = shipped_checkpoint("base")  # the shipped pre-trained model every fine-tune starts from
 SHIPPED_RESULTS = Path(str(files("breadth.results").joinpath("grid.sqlite")))  # the README's matrix runs (read only)
 SHIPPED_CURVE = Path(str(files("breadth.results").joinpath("curve.sqlite")))  # the README's breadth curve (read only)
+SHIPPED_MAP = Path(str(files("breadth.results").joinpath("transfer.sqlite")))  # the README's transfer map (read only)
 
 
 LOG_LIMIT = 1_000_000  # bytes a log in the user's folder (app.log, engine.log) keeps: past this it starts afresh

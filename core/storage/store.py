@@ -231,23 +231,37 @@ class Store:
     def add_curve(self, name: str, plan: dict) -> bool:
         """Record a breadth curve's plan under `name` (its runs are stored as they finish); False if a plan of that
         name was there already (nothing changes)."""
-        if self.read_only:
-            raise StoreError(f"{self.path}: opened read-only; nothing is stored")
-        try:
-            cursor = self.db.execute(
-                "INSERT OR IGNORE INTO curves VALUES (?, ?, ?)", (name, json.dumps(plan, sort_keys=True), time.time())
-            )
-        except sqlite3.Error as e:
-            raise StoreError(f"{self.path}: cannot store the curve: {sqlite_why(e)}") from None
-        return cursor.rowcount == 1
+        return self._add_plan("curves", "curve", name, plan)
 
     def curves(self) -> list[tuple[str, dict, float]]:
         """Every stored curve's plan as (name, plan, created), newest first; a row breadth did not write as it reads
         it is skipped and named in `unreadable`."""
+        return self._plans("curves", "curve")
+
+    def add_map(self, name: str, plan: dict) -> bool:
+        """Record a transfer map's cells under `name` (as `add_curve` does a curve's plan)."""
+        return self._add_plan("maps", "map", name, plan)
+
+    def maps(self) -> list[tuple[str, dict, float]]:
+        """Every stored transfer map as (name, cells, created), newest first (as `curves`)."""
+        return self._plans("maps", "map")
+
+    def _add_plan(self, table: str, what: str, name: str, plan: dict) -> bool:
+        if self.read_only:
+            raise StoreError(f"{self.path}: opened read-only; nothing is stored")
         try:
-            rows = self.db.execute("SELECT name, plan, created FROM curves ORDER BY created DESC, name").fetchall()
+            cursor = self.db.execute(
+                f"INSERT OR IGNORE INTO {table} VALUES (?, ?, ?)", (name, json.dumps(plan, sort_keys=True), time.time())
+            )
         except sqlite3.Error as e:
-            raise StoreError(f"{self.path}: cannot read curves: {sqlite_why(e)}") from None
+            raise StoreError(f"{self.path}: cannot store the {what}: {sqlite_why(e)}") from None
+        return cursor.rowcount == 1
+
+    def _plans(self, table: str, what: str) -> list[tuple[str, dict, float]]:
+        try:
+            rows = self.db.execute(f"SELECT name, plan, created FROM {table} ORDER BY created DESC, name").fetchall()
+        except sqlite3.Error as e:
+            raise StoreError(f"{self.path}: cannot read {what}s: {sqlite_why(e)}") from None
         found, self.unreadable = [], []
         for name, plan, created in rows:
             try:
@@ -257,7 +271,7 @@ class Store:
                 if not isinstance(data, dict):
                     raise ValueError("not a mapping")
             except (ValueError, RecursionError) as e:
-                self.unreadable.append(f"curve {str(name)[:40]!r}: skipped ({str(e).splitlines()[0][:80]})")
+                self.unreadable.append(f"{what} {str(name)[:40]!r}: skipped ({str(e).splitlines()[0][:80]})")
                 continue
             found.append((name, data, _when(created)))
         return found

@@ -2,7 +2,8 @@
 
 A store has a version (`PRAGMA user_version`), an application id in its header, and the tables `runs`
 and `scores` (from schema 4 also `curves`: the plans of the breadth curves run into it; from schema 5
-`study_runs`: which study plan each run was stored for), and nothing else.
+`study_runs`: which study plan each run was stored for, and `maps`: the transfer maps run into it), and nothing
+else.
 A file that is not a breadth store (not SQLite, another program's database, a schema below zero or newer
 than this program's) is refused before anything is written to
 it: its identity is read through an immutable connection that cannot change it. Older schemas are
@@ -31,7 +32,7 @@ SQLITE_MAGIC = b"SQLite format 3\x00"
 APPLICATION_ID = 0x62726474  # 'brdt' in the file's header (PRAGMA application_id): this file is a breadth store
 TABLES = {"runs", "scores"}  # a store holds these tables (schemas 1-3) and no others
 CURVES_FROM = 4  # the schema that added the `curves` table
-STUDIES_FROM = 5  # the schema that added the `study_runs` table
+STUDIES_FROM = 5  # the schema that added the `study_runs` and `maps` tables
 BUSY_SECONDS = 30.0  # how long a writer waits for another (the app's engine and a sweep may share a store)
 
 
@@ -193,13 +194,19 @@ _MIGRATIONS[STUDIES_FROM] = """
         key TEXT NOT NULL,
         created REAL NOT NULL,
         PRIMARY KEY (study, key)
+    );
+    CREATE TABLE maps (
+        name TEXT PRIMARY KEY,
+        plan TEXT NOT NULL,
+        created REAL NOT NULL
     )
-"""  # schema 5: the hash of each study plan (core.results.study) a run was stored for; a run may serve several
+"""  # schema 5: the hash of each study plan (core.results.study) a run was stored for (a run may serve several), and
+# each transfer map's cells (core.results.transfer_map.StoredMap), so the app's map view draws it from the store
 
 
 def tables_of(version: int) -> set[str]:
     """The tables a store of schema `version` holds, and no others."""
-    added = {"curves": CURVES_FROM, "study_runs": STUDIES_FROM}
+    added = {"curves": CURVES_FROM, "study_runs": STUDIES_FROM, "maps": STUDIES_FROM}
     return TABLES | {table for table, since in added.items() if version >= since}
 
 

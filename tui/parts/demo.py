@@ -30,6 +30,7 @@ from breadth.tui.screens.curve_store import read_ahead
 from breadth.tui.screens.curve_view import CurveView
 from breadth.tui.screens.matrix_view import MatrixView
 from breadth.tui.screens.procedure_view import ProcedureView
+from breadth.tui.screens.transfer_view import TransferView
 from breadth.tui.story import IN_PLAIN_WORDS, Step, Story
 from breadth.tui.widgets.caption import Caption
 from breadth.tui.widgets.playground import AUDIENCE, LIES, Playground
@@ -58,6 +59,7 @@ VIEWS = {  # the story's views this app can open
     "procedure": View(ProcedureView, lambda app: app.action_procedure(), start="step(-1000)"),  # its Home key
     "matrix": View(MatrixView, lambda app: app.action_matrix()),
     "curve": View(CurveView, lambda app: app.action_curve()),
+    "transfer": View(TransferView, lambda app: app.action_transfer()),
 }
 
 

@@ -76,7 +76,7 @@ GROUPS = (  # (group, lines in the order shown: an action, a focused key, or a f
     ("play", ("sum_box", "race", "shade", ("pick", "pick_lane"), "lie", "pace", "demo_step")),
     ("train", (("train", "stop"), "procedure", "demos", "rollouts")),
     ("models", ("focus", "next_model", ("save", "load"))),
-    ("show", ("stage", "codes", "matrix", "curve", "environments", "figures", ("help", "quit"))),
+    ("show", ("stage", "codes", "matrix", ("curve", "transfer"), "environments", "figures", ("help", "quit"))),
 )
 
 GROUP_WIDTH, KEYS_WIDTH = 7, 18  # the columns before what a key does
