@@ -12,8 +12,8 @@ from fake_runs import fake_group
 
 from breadth.core.cli.main import USAGE_ERROR, main
 from breadth.core.results.grid import GridError
-from breadth.core.results.transfer_map import cells, parse_design, parse_vary, read
-from breadth.core.storage.store import StoredRun
+from breadth.core.results.transfer_map import StoredMap, cells, parse_design, parse_vary, read
+from breadth.core.storage.store import Store, StoredRun
 from breadth.core.sweeps import sweep
 from breadth.core.world.environments.registry import where
 from breadth.core.world.episodes.scores import HeldOutScore
@@ -82,7 +82,7 @@ def test_a_cell_reads_held_out_success_and_its_ceiling_from_the_store():
 
 def test_breadth_transfer_prints_writes_and_draws_the_map(tmp_path, monkeypatch, capsys):
     """Every environment scored 80% by the stand-in: each cell reads 80 [80-80] / 80; the empty cells say so; the JSON
-    holds a record per cell and the figure is written; run again, nothing trains."""
+    holds a record per cell and the figure is written; run again, nothing trains; the store holds the map once."""
     log = tmp_path / "log"
     monkeypatch.setattr(sweep, "_run_job", lambda: functools.partial(fake_group, str(log)))
     argv = ["transfer", "--where", "operands=3", "--hold", "form=postfix,op=sub", "--hold", "digits=2.?.1"]
@@ -97,6 +97,11 @@ def test_breadth_transfer_prints_writes_and_draws_the_map(tmp_path, monkeypatch,
     assert "warning" not in out  # 80% everywhere: every cell's training took
     ran = log.read_text().count("\n")
     assert main(argv) == 0 and log.read_text().count("\n") == ran
+    with Store(tmp_path / "s", read_only=True) as store:  # the map is in the store once, as the app's view reads it
+        (stored,) = [StoredMap.from_dict(data) for _, data, _ in store.maps()]
+        runs = {r.key: r for r in store.runs()}
+    readings = [r for c, r in stored.readings(runs) if c.plan is not None]
+    assert len(readings) == 3 and all(r.held[0] == pytest.approx(0.8) for r in readings)
 
 
 @pytest.mark.parametrize(

@@ -4,8 +4,10 @@ the store holds is shown as text; a fresh home shows the map shipped with breadt
 
 from __future__ import annotations
 
+import pytest
 from tui_helpers import fake_app, screen_lines, wait_for
 
+from breadth.core.results.grid import GridError
 from breadth.core.results.transfer_map import StoredMap, cells
 from breadth.core.storage.header import weights_hash
 from breadth.core.storage.paths import BASE, SHIPPED_MAP
@@ -112,3 +114,22 @@ async def test_a_fresh_home_shows_the_map_shipped_with_breadth(tmp_path, monkeyp
         await wait_for(pilot, lambda: "shipped with breadth" in _text(app), what="the shipped map")
         assert "/ " in _text(app) and "all the rest" in _text(app)
     assert {p.name for p in SHIPPED_MAP.parent.iterdir()} == beside
+
+
+async def test_a_map_this_breadth_cannot_read_is_counted_not_raised(tmp_path, monkeypatch):
+    """A stored map of an unexpected shape (another version's, a damaged row) is refused by StoredMap in one line,
+    and the view, with nothing else to show, says how many it could not read; the app runs on."""
+    monkeypatch.setenv("BREADTH_STORE", str(tmp_path / "s.sqlite"))
+    good = _map().to_dict()
+    bad = [{"designs": "x"}, {**good, "cells": good["cells"][:1]}, {**good, "what": 7}, [1, 2]]
+    for data in bad:
+        with pytest.raises(GridError, match="a stored transfer map of an unexpected shape"):
+            StoredMap.from_dict(data)
+    with Store() as store:
+        store.add_map("map-bad", {"designs": "x"})
+    app = fake_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("f22")
+        await wait_for(pilot, lambda: "unreadable" in _text(app), what="the count of unread maps")
+        status = screen_lines(app)[0].rstrip()
+        assert status == "no transfer map in the store yet: `breadth transfer` fills this (1 stored, unreadable here)"
