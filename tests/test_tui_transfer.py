@@ -132,4 +132,4 @@ async def test_a_map_this_breadth_cannot_read_is_counted_not_raised(tmp_path, mo
         await pilot.press("f22")
         await wait_for(pilot, lambda: "unreadable" in _text(app), what="the count of unread maps")
         status = screen_lines(app)[0].rstrip()
-        assert status == "no transfer map in the store yet: `breadth transfer` fills this (1 stored, unreadable here)"
+        assert status == "no transfer map yet: `breadth transfer` fills this (1 stored, unreadable here)"

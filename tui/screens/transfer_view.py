@@ -81,7 +81,7 @@ def status_line(read: MapRead, codes: bool = False) -> str:
     """The line over the map: which map, its pool (in words, or as chosen with `codes`), how far it has filled."""
     if read.stored is None:
         unread = f" ({read.skipped} stored, unreadable here)" if read.skipped else ""
-        return f"no transfer map in the store yet: `breadth transfer` fills this{unread}"
+        return f"no transfer map yet: `breadth transfer` fills this{unread}"
     where = f"map {read.index + 1} of {read.count}: " if read.count > 1 else ""
     pool = read.stored.what if codes else where_words(read.stored.what)
     whose = " · shipped with breadth" if read.shipped else ""
