@@ -12,7 +12,7 @@ from fake_runs import fake_group
 
 from breadth.core.cli.main import USAGE_ERROR, main
 from breadth.core.results.grid import GridError
-from breadth.core.results.transfer_map import StoredMap, cells, parse_design, parse_vary, read
+from breadth.core.results.transfer_map import StoredMap, cells, held_failures, parse_design, parse_vary, read
 from breadth.core.storage.store import Store, StoredRun
 from breadth.core.sweeps import sweep
 from breadth.core.world.environments.registry import where
@@ -128,3 +128,35 @@ def test_a_cell_whose_training_did_not_take_is_said_to_show_nothing(tmp_path, mo
     assert main([*argv, "--workers", "1", "--store", str(tmp_path / "s")]) == 0
     out = " ".join(capsys.readouterr().out.split())
     assert "warning: form x form=postfix op=sub: training environments 30%, ceiling 30%: below 50%" in out
+
+
+def test_a_cells_held_out_failures_are_counted_over_its_runs_and_printed_with_kept_episodes(tmp_path, capsys):
+    """held_failures sums the held-out environments' failure kinds over the cell's trained runs (never its
+    ceiling's) and keeps their kept episodes; --failures prints each cell's, the episodes as written (text, not
+    markup)."""
+    from breadth.core.cli.transfer import print_failures
+    from breadth.core.world.episodes.scores import FailedEpisode
+    from breadth.core.world.text.transcript import Role, Segment
+
+    (cell,) = cells(THREE, [POSTFIX_SUB], [("op",)], 30, (0, 1), FinetuneSettings(), 30)
+    held = cell.plan.split(0)[0]
+    wrote = FailedEpisode("wrong operands", (Segment(Role.PROMPT, "7,1,2-="), Segment(Role.ACTION, "B7,1+|[red]")))
+    runs = {}
+    for job, _, n in cell.plan.jobs("b"):
+        kinds = {"malformed call": 50} if n == 0 else {"wrong operands": 9, "malformed call": 1}
+        scores = {
+            name: HeldOutScore(name, 90 if name in held else 100, 100, kinds if name in held else {},
+                               (wrote,) if name == held[0] and n != 0 else ())
+            for name in job.environments
+        }  # fmt: skip
+        record = RunMeta("finetune", job.settings, job.cell.mix.spec(), job.seed, 30, scores, (1.0,), 1.0)
+        runs[job.key] = StoredRun(job.key, record, "b", "transfer")
+    found = held_failures(cell, runs, "b")
+    assert (found.solved, found.played) == (2 * 5 * 90, 2 * 5 * 100)  # two seeds x five held out, not the ceiling
+    assert found.kinds == {"wrong operands": 90, "malformed call": 10} and len(found.kept) == 2
+    print_failures(cell, found)
+    out = " ".join(capsys.readouterr().out.split())
+    assert (
+        "op x form=postfix op=sub: held out solved 900 of 1000; failures: wrong operands 90, malformed call 10" in out
+    )
+    assert f"{held[0]}: 7,1,2-=B7,1+|[red] (wrong operands)" in out

@@ -99,6 +99,11 @@ def add_transfer(sub: argparse._SubParsersAction) -> None:
     )
     s.add_argument("--passes", type=float, default=400 * 8 / 70, help="times each demonstration is seen (the plate's)")
     s.add_argument("--min-steps", type=positive_int, default=400, help="never fewer steps (default 400)")
+    s.add_argument(
+        "--failures",
+        action="store_true",
+        help="also print, per cell, how its held-out episodes failed (each kind counted) and a few as written",
+    )
     _data_flags(s)
     _training_flags(s, "seeds of one cell", "the map", "the map's cells")
 

@@ -17,9 +17,11 @@ from breadth.core.results.transfer_map import (
     ALL,
     LEARNED,
     Cell,
+    HeldFailures,
     Reading,
     StoredMap,
     cells,
+    held_failures,
     parse_design,
     parse_vary,
     read,
@@ -84,6 +86,11 @@ def transfer(args, on_done: OnDone | None = None) -> int:
                 f"{100 * r.ceiling[0]:.0f}%: below {100 * LEARNED:.0f}%, not learned at this budget, so its held out "
                 "says nothing about transfer"
             )
+    if args.failures:
+        for c, _ in readings:
+            found = held_failures(c, outcome.stored, base_hash)
+            if found is not None:
+                print_failures(c, found)
     if on_done is not None:
         planned = [j.key for c in made if c.plan is not None for j, _, _ in c.plan.jobs(base_hash)]
         on_done([key for key in dict.fromkeys(planned) if key in outcome.stored], reading(readings))
@@ -156,6 +163,15 @@ def reading(readings: list[tuple[Cell, Reading | None]]) -> str:
             learned = "" if r.learned else " (not learned: says nothing of transfer)"
             out.append(f"{shown(where)}: held out {_pct(r.held)}% / ceiling {100 * r.ceiling[0]:.0f}%{learned}")
     return "; ".join(out)
+
+
+def print_failures(c: Cell, found: HeldFailures, examples: int = 3) -> None:
+    """A cell's held-out failures: solved of played, each failure kind's count, a few kept episodes as written."""
+    where = f"{' and '.join(c.vary) or ALL} x {' '.join(c.design)}"
+    kinds = ", ".join(f"{kind} {count}" for kind, count in found.kinds.items()) or "none"
+    console.print(f"{shown(where)}: held out solved {found.solved} of {found.played}; failures: {shown(kinds)}")
+    for name, text, kind in found.kept[:examples]:
+        console.print(f"    {shown(name)}: {shown(text)}  ({shown(kind)})")
 
 
 def _budget_words(made: list[Cell], budget: str) -> str:

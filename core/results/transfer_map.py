@@ -124,6 +124,40 @@ def read(cell: Cell, runs: dict[str, StoredRun], base_hash: str) -> Reading | No
 
 
 @dataclass(frozen=True)
+class HeldFailures:
+    """What a cell's held-out episodes did, over its seeds' runs (not the ceiling's): solved of played, the failure
+    kinds counted, and the unsolved episodes the runs kept (a few per environment), as (environment, text, kind)."""
+
+    solved: int
+    played: int
+    kinds: dict[str, int]  # failure kind -> episodes, most first
+    kept: list[tuple[str, str, str]]
+
+
+def held_failures(cell: Cell, runs: dict[str, StoredRun], base_hash: str) -> HeldFailures | None:
+    """The failures of a cell's held-out episodes in its trained runs; None before any of them is stored."""
+    if cell.plan is None:
+        return None
+    held = cell.plan.split(0)[0]
+    solved = played = 0
+    kinds: dict[str, int] = {}
+    kept: list[tuple[str, str, str]] = []
+    stored = [runs[job.key] for job, _, n in cell.plan.jobs(base_hash) if n != CEILING and job.key in runs]
+    for run in stored:
+        for name in held:
+            score = run.run.scores.get(name)
+            if score is None:
+                continue
+            solved, played = solved + score.solved, played + score.total
+            for kind, count in score.failures.items():
+                kinds[kind] = kinds.get(kind, 0) + count
+            kept += [(name, episode.text, episode.failure) for episode in score.examples]
+    if not stored:
+        return None
+    return HeldFailures(solved, played, dict(sorted(kinds.items(), key=lambda kv: -kv[1])), kept)
+
+
+@dataclass(frozen=True)
 class StoredMap:
     """A transfer map as the store keeps it (so the app's map view can draw it as it fills): its designs, its ways
     of varying, every cell's plan (or why it has none), the words that chose its pool, and the base."""
