@@ -29,9 +29,10 @@ SHOTS = {  # PageDowns pressed -> the picture's name: one telling step of each a
     16: "story-5-matrix",
     17: "story-6-curve",
     18: "story-7-curve-rises",
+    19: "story-8-transfer-map",
 }
 SIZES = ((80, 24), (120, 40))
-SETTLE = {12: 6.0, 13: 4.0, 14: 4.0, 16: 2.0, 17: 2.0, 18: 2.0}  # seconds for a view to fill in (replays, runs)
+SETTLE = {12: 6.0, 13: 4.0, 14: 4.0, 16: 2.0, 17: 2.0, 18: 2.0, 19: 2.0}  # seconds for a view to fill in
 
 
 def picture_names(shots, sizes=SIZES) -> list[str]:
