@@ -234,8 +234,6 @@ class MatrixView(Screen):
             fit = (max(LABEL_WIDTH, min(LABEL_MAX, usable(self.size.width) - sum(cells))), tuple(cells))
         if fit == self.widths and names == self.columns and not force and self.query_one(DataTable).columns:
             return
-        if force:  # laid out for the size it has now; once the screen has refreshed, again if that size was stale
-            self.call_after_refresh(self.lay_out)
         self.widths, self.columns = fit, names
         pooled = bool(names) and isinstance(names[0], DimensionColumn)
         self.query_one("#matrix-key", Static).update(by_dimension.scale_key(BAND_STYLES) if pooled else scale_key())
