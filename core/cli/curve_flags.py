@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from breadth.core.cli.flags import WORKERS, lockstep_flag, positive_int, runner_flags, setting_flag, store_flag
+from breadth.core.cli.flags import lockstep_flag, positive_int, runner_flags, setting_flag, store_flag, where_flags
 from breadth.core.cli.path_flags import input_file
 from breadth.core.results.breadth_curve import BUDGETS
 from breadth.core.results.transfer_map import MAP_BUDGETS
@@ -118,13 +118,7 @@ def add_study(sub: argparse._SubParsersAction) -> None:
         "reading, flat or not, and what the plan says was chosen after looking at results.",
     )
     s.add_argument("file", type=input_file, metavar="FILE", help="the study's plan (docs/studies/*.toml)")
-    s.add_argument(
-        "--workers",
-        type=positive_int,
-        default=WORKERS,
-        help=f"local processes, one torch thread each (default {WORKERS}, one per core)",
-    )
-    s.add_argument("--cluster", help="a Dask scheduler's address (tcp://host:8786): run there instead")
+    where_flags(s)
     store_flag(s, written=True)
 
 

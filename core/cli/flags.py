@@ -23,8 +23,8 @@ def positive_int(text: str) -> int:
     return n
 
 
-def runner_flags(s: argparse.ArgumentParser, drawn: str, written: str) -> None:
-    """Where a grid of runs runs (local processes or Dask), from which base, into which store, with what outputs."""
+def where_flags(s: argparse.ArgumentParser) -> None:
+    """Where runs run: --workers local processes, or --cluster (a Dask scheduler)."""
     s.add_argument(
         "--workers",
         type=positive_int,
@@ -32,6 +32,11 @@ def runner_flags(s: argparse.ArgumentParser, drawn: str, written: str) -> None:
         help=f"local processes, one torch thread each (default {WORKERS}, one per core)",
     )
     s.add_argument("--cluster", help="a Dask scheduler's address (tcp://host:8786): run there instead")
+
+
+def runner_flags(s: argparse.ArgumentParser, drawn: str, written: str) -> None:
+    """Where a grid of runs runs (local processes or Dask), from which base, into which store, with what outputs."""
+    where_flags(s)
     s.add_argument(
         "--base", type=checkpoint_in, default=None, help="pre-trained checkpoint (default: the shipped base)"
     )
