@@ -29,7 +29,7 @@ console = Console(highlight=False, markup=False, emoji=False)
 def study(args) -> int:
     """Check every step, run them in order, then print the study's report."""
     plan = Study.read(args.file)
-    steps = [(step, _step_args(step, args)) for step in plan.steps]  # every step checked before any runs
+    steps = [(step, checked_args(step, args)) for step in plan.steps]  # every step checked before any runs
     console.print(
         f"study {shown(args.file)} (plan {plan.plan_hash}): {len(steps)} step{'s' * (len(steps) != 1)}; "
         f"question: {shown(plan.question)}"
@@ -98,7 +98,7 @@ def _values(args: tuple[str, ...], flag: str) -> list[str]:
     return out
 
 
-def _step_args(step: Step, args) -> argparse.Namespace:
+def checked_args(step: Step, args) -> argparse.Namespace:
     """A step's flags as its command reads them, with the study's store, workers and cluster; one line (UsageError,
     UserFileError) for a flag the command refuses or an output over the study's own file."""
     from breadth.core.cli.parser import UsageError, build_parser, parse_argv
