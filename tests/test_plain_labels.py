@@ -11,6 +11,7 @@ from breadth.core.results.grid import parse_budget, parse_share
 from breadth.core.results.matrix import parse_environments
 from breadth.core.world.arithmetic.coordinates import Coordinates
 from breadth.core.world.environments.environment import REGISTERED, Environment, register
+from breadth.core.world.environments.labels import brief, example, header, label, name_for
 from breadth.core.world.environments.mix import Mix, MixError
 from breadth.core.world.environments.probe import SumError, parse_sum
 from breadth.core.world.environments.registry import environment_named
@@ -18,25 +19,25 @@ from breadth.core.world.environments.registry import environment_named
 
 def test_the_plate_families_say_what_their_sums_are():
     """`add_3x1` is three single digits (3+4+5), never `three-digit`, which an audience reads as 123+456."""
-    assert REGISTERED["add_2x2"].label == "two-digit sums 23+45"
-    assert REGISTERED["add_3x1"].label == "three single digits 3+4+5"
-    assert REGISTERED["add_3x2"].label == "three two-digit numbers 23+45+67"
-    assert not any("three-digit" in f.label for f in REGISTERED.values())
+    assert label(REGISTERED["add_2x2"]) == "two-digit sums 23+45"
+    assert label(REGISTERED["add_3x1"]) == "three single digits 3+4+5"
+    assert label(REGISTERED["add_3x2"]) == "three two-digit numbers 23+45+67"
+    assert not any("three-digit" in label(f) for f in REGISTERED.values())
 
 
 def test_every_label_ends_with_an_example_made_from_the_family_coordinates():
     """The example in a label is a sum of that family (checked, not typed), and no two families share a label."""
     for family in REGISTERED.values():
-        example = family.example
-        assert family.contains(example.operands) and example.op == family.op
-        assert family.label.endswith(" " + example.prompt.removesuffix("="))
-        assert len(example.operands) == family.at.operands
-    assert len({f.label for f in REGISTERED.values()}) == len(REGISTERED)
+        problem = example(family)
+        assert family.contains(problem.operands) and problem.op == family.op
+        assert label(family).endswith(" " + problem.prompt.removesuffix("="))
+        assert len(problem.operands) == family.at.operands
+    assert len({label(f) for f in REGISTERED.values()}) == len(REGISTERED)
     assert len({f.words for f in REGISTERED.values()}) == len(
         REGISTERED
     )  # words alone (a verdict's) tell them apart too
     made = Environment("probe_5x2", "p5x2", "five two-digit numbers", "", Coordinates(4, 2, "-"))
-    assert made.contains(made.example.operands)  # a family not registered gets a valid example too
+    assert made.contains(example(made).operands)  # a family not registered gets a valid example too
 
 
 def test_short_labels_are_coordinates_for_every_family():
@@ -96,14 +97,26 @@ CODE = re.compile(r"\b[as][234]x[12]\b")  # a family's coordinate code
 def test_every_family_has_brief_words_and_a_two_line_header_a_listener_reads():
     """`two-digit`, `3 singles`, `4 two-digit minus`: no code, no two alike; a column header of two lines of at most
     five characters (`add 3` over `0-9`), no two alike; with codes asked for, the short label."""
-    briefs = {name: f.brief for name, f in REGISTERED.items()}
+    briefs = {name: brief(f) for name, f in REGISTERED.items()}
     assert briefs["add_2x2"] == "two-digit" and briefs["add_3x1"] == "3 singles"
     assert briefs["sub_4x1"] == "4 singles minus" and briefs["add_3x2"] == "3 two-digit"
     assert len(set(briefs.values())) == len(REGISTERED) and not any(CODE.search(b) for b in briefs.values())
-    headers = [f.header for f in REGISTERED.values()]
-    assert REGISTERED["add_3x1"].header == ("add 3", "0-9") and REGISTERED["sub_2x2"].header == ("sub 2", "10-99")
+    headers = [header(f) for f in REGISTERED.values()]
+    assert header(REGISTERED["add_3x1"]) == ("add 3", "0-9") and header(REGISTERED["sub_2x2"]) == ("sub 2", "10-99")
     assert len(set(headers)) == len(REGISTERED) and all(len(line) <= 5 for h in headers for line in h)
-    assert all(f.name_for(codes=True) == f.short and f.name_for() == f.brief for f in REGISTERED.values())
+    assert all(name_for(f, codes=True) == f.short and name_for(f) == brief(f) for f in REGISTERED.values())
+
+
+def test_the_environment_class_is_the_task_and_its_labels_are_functions_of_it():
+    """No label, brief, header, name_for, column or example on `Environment`: they live in `labels`, which labels a
+    generated environment too (its id, having no words short enough)."""
+    from breadth.core.world.environments import labels
+    from breadth.core.world.environments.registry import generated
+
+    moved = ("label", "brief", "header", "name_for", "column", "example")
+    assert not [n for n in moved if hasattr(Environment, n)] and all(callable(getattr(labels, n)) for n in moved)
+    made = generated()["2a1s2"]
+    assert (brief(made), header(made), labels.column(made, codes=True)) == ("2a1s2", ("", "2a1s2"), "2a1s2")
 
 
 def test_a_mix_is_named_in_words_and_in_codes_where_asked():

@@ -243,6 +243,7 @@ async def test_the_training_forms_counts_name_their_families_in_words_and_shift_
     from textual.widgets import Collapsible, Label
 
     from breadth.core.world.environments.environment import REGISTERED
+    from breadth.core.world.environments.labels import header
 
     app = fake_app()
     async with app.run_test(size=(80, 24)) as pilot:
@@ -255,7 +256,7 @@ async def test_the_training_forms_counts_name_their_families_in_words_and_shift_
         def labels() -> dict[str, str]:
             return {n: str(panel.query_one(f"#label-{n}", Label).render()).strip() for n in REGISTERED}
 
-        words = {n: " ".join(filter(None, f.header)) for n, f in REGISTERED.items()}
+        words = {n: " ".join(filter(None, header(f))) for n, f in REGISTERED.items()}
         assert labels() == words and words["add_2x2"] == "add 2 10-99" and words["add_3x2"] == "add 3 10-99"
         right = panel.content_region.right
         for name in REGISTERED:

@@ -13,7 +13,8 @@ from textual.widgets import DataTable, Static
 from tui_helpers import screen_lines, wait_for
 
 from breadth.core.results.curve_points import warnings
-from breadth.core.world.environments.environment import REGISTERED, where_words
+from breadth.core.world.environments.environment import REGISTERED
+from breadth.core.world.environments.labels import brief, where_words
 from breadth.tui.app import BreadthApp
 from breadth.tui.screens.curve_store import read_curve
 from breadth.tui.screens.curve_view import CurvePlot, CurveView
@@ -109,7 +110,7 @@ async def _check_procedure(pilot, act: Act, step: Step, say: str) -> str:
     assert f"step {moment.step} of" in text
     for line in shown:  # each family in words on stage, never its code
         family = REGISTERED[line.problem.environment]
-        assert f"{family.brief} " in text and family.short not in text, (family.brief, text)
+        assert f"{brief(family)} " in text and family.short not in text, (brief(family), text)
     return text
 
 

@@ -12,6 +12,7 @@ from tui_helpers import fake_app, other_cells, screen_lines, type_text, wait_for
 
 from breadth.core.storage.presets import PRESETS
 from breadth.core.world.environments.environment import REGISTERED
+from breadth.core.world.environments.labels import header
 from breadth.tui.app import BreadthApp
 from breadth.tui.keys import APP_KEYS
 from breadth.tui.parts.engine_watch import STARTING
@@ -86,7 +87,7 @@ async def test_start_shows_three_panels_with_the_shipped_mix_loaded():
             if own:
                 assert f"{s.solved}/{s.total}" in shown, f"{name} score not shown"
             else:  # under its matrix column's words (`add 2` over `0-9`)
-                assert other_cells(shown)[REGISTERED[name].header] == f"{100 * s.rate:.0f}", f"{name} score not shown"
+                assert other_cells(shown)[header(REGISTERED[name])] == f"{100 * s.rate:.0f}", f"{name} score not shown"
 
 
 async def test_layout_survives_resizing_between_small_and_large_terminals():

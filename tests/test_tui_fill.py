@@ -6,6 +6,7 @@ from textual.widgets import Collapsible, Input, Select
 from tui_helpers import fake_app, type_text, wait_for
 
 from breadth.core.world.environments.environment import REGISTERED
+from breadth.core.world.environments.labels import label
 from breadth.core.world.environments.mix import select
 from breadth.core.world.environments.registry import where
 from breadth.tui.widgets.train_panel import fill_choices
@@ -23,7 +24,7 @@ def test_the_choices_come_from_the_registry_and_each_names_families():
     assert choices["all with 2 operands"] == "operands:2" and choices["all with 1 digit"] == "digits:1"
     assert choices["all sub"] == "op:sub"
     for family in REGISTERED.values():
-        assert select(choices[f"all but {family.label}"]) == [n for n in REGISTERED if n != family.name]
+        assert select(choices[f"all but {label(family)}"]) == [n for n in REGISTERED if n != family.name]
     assert len(choices) == 1 + 3 + 2 + 2 + len(REGISTERED)
 
 

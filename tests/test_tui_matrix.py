@@ -12,6 +12,7 @@ from breadth.core.storage.header import weights_hash
 from breadth.core.storage.paths import BASE, SHIPPED_RESULTS
 from breadth.core.storage.store import Store, StoredRun, run_key
 from breadth.core.world.environments.environment import REGISTERED
+from breadth.core.world.environments.labels import header
 from breadth.core.world.episodes.scores import FailedEpisode, HeldOutScore
 from breadth.core.world.runs.records import RunMeta
 from breadth.core.world.runs.settings import FinetuneSettings
@@ -64,7 +65,7 @@ async def test_the_matrix_shows_a_row_per_mix_with_trained_cells_marked_at_80x24
         await wait_for(pilot, lambda: isinstance(app.screen, MatrixView) and _table(app).row_count == 2, what="rows")
         table = _table(app)
         headers = [str(c.label).split("\n") for c in table.columns.values()]
-        assert [(top.strip(), bottom.strip()) for top, bottom in headers] == [REGISTERED[n].header for n in columns()]
+        assert [(top.strip(), bottom.strip()) for top, bottom in headers] == [header(REGISTERED[n]) for n in columns()]
         assert headers[0][0].strip() == "add 2" and headers[1][0].strip() == "add 2"  # 3+4, then 23+45
         names = columns()
         first = [str(v) for v in table.get_row_at(0)]

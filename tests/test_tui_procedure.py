@@ -10,6 +10,7 @@ from tui_helpers import fake_app, wait_for
 from breadth.core.storage.header import read_metadata
 from breadth.core.storage.presets import PRESETS
 from breadth.core.world.environments.environment import REGISTERED
+from breadth.core.world.environments.labels import name_for
 from breadth.tui.catalog import ModelEntry
 from breadth.tui.screens.procedure_view import ProcedureView, probes
 from breadth.tui.widgets.loss_plot import LossPlot
@@ -107,7 +108,7 @@ async def test_the_procedure_views_families_are_named_in_words_or_in_codes_where
             await wait_for(pilot, lambda: sorted(app.screen.run.scores) == [0, 25, 50], what="every snapshot scored")
             await wait_for(pilot, lambda: "✓" in _line(app, "add_2x2"), what="the last step's verdict")
             shown = list(app.screen.run.environments)
-            names = [REGISTERED[name].name_for(codes) for name in shown]
+            names = [name_for(REGISTERED[name], codes) for name in shown]
             assert len(set(names)) == len(shown) and (names[0] == "a2x2") == codes, names
             lines = [_line(app, name) for name in shown]
             for name, line in zip(names, lines, strict=True):

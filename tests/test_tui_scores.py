@@ -9,6 +9,7 @@ from breadth.core.storage.header import weights_hash
 from breadth.core.storage.paths import BASE
 from breadth.core.storage.store import Store, StoredRun, run_key
 from breadth.core.world.environments.environment import REGISTERED
+from breadth.core.world.environments.labels import brief
 from breadth.core.world.episodes.scores import HeldOutScore
 from breadth.core.world.runs.records import RunMeta
 from breadth.core.world.runs.settings import FinetuneSettings
@@ -107,7 +108,7 @@ async def test_a_family_outside_the_plate_is_set_under_more_families_and_trained
         entry = app.entries[app.current]
         assert entry.origin == "trained" and entry.run.mix == "sub_3x1=40" and set(entry.scores) == set(REGISTERED)
         shown = str(app.score_panel.query_one("#environment-scores").render())
-        assert shown.startswith(sub.brief) and "other environments" in shown  # `3 singles minus`, in words
+        assert shown.startswith(brief(sub)) and "other environments" in shown  # `3 singles minus`, in words
         assert "      add   2   3   4 sub   2   3" in shown  # add_2x2 (add 2 over 10-99) now among the others
         assert not [f for f in REGISTERED.values() if f.short in shown]  # in words, no code
 

@@ -15,6 +15,7 @@ from breadth.core.results.matrix import TRAINED, BreadthPoint, MatrixRow, column
 from breadth.core.results.report import BudgetPoint, CellSummary, budget, varied
 from breadth.core.storage.files import write_atomic
 from breadth.core.world.environments.environment import REGISTERED
+from breadth.core.world.environments.labels import brief, label
 from breadth.core.world.environments.mix import Mix, MixError
 from breadth.core.world.runs.records import RunMeta
 from breadth.core.world.runs.stats import wilson
@@ -36,8 +37,8 @@ def axis(cells: list[CellSummary]) -> tuple[str, list[float]]:
     names = sorted({name for counts in mixes for name in counts}, key=list(REGISTERED).index)
     if len(names) != 2 or len({sum(counts.values()) for counts in mixes}) != 1:
         raise FigureError("mixes make a curve only as a share between two environments of one total")
-    label = REGISTERED[names[0]].label
-    return f"{label} demonstrations (of {sum(mixes[0].values())})", [float(c.get(names[0], 0)) for c in mixes]
+    first = label(REGISTERED[names[0]])
+    return f"{first} demonstrations (of {sum(mixes[0].values())})", [float(c.get(names[0], 0)) for c in mixes]
 
 
 def pyplot():
@@ -107,7 +108,7 @@ def budget_figure(points: list[BudgetPoint], out: Path) -> list[Path]:
     environments = list(dict.fromkeys(p.environment for p in points))
     for k, name in enumerate(environments):
         mine = [p for p in points if p.environment == name]
-        shown = REGISTERED[name].label if name in REGISTERED else name
+        shown = label(REGISTERED[name]) if name in REGISTERED else name
         colour = f"C{k}"
         for which, style in (("alone", "-"), ("mixed", "--")):
             summaries = [getattr(p, which) for p in mine]
@@ -135,7 +136,7 @@ def budget_figure(points: list[BudgetPoint], out: Path) -> list[Path]:
 def sweep_figure(cells: list[CellSummary], out: Path, title: str = "") -> list[Path]:
     """Draw success per environment against the swept value; write `out` as .png and .svg (atomically); the paths."""
     plt = pyplot()
-    label, xs = axis(cells)
+    swept, xs = axis(cells)
     order = sorted(range(len(cells)), key=lambda i: xs[i])
     fig, ax = new_plot(plt)
     environments = list(dict.fromkeys(name for c in cells for name in c.environments))
@@ -144,13 +145,13 @@ def sweep_figure(cells: list[CellSummary], out: Path, title: str = "") -> list[P
         x = [p for p, _ in points]
         mean = [100 * f.mean for _, f in points]
         err = [[100 * (f.mean - f.low) for _, f in points], [100 * (f.high - f.mean) for _, f in points]]
-        shown = REGISTERED[name].label if name in REGISTERED else name
+        shown = label(REGISTERED[name]) if name in REGISTERED else name
         ax.errorbar(x, mean, yerr=err, marker="o", capsize=3, label=figure_text(f"{shown} held-out"))
-    if label == "lr":
+    if swept == "lr":
         ax.set_xscale("log")
     seeds = sorted({len(c.seeds) for c in cells})
     n = seeds[0] if len(seeds) == 1 else f"{seeds[0]}-{seeds[-1]}"
-    success_axes(ax, label, figure_text(title) or f"mean over {n} seeds, 95% intervals over seeds")
+    success_axes(ax, swept, figure_text(title) or f"mean over {n} seeds, 95% intervals over seeds")
     return finish(plt, fig, out)
 
 
@@ -227,13 +228,13 @@ def breadth_figure(points: list[BreadthPoint], out: Path, seeds: int) -> list[Pa
         x = [p.environments for p in line]
         mean = [100 * p.mean for p in line]
         err = [[100 * (p.mean - p.low) for p in line], [100 * (p.high - p.mean) for p in line]]
-        label = (
+        legend = (
             "own environments (mean)"
             if name == TRAINED
-            else f"{REGISTERED[name].label} ({REGISTERED[name].short}), held out"
+            else f"{label(REGISTERED[name])} ({REGISTERED[name].short}), held out"
         )
         style = {"linestyle": "--", "color": "gray"} if name == TRAINED else {}
-        ax.errorbar(x, mean, yerr=err, marker="o", capsize=3, label=label, **style)
+        ax.errorbar(x, mean, yerr=err, marker="o", capsize=3, label=legend, **style)
     xs = sorted({p.environments for p in points})
     ax.set_xscale("log", base=2)
     ax.set_xticks(xs, [str(x) for x in xs])
@@ -326,7 +327,7 @@ def _scores_axes(ax, run: RunMeta) -> None:
         ax.text(100 * hi + 2, y, f"{rate:.0f}%", va="center")
     if own and others:
         ax.axhline(len(own) - 0.5, color="black", linewidth=1.5, linestyle="--")
-    ax.set_yticks(range(len(names)), [figure_text(REGISTERED[n].brief if n in REGISTERED else n) for n in names])
+    ax.set_yticks(range(len(names)), [figure_text(brief(REGISTERED[n]) if n in REGISTERED else n) for n in names])
     ax.set_ylim(len(names) - 0.5, -0.5)  # the first environment on top
     ax.set_xlim(0, 118)
     ax.set_xticks([0, 25, 50, 75, 100])

@@ -31,7 +31,7 @@ from textual_plotext import PlotextPlot
 
 from breadth.core.results.breadth_curve import CEILING
 from breadth.core.results.curve_points import CurvePoint, warnings
-from breadth.core.world.environments.environment import where_words
+from breadth.core.world.environments.labels import where_words
 from breadth.core.world.text.shown import shown
 from breadth.tui.figure_files import FiguresAsked, Slide
 from breadth.tui.guard import guarded, log_error, one_line

@@ -24,6 +24,7 @@ from textual.widgets import Footer, Static
 
 from breadth.core.world.arithmetic.problem import Problem
 from breadth.core.world.environments.environment import REGISTERED
+from breadth.core.world.environments.labels import label, name_for
 from breadth.core.world.environments.mix import Mix
 from breadth.core.world.runs.settings import FinetuneSettings
 from breadth.core.world.text.transcript import Role, visible
@@ -98,7 +99,7 @@ def summary(mix: Mix, seed: int, lines: list[DemoLine], codes: bool = False) -> 
     )
     out.append(f"with loss: {total.with_loss:,} ({100 * total.share:.0f}%)", style="bold")
     if len(per_environment) > 1:
-        shares = (f"{REGISTERED[name].name_for(codes)} {100 * t.share:.0f}%" for name, t in per_environment.items())
+        shares = (f"{name_for(REGISTERED[name], codes)} {100 * t.share:.0f}%" for name, t in per_environment.items())
         out.append(" · per environment: " + " · ".join(shares), style="dim")
     return out
 
@@ -123,9 +124,9 @@ def environment_header(name: str, tally: Tally, width: int, codes: bool = False)
         f"{tally.demonstrations} demonstrations, {tally.chars:,} characters, "
         f"{tally.with_loss:,} with loss ({100 * tally.share:.0f}%)"
     )
-    name = f"{environment.short} {environment.label}" if codes else environment.label
+    name = f"{environment.short} {label(environment)}" if codes else label(environment)
     if len(f"{name}: {counts}") > width:
-        name = environment.name_for(codes)
+        name = name_for(environment, codes)
     return Text.assemble((name, "bold underline"), f": {counts}")
 
 
@@ -138,7 +139,7 @@ def laid_out(lines: list[DemoLine], width: int, codes: bool = False) -> Text:
     """
     if not lines:
         return Text()
-    label = max(len(REGISTERED[line.environment].name_for(codes)) for line in lines)
+    label = max(len(name_for(REGISTERED[line.environment], codes)) for line in lines)
     groups = [(name, list(group)) for name, group in groupby(lines, key=lambda line: line.environment)]
     rows: list[Text] = []
     for name, group in groups:
@@ -150,7 +151,7 @@ def laid_out(lines: list[DemoLine], width: int, codes: bool = False) -> Text:
             row = Text()
             for i, line in enumerate(group[start : start + columns]):
                 row.append(" " * (i * (cell + COLUMN_GAP) - row.cell_len))  # to column i's start
-                row.append(f"{REGISTERED[line.environment].name_for(codes):<{label}} ", style="bold").append_text(
+                row.append(f"{name_for(REGISTERED[line.environment], codes):<{label}} ", style="bold").append_text(
                     line.text
                 )
             rows.append(row)

@@ -28,6 +28,7 @@ from breadth.core.results.dimensions import Column, Rate, coordinates, rate, sum
 from breadth.core.results.matrix import band, band_ranges
 from breadth.core.world.arithmetic.calculator import FORMS
 from breadth.core.world.arithmetic.problem import PLATE_FORM
+from breadth.core.world.environments.labels import name_for
 from breadth.core.world.environments.registry import by_name, env_id
 from breadth.core.world.episodes.scores import HeldOutScore
 from breadth.core.world.text.shown import shown
@@ -160,7 +161,7 @@ def cell_detail(h: Heat, row: int, column: int, trained: frozenset[str], width: 
     ranked = sorted(names, key=lambda n: -h.scores[n].rate)
     lines: list[Text] = [Text()]
     for i, name in enumerate(ranked):
-        named = by_name(name).name_for(codes)
+        named = name_for(by_name(name), codes)
         entry = Text(("*" if name in trained else "") + named + " ").append_text(percent(h.scores[name].rate))
         room = width - (len(f"  +{len(ranked) - i} more") if len(lines) == ENTRY_LINES else 0)
         if lines[-1].cell_len and lines[-1].cell_len + 3 + entry.cell_len > room:

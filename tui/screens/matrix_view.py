@@ -33,6 +33,7 @@ from breadth.core.storage.paths import BASE, SHIPPED_RESULTS
 from breadth.core.storage.presets import PRESETS
 from breadth.core.storage.store import Store, StoredRun
 from breadth.core.world.environments.environment import short_label
+from breadth.core.world.environments.labels import header, label, name_for
 from breadth.core.world.environments.mix import Mix, MixError
 from breadth.core.world.environments.registry import by_name
 from breadth.core.world.runs.records import settings_note
@@ -104,7 +105,7 @@ def widths(screen_width: int, names: list[str], columns_count: int, least: int =
 
 def column_header(names: list[str], i: int, width: int, codes: bool = False) -> str:
     """Column `i`'s two header lines right-justified to `width`: in words, what is done to how many numbers over
-    their range (`add 3` over `0-9`: `Environment.header`); with `codes`, its group over a group's first column, then
+    their range (`add 3` over `0-9`: `labels.header`); with `codes`, its group over a group's first column, then
     its short label (`a3x1`)."""
     name = names[i]
     if codes:
@@ -117,7 +118,7 @@ def column_header(names: list[str], i: int, width: int, codes: bool = False) -> 
 
 def _header(name: str) -> tuple[str, str]:
     try:
-        return by_name(name).header
+        return header(by_name(name))
     except KeyError:  # a stored run's environment no longer generated
         return "", name
 
@@ -134,7 +135,7 @@ def cell_detail(row: MatrixRow, name: str, codes: bool = False) -> Text:
     are named in words, with their codes where a person asked for them.
     """
     fam = by_name(name)
-    named = f"{fam.label} ({fam.short})" if codes else fam.label
+    named = f"{label(fam)} ({fam.short})" if codes else label(fam)
     hidden = f" (+{row.hidden} other settings not shown)" if row.hidden else ""
     counts = "+".join(f"{shown(_name(name, codes))} {n}" for name, n in _counts(row.mix))  # every environment
     out = Text.assemble((counts, "bold"), (hidden, "dim"), "\n")
@@ -171,7 +172,7 @@ def cell_detail(row: MatrixRow, name: str, codes: bool = False) -> Text:
 def _name(name: str, codes: bool) -> str:
     """An environment's brief words, or its code with `codes`; a stored name no longer registered as it is."""
     try:
-        return by_name(name).name_for(codes)
+        return name_for(by_name(name), codes)
     except KeyError:
         return name
 

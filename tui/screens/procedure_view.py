@@ -28,6 +28,7 @@ from breadth.core.engine import protocol as p
 from breadth.core.storage.snapshot_file import saved_snapshots
 from breadth.core.world.arithmetic.problem import Problem
 from breadth.core.world.environments.environment import REGISTERED
+from breadth.core.world.environments.labels import name_for
 from breadth.core.world.environments.mix import Mix
 from breadth.core.world.episodes.scores import HeldOutScore
 from breadth.core.world.runs.records import RunMeta
@@ -287,10 +288,10 @@ class ProcedureView(Screen):
         score = self.run.scores.get(self.step, {}).get(environment.name)
         codes = self.codes  # environments in words, or in codes where a person asked (Shift+F5)
         width = max(
-            len(REGISTERED[o.problem.environment].name_for(codes)) for o in self.lines if self._shown(o) or o is line
+            len(name_for(REGISTERED[o.problem.environment], codes)) for o in self.lines if self._shown(o) or o is line
         )
         text = Text.assemble(
-            (f"{mark}{environment.name_for(codes):<{width + 1}}", "bold" if mark == "*" else ""),
+            (f"{mark}{name_for(environment, codes):<{width + 1}}", "bold" if mark == "*" else ""),
             (f"{score.percent():>5} " if score else "    - ", "cyan"),
         )
         for char in line.chars:
@@ -315,7 +316,7 @@ class ProcedureView(Screen):
         lines = (*own, OTHERS) if self.all_environments or not held_out else (*own, *held_out)
         legend = Text("held-out % by step" + ("" if steps else ": scored after training") + "  ", style="dim")
         for n, name in enumerate(lines):
-            label = OTHERS if name == OTHERS else REGISTERED[name].name_for(self.codes)
+            label = OTHERS if name == OTHERS else name_for(REGISTERED[name], self.codes)
             legend.append(f" {label} ", style=f"bold {COLORS[n % len(COLORS)]}")
             if steps:
                 plt.plot(

@@ -21,6 +21,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static
 
 from breadth.core.world.environments.environment import REGISTERED
+from breadth.core.world.environments.labels import name_for
 from breadth.core.world.episodes.scores import MetadataError, SampledGroup
 from breadth.core.world.text.shown import episode_text, shown
 from breadth.core.world.text.transcript import Role, Transcript
@@ -106,7 +107,7 @@ def group_lines(group: SampledGroup, width: int = 200, codes: bool = False) -> T
     verdict and the transcript in colour, on one line if it fits in `width` columns, else the transcript on the next
     line, indented (long ones wrap there)."""
     environment = REGISTERED.get(group.environment)
-    name = environment.name_for(codes) if environment is not None else shown(group.environment)
+    name = name_for(environment, codes) if environment is not None else shown(group.environment)
     out = Text.assemble(("prompt ", "bold"), (shown(group.prompt), "bold"), (f"  ({name})", "dim"))
     said = [shown(e.failure) if e.failure else "correct" for e in group.episodes]
     room = max(map(len, said))

@@ -28,7 +28,7 @@ from breadth.core.results.grid import GridError
 from breadth.core.results.transfer_map import ALL, Cell, Reading, StoredMap
 from breadth.core.storage.paths import SHIPPED_MAP
 from breadth.core.storage.store import Store
-from breadth.core.world.environments.environment import where_words
+from breadth.core.world.environments.labels import where_words
 from breadth.core.world.text.shown import shown
 from breadth.tui.guard import guarded, log_error, one_line
 

@@ -14,6 +14,7 @@ from breadth.core.results.dimensions import group
 from breadth.core.results.report import cells_by_seed, lockstep_note
 from breadth.core.world.arithmetic.coordinates import ENV_DIMENSIONS
 from breadth.core.world.environments.environment import REGISTERED
+from breadth.core.world.environments.labels import header, name_for
 from breadth.core.world.environments.mix import Mix, MixError
 from breadth.core.world.environments.registry import by_name
 from breadth.core.world.episodes.scores import HeldOutScore
@@ -30,7 +31,7 @@ GRID_COLUMNS = 4  # other environments per line in the summary (4 x 9 cells fit 
 SEED_WIDTH = 4  # seeds are small numbers; the header `seed` follows `model`, never a long title
 # the runs table after model and seed: (key, width); cells are right-justified, no padding between
 SCORE_COLUMNS = (  # a plate column is one wider than its widest header line (`10-99`), which would touch its neighbour
-    *((n, 1 + max(len(REGISTERED[n].short), *map(len, REGISTERED[n].header))) for n in PLATE),
+    *((n, 1 + max(len(REGISTERED[n].short), *map(len, header(REGISTERED[n])))) for n in PLATE),
     ("own", 4),
     ("other", 5),  # its header under `own`'s line: `other` fills the column
 )
@@ -38,10 +39,10 @@ SCORE_COLUMNS = (  # a plate column is one wider than its widest header line (`1
 
 def column_label(key: str, width: int, codes: bool = False) -> str:
     """A runs-table column's two header lines, right-justified to `width`: a plate environment as the matrix names its
-    column (`add 2` over `10-99`: `Environment.header`), or, with `codes`, its short label (`a2x2`); `own` over the
+    column (`add 2` over `10-99`: `labels.header`), or, with `codes`, its short label (`a2x2`); `own` over the
     bottom line's `other`, so that the two touch on neither line; `seed` at the bottom."""
     if key in REGISTERED:
-        lines = ("", REGISTERED[key].short) if codes else REGISTERED[key].header
+        lines = ("", REGISTERED[key].short) if codes else header(REGISTERED[key])
     else:
         lines = (key, "") if key == "own" else ("", key)
     return "\n".join(f"{line:>{width}}" for line in lines)
@@ -109,7 +110,7 @@ def score_bar(score: HeldOutScore, bar: int = BAR) -> Text:
 
 def other_environments(scores: dict[str, HeldOutScore], own: list[str], codes: bool = False) -> Text:
     """The environments outside `own` under their mean, `other environments  mean 1%`, as a small table in the words
-    the matrix names its columns with (`Environment.header`: what is done to how many numbers, over their range):
+    the matrix names its columns with (`labels.header`: what is done to how many numbers, over their range):
 
         add   2   3   4 sub   2   3   4
       0-9   7       0           0   0      (0-9: add 2 numbers 7%, add 4 0%, sub 3 0%, sub 4 0%)
@@ -154,7 +155,7 @@ def _codes_grid(scores: dict[str, HeldOutScore], names: list[str]) -> list[Text]
 def _words_table(scores: dict[str, HeldOutScore], names: list[str]) -> list[Text]:
     """The environments by their matrix columns' words: a column for each operation and count (`add` over 2, 3, 4), a
     row for each range of numbers (`0-9`); a cell is blank where no environment outside the mix sits."""
-    at = {REGISTERED[n].header: n for n in names}  # (`add 3`, `0-9`) -> environment
+    at = {header(REGISTERED[n]): n for n in names}  # (`add 3`, `0-9`) -> environment
     done = {what: what.split(" ", 1) for what, _ in at}  # `add 3` -> [`add`, `3`]
     ops = list(dict.fromkeys(verb for verb, _ in done.values()))
     columns = [[w for w in sorted(done, key=lambda w: done[w][1]) if done[w][0] == op] for op in ops]
@@ -243,7 +244,7 @@ def across_seeds(entries: list[ModelEntry], current: ModelEntry | None = None, c
         if registered_only(some.run.scores, own):
             first = [*own, *(n for n in PLATE if n not in own)]
             parts = [
-                _over_seeds(by_name(n).name_for(codes), [_rate(r.scores, [n]) for r in runs.values()]) for n in first
+                _over_seeds(name_for(by_name(n), codes), [_rate(r.scores, [n]) for r in runs.values()]) for n in first
             ]
         else:  # generated environments: their own pooled, as the panel shows them
             first = own
@@ -254,7 +255,7 @@ def across_seeds(entries: list[ModelEntry], current: ModelEntry | None = None, c
         else:  # some run lacks an environment outside its mix: each further environment scored, as it stands
             rest = (n for n in REGISTERED if n not in first)
             parts += [
-                _over_seeds(by_name(n).name_for(codes), [_rate(r.scores, [n]) for r in runs.values()]) for n in rest
+                _over_seeds(name_for(by_name(n), codes), [_rate(r.scores, [n]) for r in runs.values()]) for n in rest
             ]
         title = " ".join(filter(None, (shown(some.run.mix_name(codes)), lockstep_note(size, part))))
         lines.append(Text.assemble((f"{title} ×{len(runs)}: ", "bold"), " ".join(filter(None, parts))))

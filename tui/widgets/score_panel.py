@@ -26,6 +26,7 @@ from textual.widgets import DataTable, Static
 from textual.widgets.data_table import ColumnKey
 
 from breadth.core.world.environments.environment import REGISTERED
+from breadth.core.world.environments.labels import name_for
 from breadth.core.world.text.shown import shown
 from breadth.tui.catalog import ModelEntry
 from breadth.tui.guard import guarded
@@ -114,11 +115,11 @@ class ScorePanel(Vertical):
             return
         lines = []
         codes, room = self.codes, self.room()
-        width = max((len(REGISTERED[n].name_for(codes)) for n in own), default=0) + 1
+        width = max((len(name_for(REGISTERED[n], codes)) for n in own), default=0) + 1
         bar = max(1, min(BAR, room - 1 - width - BAR_TEXT))  # a column left before the border
         for name in own:  # the environments it was trained on, each with its bar
             s = entry.scores.get(name)
-            label = Text(f"{REGISTERED[name].name_for(codes):<{width}}", style="bold")
+            label = Text(f"{name_for(REGISTERED[name], codes):<{width}}", style="bold")
             lines.append(label + (score_bar(s, bar) if s else Text("not evaluated", style="dim")))
             if s and s.failures:  # why the rest failed: the procedure, not the arithmetic
                 kinds = ", ".join(f"{shown(kind)} {n}" for kind, n in s.failures.items())  # a checkpoint's words

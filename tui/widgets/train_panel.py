@@ -22,6 +22,7 @@ from textual.widgets import Button, Collapsible, Input, Label, Select, Static
 from breadth.core.storage.presets import DEFAULT_PRESET, PRESETS, preset_of
 from breadth.core.world.arithmetic.coordinates import DIMENSIONS
 from breadth.core.world.environments.environment import REGISTERED, dimension_values
+from breadth.core.world.environments.labels import column, label
 from breadth.core.world.environments.mix import Mix, MixError, select
 from breadth.core.world.episodes.scores import HELD_OUT
 from breadth.core.world.runs.recipes import FINETUNE, REWARD, Recipe, mix_recipes, recipe, recipe_of
@@ -144,7 +145,7 @@ class TrainPanel(Vertical):
         n = int(text)
         bad = next((REGISTERED[name] for name in select(selector) if n > REGISTERED[name].demo_pool), None)
         if bad is not None:  # name the environment as the form does, with its own limit
-            self.show_error(f"{bad.column(self.codes)}: a count from 0 to {bad.demo_pool}, not {n}")
+            self.show_error(f"{column(bad, self.codes)}: a count from 0 to {bad.demo_pool}, not {n}")
             return
         try:
             mix = Mix.parse(f"@{selector}={n}")
@@ -184,7 +185,7 @@ class TrainPanel(Vertical):
     def _title_more(self) -> None:
         """Folded, "more environments" names the counts set under it, so none trains unseen."""
         counts = ((n, self.query_one(f"#count-{n}", Input).value.strip()) for n in MORE)
-        set_here = ", ".join(f"{REGISTERED[n].column(self.codes)} {v}" for n, v in counts if v not in ("", "0"))
+        set_here = ", ".join(f"{column(REGISTERED[n], self.codes)} {v}" for n, v in counts if v not in ("", "0"))
         self.query_one("#more", Collapsible).title = f"more environments{': ' * bool(set_here)}{set_here}"
 
     def _mix(self) -> Mix:
@@ -193,7 +194,7 @@ class TrainPanel(Vertical):
             text = self.query_one(f"#count-{environment.name}", Input).value.strip() or "0"
             if not (text.isascii() and text.isdigit()):
                 raise MixError(
-                    f"{environment.column(self.codes)} count must be a whole number from 0 to {environment.demo_pool}"
+                    f"{column(environment, self.codes)} count must be a whole number from 0 to {environment.demo_pool}"
                 )
             counts[environment.name] = int(text)
         try:
@@ -203,7 +204,7 @@ class TrainPanel(Vertical):
             if bad is None:
                 raise
             raise MixError(
-                f"{bad.column(self.codes)}: a count from 0 to {bad.demo_pool}, not {counts[bad.name]}"
+                f"{column(bad, self.codes)}: a count from 0 to {bad.demo_pool}, not {counts[bad.name]}"
             ) from e
 
     def chosen_recipe(self) -> Recipe:
@@ -248,7 +249,7 @@ class TrainPanel(Vertical):
         reward line's key too."""
         for name in REGISTERED:
             label = self.query_one(f"#label-{name}", Label)
-            label.update(REGISTERED[name].column(codes))
+            label.update(column(REGISTERED[name], codes))
             label.styles.width = label_width(MORE if name in MORE else (name,), codes)
         self._title_more()
         if self.rewarded:  # the reward line's colour key names the run's environments too
@@ -341,7 +342,7 @@ def fill_choices() -> list[tuple[str, str]]:
             choices.append((_all_at(dimension, value), f"{dimension}:{value}"))
     for environment in REGISTERED.values():
         at = "&".join(f"{d}:{environment.at.value(d)}" for d in DIMENSIONS)
-        choices.append((f"all but {environment.label}", f"all!{at}"))
+        choices.append((f"all but {label(environment)}", f"all!{at}"))
     return choices
 
 
@@ -375,14 +376,14 @@ def _setting_inputs(where: str):
 
 def label_width(names, codes: bool = False) -> int:
     """The width of the count labels of `names`: the longest name and a space, so that the counts stand in columns."""
-    return max(len(REGISTERED[n].column(codes)) for n in names) + 1
+    return max(len(column(REGISTERED[n], codes)) for n in names) + 1
 
 
 def _counts(names, default: dict[str, int], classes: str, among=()):
     """A label and a count input for each environment in `names`, the environment in words (`add 3 0-9`; Shift+F5:
     codes); with `among`, labels as wide as the widest of those, so that rows of counts stand in columns."""
     for name in names:
-        label = Label(REGISTERED[name].column(), id=f"label-{name}", classes="lbl count-lbl")
+        label = Label(column(REGISTERED[name]), id=f"label-{name}", classes="lbl count-lbl")
         label.styles.width = label_width(among or (name,))
         yield label
         yield BoundedInput(

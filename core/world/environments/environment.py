@@ -14,7 +14,8 @@ validation split (for choosing recipes and settings; a quarter of the rest of a 
 made is the environment's ordering (`core.world.environments.orders`): small spaces are shuffled whole; larger ones
 (3 or 4 two-digit operands: 729,000 and 65.6 million sums) are sampled index by index without replacement (and
 without the sums a `-` environment excludes), which gives the same prefix for any length asked. What the rest of
-breadth draws and scores an environment by is its `Task` (`core.world.environments.task`).
+breadth draws and scores an environment by is its `Task` (`core.world.environments.task`); what people read of it
+(its label, brief words and column headers) is `core.world.environments.labels`.
 
 Adding an environment is one definition and one `register` call (see the bottom of this file).
 """
@@ -28,6 +29,7 @@ from breadth.core.world.arithmetic.calculator import FORMS, CallSyntax
 from breadth.core.world.arithmetic.coordinates import Coordinates
 from breadth.core.world.arithmetic.operations import operation
 from breadth.core.world.arithmetic.problem import Problem, canonical
+from breadth.core.world.environments.labels import digits_word, label, name_for, numbers_words
 from breadth.core.world.environments.orders import Order, Ordering, plate_order
 from breadth.core.world.environments.orders import sampled as is_sampled
 from breadth.core.world.environments.orders import space as listed_space
@@ -38,28 +40,14 @@ SAMPLED_ALL = 10_000  # `held_out=None` ("all") on a sampled environment scores 
 VALIDATION_POOL = 200  # problems kept for validation at the end of a listed space (a quarter of a small one)
 
 
-def digits_word(digits: int) -> str:
-    """How people call numbers of this many digits: `single-digit`, `two-digit`, `3-digit`."""
-    return {1: "single-digit", 2: "two-digit"}.get(digits, f"{digits}-digit")
-
-
-COUNT_WORDS = {2: "two", 3: "three", 4: "four"}  # how many numbers, said as people say it
-
-
-def numbers_words(operands: int, digits: int) -> str:
-    """The numbers of a sum in plain words: `three single digits`, `two two-digit numbers`."""
-    count = COUNT_WORDS.get(operands, str(operands))
-    return f"{count} single digits" if digits == 1 else f"{count} {digits_word(digits)} numbers"
-
-
 class Environment:
-    """An environment (a kind of sum): its coordinates, labels, its space of sums, its seeded orders and splits.
+    """An environment (a kind of sum): its coordinates, names, its space of sums, its seeded orders and splits.
 
     It owns its data and never looks itself up by name, so it works registered or not. `version`
     changes whenever its problems or transcripts would (its id names it: `core.world.environments.registry`).
     `ordering` makes its seeded orders (the plate's Python-random ones unless given another: the generated
     environments' are numpy's); `sampled_test` is a sampled space's test split (None: SAMPLED_ALL less the
-    demonstrations). It satisfies `Task`.
+    demonstrations). It satisfies `Task`; its labels for people are functions of it (`labels`).
     """
 
     def __init__(
@@ -93,46 +81,6 @@ class Environment:
         return tuple(dict.fromkeys(n.lower() for n in (self.name, self.short, *self.aliases)))
 
     @property
-    def example(self) -> Problem:
-        """A sum of this environment an audience reads at a glance: made from its coordinates (`23+45`, `3+4+5`), or,
-        where they vary by position, its first problem of seed 0."""
-        if not self.at.uniform:
-            return self.problem(0, 0)
-        return Problem(self.at.example(), self.name, self.op, self.at.form)
-
-    @property
-    def label(self) -> str:
-        """For people, read without the README: its words and an example, `three single digits 3+4+5`."""
-        return f"{self.words} {self.example.prompt.removesuffix('=')}"
-
-    @property
-    def brief(self) -> str:
-        """Its words for a narrow place (a lane's title, a row's name), read without the README: `two-digit`,
-        `3 singles`, `4 two-digit minus`; a generated environment has no words short enough and keeps its id."""
-        if not self.at.uniform:
-            return self.short
-        n, digits = self.at.operands, self.at.digits
-        numbers = f"{n} singles" if digits == 1 else "two-digit" if n == 2 else f"{n} {digits_word(digits)}"
-        return numbers if self.op == "+" else f"{numbers} minus"
-
-    @property
-    def header(self) -> tuple[str, str]:
-        """Its name in two lines of at most five characters for a narrow column: what is done to how many numbers,
-        then their range (`add 3` over `1-9`: three single digits added; `sub 2` over `10-99`)."""
-        if not self.at.uniform:
-            return "", self.short
-        return f"{self.at.operation.name} {self.at.operands}", f"{self.at.low}-{self.at.high}"
-
-    def name_for(self, codes: bool = False) -> str:
-        """Its brief words, or, where a person asked for codes, its short label (`a3x1`)."""
-        return self.short if codes else self.brief
-
-    def column(self, codes: bool = False) -> str:
-        """Its matrix column's words on one line, `add 3 0-9` (`header`), or, where a person asked for codes, its
-        short label (`a3x1`): an environment among the others of the grid (the training form's counts)."""
-        return self.short if codes else " ".join(filter(None, self.header))
-
-    @property
     def op(self) -> str:
         return self.at.op
 
@@ -153,7 +101,7 @@ class Environment:
     def refusal(self, operands: tuple[int, ...], op: str) -> str:
         """Why a sum is not one of this environment's, in one line ('' if it is)."""
         if not self.at.uniform:
-            return "" if op == self.op and self.contains(operands) else f"not a sum of {self.short} ({self.label})"
+            return "" if op == self.op and self.contains(operands) else f"not a sum of {self.short} ({label(self)})"
         numbers = digits_word(self.at.digits)
         if op != self.op:
             return f"{self.short} {self.at.operation.verb}: use {self.op}, not {op}"
@@ -263,7 +211,7 @@ def name_label(name: str, codes: bool = False) -> str:
     """An environment's brief words by name (`two-digit`), or with `codes` its short label (`a2x2`); the name itself for
     one not registered (a generated environment's id, which has no words); an old name reads as its environment's."""
     env = REGISTERED.get(canonical(name))
-    return env.name_for(codes) if env else name
+    return name_for(env, codes) if env else name
 
 
 def grid_short(operands: int, digits: int, op: str) -> str:
@@ -317,25 +265,6 @@ for _operands, _digits, _op in (
     (3, 2, "-"),
 ):
     register(grid_environment(_operands, _digits, _op))
-
-
-def where_words(where: str) -> str:
-    """Coordinates as `--where` takes them, in words: `operands=3 op=add` -> `3 numbers, add` (`digits=1`:
-    `single-digit`; `op`: the matrix's word); what follows a comma, and words that are not coordinates (`every
-    environment`), as they are."""
-    head, comma, rest = where.partition(", ")
-    parts = [part.partition("=") for part in head.split(" ")]
-    if not all(eq and dimension and value for dimension, eq, value in parts):
-        return where
-    words = []
-    for dimension, _, value in parts:
-        if dimension == "operands":
-            words.append(f"{value} numbers")
-        elif dimension == "digits" and value.isdigit():
-            words.append(digits_word(int(value)))
-        else:
-            words.append(value if dimension == "op" else f"{dimension} {value}")
-    return ", ".join(words) + comma + rest
 
 
 def dimension_values(dimension: str) -> list[str]:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from breadth.core.world.arithmetic.coordinates import DIMENSIONS
 from breadth.core.world.arithmetic.problem import Problem, canonical, first_name
 from breadth.core.world.environments.environment import REGISTERED, short_label
+from breadth.core.world.environments.labels import brief
 from breadth.core.world.environments.registry import EnvError, by_name, environment_named, order_of, where
 
 PLATE_MIX = ("add_2x2", "add_3x1")  # the plate's mix of its two environments, called `mix` on its own
@@ -106,7 +107,7 @@ class Mix:
             return f"{len(self.counts)} envs {self.total}"
         if [name for name, _ in self.counts] == list(PLATE_MIX):
             return "mix " + "+".join(str(n) for _, n in self.counts)
-        return "+".join(f"{by_name(name).brief} {n}" for name, n in self.counts)
+        return "+".join(f"{brief(by_name(name))} {n}" for name, n in self.counts)
 
     def name_for(self, codes: bool = False) -> str:
         """Its words, or, where a person asked for codes, its short label (`a2x2 35+a3x1 35`)."""

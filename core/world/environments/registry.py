@@ -21,7 +21,8 @@ from functools import cache
 from breadth.core.world.arithmetic.calculator import FORMS, OP
 from breadth.core.world.arithmetic.coordinates import ENV_DIMENSIONS, Coordinates
 from breadth.core.world.arithmetic.problem import OLD_NAMES, PLATE_FORM, canonical
-from breadth.core.world.environments.environment import COUNT_WORDS, REGISTERED, Environment
+from breadth.core.world.environments.environment import REGISTERED, Environment
+from breadth.core.world.environments.labels import COUNT_WORDS
 from breadth.core.world.environments.orders import numpy_order
 from breadth.core.world.environments.task import Task
 from breadth.core.world.episodes.episode import MAX_LENGTH

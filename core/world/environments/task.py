@@ -3,9 +3,10 @@
 A task has a name and coordinates, a version, a size, and three splits cut from one seeded order (demonstrations
 at its front, then the test split, then the validation split); `problem(seed, index)` is the index-th sum of that
 order, and each split's problems are read from it. A registered environment and a generated one satisfy it alike
-(both are `Environment`s, which add labels and wording for people, and differ only by the ordering they are given:
-`core.world.environments.orders`). Code that only draws and scores episodes types against `Task`: ids and
-coordinates (`registry`), the Gymnasium environments, `breadth envs` and `breadth eval --envs`.
+(both are `Environment`s, which add names and words for people, labelled by `core.world.environments.labels`, and
+differ only by the ordering they are given: `core.world.environments.orders`). Code that only draws and scores
+episodes types against `Task`: ids and coordinates (`registry`), the Gymnasium environments, `breadth envs` and
+`breadth eval --envs`.
 """
 
 from __future__ import annotations
