@@ -15,10 +15,18 @@ def _pct(x: float) -> int:
     return round(100 * x)
 
 
+def _points(path: Path) -> dict[int, dict]:
+    """A committed curve file's points by N (the ceiling is N 0)."""
+    return {p["n"]: p for p in json.loads(path.read_text())["points"]}
+
+
+def _readme_line(start: str) -> str:
+    return next(line for line in (ROOT / "README.md").read_text().splitlines() if line.startswith(start))
+
+
 def test_the_readme_ten_fold_line_matches_the_committed_result():
     """A re-run that changed the curve, or a README edited by hand, fails here until both agree."""
-    points = {p["n"]: p for p in json.loads(RESULT.read_text())["points"]}
-    line = next(line for line in (ROOT / "README.md").read_text().splitlines() if line.startswith("On ten folds"))
+    points, line = _points(RESULT), _readme_line("On ten folds")
     m = re.search(r"\[(\d+) runs\].*: (\d+) to (\d+) \[(\d+)-(\d+)\]%, against (\d+)", line)
     assert m, line
     runs, low, high, lo, hi, ceiling = map(int, m.groups())
@@ -36,8 +44,7 @@ CONTROL = ROOT / "results" / "curve-3-controls-largest-5-1seed-30.json"
 def test_the_readme_budget_control_line_matches_the_committed_result():
     """The README's equal-steps control (every N at N=32's steps) states N=8's held out with its interval and
     N=32's, as the committed control file holds them, and that every point of it trained for N=32's steps."""
-    points = {p["n"]: p for p in json.loads(CONTROL.read_text())["points"]}
-    line = next(line for line in (ROOT / "README.md").read_text().splitlines() if line.startswith("Trained for N=32"))
+    points, line = _points(CONTROL), _readme_line("Trained for N=32")
     m = re.search(r"N=8 still holds out only (\d+) \[(\d+)-(\d+)\]% to N=32's (\d+)\.", line)
     assert m, line
     low, lo, hi, high = map(int, m.groups())
