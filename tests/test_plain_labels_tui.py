@@ -248,10 +248,10 @@ async def test_the_training_forms_counts_name_their_families_in_words_and_shift_
     app = fake_app()
     async with app.run_test(size=(80, 24)) as pilot:
         panel = app.train_panel
-        panel.query_one("#count-sub_3x1", Input).value = "40"
         more = panel.query_one("#more", Collapsible)
         more.collapsed = False
         await pilot.pause()
+        panel.query_one("#count-sub_3x1", Input).value = "40"
 
         def labels() -> dict[str, str]:
             return {n: str(panel.query_one(f"#label-{n}", Label).render()).strip() for n in REGISTERED}

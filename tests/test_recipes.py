@@ -206,7 +206,7 @@ async def test_the_train_form_offers_the_recipes_and_reads_the_chosen_ones_setti
         panel.query_one("#recipe", Select).value = "toy"
         await pilot.pause()
         assert panel.query_one("#steps", Input).value == "3"  # the toy's default, not the plate's 400
-        panel.query_one("#temp", Input).value = "0.25"
+        panel.set_value("temp", "0.25")  # under "advanced", folded
         _, settings, _ = panel.request()
         assert settings == ToySettings(temperature=0.25)
 

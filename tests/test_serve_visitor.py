@@ -270,7 +270,7 @@ async def test_the_app_says_the_cap_when_reached_and_refuses_the_next_run_inline
     app = fake_app()
     async with app.run_test(size=(100, 32)) as pilot:
         app.train_panel.query_one("#steps", Input).value = "2"
-        app.train_panel.query_one("#held-out", Input).value = "2"
+        app.train_panel.set_value("held-out", "2")
         await pilot.press("f2")
         await wait_for(pilot, lambda: app.training is None and app.training_jobs.job == 1, 20, "the run to end")
         panel = app.train_panel

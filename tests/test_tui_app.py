@@ -8,7 +8,7 @@ from pathlib import Path
 
 from fake_engine import FakeEngine
 from textual.widgets import Input
-from tui_helpers import fake_app, other_cells, screen_lines, type_text, wait_for
+from tui_helpers import fake_app, other_cells, screen_lines, type_text, unfold, wait_for
 
 from breadth.core.storage.presets import PRESETS
 from breadth.core.world.environments.environment import REGISTERED
@@ -164,6 +164,7 @@ async def test_bad_training_settings_are_refused_inline():
     app = fake_app()
     async with app.run_test(size=(80, 24)) as pilot:
         panel = app.train_panel
+        await unfold(pilot, "advanced")  # lr, held-out and dropout are typed there
         for field, value in [
             ("count-add_2x2", "999"),
             ("lr", "fast"),

@@ -7,7 +7,7 @@ import signal
 from pathlib import Path
 
 import pytest
-from textual.widgets import Button, Input
+from textual.widgets import Button
 from tui_helpers import type_text, wait_for
 
 from breadth.core.world.environments.environment import REGISTERED
@@ -25,7 +25,7 @@ def runs(tmp_path, monkeypatch) -> Path:
 
 
 def _set(app, field: str, value: str) -> None:
-    app.train_panel.query_one(f"#{field}", Input).value = value
+    app.train_panel.set_value(field, value)
 
 
 async def test_train_streams_loss_then_scores_and_saves_the_model(runs):

@@ -9,7 +9,7 @@ from breadth.core.world.environments.environment import REGISTERED
 from breadth.core.world.environments.labels import label
 from breadth.core.world.environments.mix import select
 from breadth.core.world.environments.registry import where
-from breadth.tui.widgets.train_panel import fill_choices
+from breadth.tui.widgets.train_form import fill_choices
 
 
 def _counts(panel) -> dict[str, str]:

@@ -235,7 +235,7 @@ async def test_a_model_the_engine_could_not_save_is_kept_and_saved_with_ctrl_s(t
     async with app.run_test(size=SIZE) as pilot:
         panel = app.train_panel
         panel.query_one("#steps", Input).value = "2"
-        panel.query_one("#held-out", Input).value = "2"
+        panel.set_value("held-out", "2")
         await pilot.press("f2")
         await wait_for(pilot, lambda: app.current == "run:1", timeout=10, what="the trained model")
         assert app.entries["run:1"].path == ""

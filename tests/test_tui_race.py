@@ -181,7 +181,7 @@ async def test_the_model_just_trained_joins_the_race_and_a_runs_row_takes_one_ou
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.press("f4")
         app.train_panel.query_one("#steps", Input).value = "4"
-        app.train_panel.query_one("#held-out", Input).value = "3"
+        app.train_panel.set_value("held-out", "3")
         await pilot.press("f2")
         await wait_for(pilot, lambda: app.training is None and app.current.startswith("run:"), what="training")
         trained = app.current

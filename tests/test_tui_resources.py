@@ -11,7 +11,7 @@ from fake_engine import FakeEngine
 from textual import events
 from textual.widgets import Input
 from textual_plotext import PlotextPlot
-from tui_helpers import fake_app, wait_for
+from tui_helpers import fake_app, unfold, wait_for
 
 from breadth.core.engine import protocol as p
 from breadth.tui.app import BreadthApp
@@ -208,9 +208,11 @@ async def test_twenty_thousand_keys_past_the_limit_are_dropped_before_routing_wi
 
 
 async def test_every_text_box_of_the_app_is_bounded():
-    """Every text box on the main screen and in the path prompts is a BoundedInput with a max_length."""
+    """Every text box on the main screen (its folded sections opened) and in the path prompts is a BoundedInput with a
+    max_length."""
     app = fake_app()
     async with app.run_test(size=SIZE) as pilot:
+        await unfold(pilot, "more", "advanced")
         boxes = list(app.screen.query(Input))
         await pilot.press("ctrl+o")
         await wait_for(pilot, lambda: isinstance(app.screen, PathPrompt), timeout=5, what="the prompt")
@@ -257,7 +259,7 @@ async def test_a_procedure_view_closed_while_its_probes_play_drops_them_without_
     app = BreadthApp(engine_factory=HeldPlays)
     async with app.run_test(size=SIZE) as pilot:
         app.train_panel.query_one("#steps", Input).value = "30"
-        app.train_panel.query_one("#held-out", Input).value = "2"
+        app.train_panel.set_value("held-out", "2")
         await pilot.press("f2")
         await wait_for(pilot, lambda: app.current == "run:1", timeout=20, what="the run")
         await pilot.press("f9", "escape")

@@ -21,7 +21,7 @@ def _form(app, recipe: str, steps: int, **counts: int) -> None:
     panel = app.train_panel
     panel.query_one("#recipe", Select).value = recipe
     for name, count in counts.items():
-        panel.query_one(f"#count-{name}", Input).value = str(count)
+        panel.set_value(f"count-{name}", str(count))
 
 
 def _line(app) -> str:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from textual.widgets import Collapsible, Input, Select
-from tui_helpers import fake_app, wait_for
+from tui_helpers import fake_app, unfold, wait_for
 
 from breadth.core.storage.header import weights_hash
 from breadth.core.storage.paths import BASE
@@ -92,12 +92,14 @@ async def test_a_family_outside_the_plate_is_set_under_more_families_and_trained
         sub = REGISTERED["sub_3x1"]
         for name in ("add_2x2", "add_3x1"):
             panel.query_one(f"#count-{name}", Input).value = "0"
+        await unfold(pilot, "more")
         panel.query_one("#count-sub_3x1", Input).value = str(sub.demo_pool + 1)
         await pilot.press("f2")
         await pilot.pause()
         assert panel.status_is_error and str(sub.demo_pool) in panel.status and app.training is None
         panel.query_one("#count-sub_3x1", Input).value = "40"
         panel.query_one("#steps", Input).value = "10"
+        panel.query_one("#more", Collapsible).collapsed = True
         await pilot.pause()
         assert panel.query_one("#preset", Select).value == "custom"
         assert panel.query_one("#more", Collapsible).title == "more environments: sub 3 0-9 40"  # its matrix column

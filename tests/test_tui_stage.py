@@ -33,7 +33,7 @@ def _keys(app_type=BreadthApp) -> set[str]:
 def _small(app) -> None:
     """A four-step run on three held-out sums: training ends within a second on the fake engine."""
     app.train_panel.query_one("#steps", Input).value = "4"
-    app.train_panel.query_one("#held-out", Input).value = "3"
+    app.train_panel.set_value("held-out", "3")
 
 
 def test_no_app_key_is_an_editing_key_of_the_sum_box_or_of_readline():

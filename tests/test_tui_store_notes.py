@@ -45,7 +45,7 @@ async def _train(pilot) -> None:
     """Train a two-step run and wait until it is the current model (or training ended without one)."""
     app = pilot.app
     app.train_panel.query_one("#steps", Input).value = "2"
-    app.train_panel.query_one("#held-out", Input).value = "2"
+    app.train_panel.set_value("held-out", "2")
     await pilot.press("f2")
     await wait_for(
         pilot, lambda: app.training is None and app.training_jobs.job == 1, timeout=20, what="the run to end"

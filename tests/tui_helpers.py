@@ -43,6 +43,14 @@ async def type_text(pilot, text: str) -> None:
     await pilot.pause()
 
 
+async def unfold(pilot, *sections: str) -> None:
+    """Open the training form's folded sections by id (`more`, `advanced`), as clicking their titles does: their
+    inputs are made then."""
+    for section in sections:
+        pilot.app.train_panel.query_one(f"#{section}").collapsed = False
+    await pilot.pause()
+
+
 def screen_lines(app) -> list[str]:
     """The text of each row of the app's current screen, as the terminal would show it now."""
     return [strip.text for strip in app.screen._compositor.render_strips()]

@@ -4,7 +4,8 @@ Every environment of the grid can be trained: the plate's two have their counts 
 under *more environments* (two to a row), whose title lists the counts set there while it is folded. Environments are
 named as the matrix names its columns (`add 3 0-9`), or by their codes (`a3x1`) where a person asked (Shift+F5).
 That section also fills every count by coordinates: "all with 2 operands" and a count set the environments
-the selector `@operands:2` names to that count and every other environment to 0.
+the selector `@operands:2` names to that count and every other environment to 0. That section and "advanced" make their
+inputs when first opened (`FoldedSection`); until then the form holds their values (`value`, `set_value`).
 """
 
 from __future__ import annotations
@@ -17,27 +18,34 @@ from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.message import Message
 from textual.reactive import var
+from textual.widget import Widget
 from textual.widgets import Button, Collapsible, Input, Label, Select, Static
 
 from breadth.core.storage.presets import DEFAULT_PRESET, PRESETS, preset_of
-from breadth.core.world.arithmetic.coordinates import DIMENSIONS
-from breadth.core.world.environments.environment import REGISTERED, dimension_values
-from breadth.core.world.environments.labels import column, label
+from breadth.core.world.environments.environment import REGISTERED
+from breadth.core.world.environments.labels import column
 from breadth.core.world.environments.mix import Mix, MixError, select
 from breadth.core.world.episodes.scores import HELD_OUT
 from breadth.core.world.runs.recipes import FINETUNE, REWARD, Recipe, mix_recipes, recipe, recipe_of
-from breadth.core.world.runs.settings import Setting, held_out_from_text
+from breadth.core.world.runs.settings import held_out_from_text
 from breadth.core.world.text.shown import shown
 from breadth.tui.catalog import PLATE
 from breadth.tui.guard import guarded
 from breadth.tui.widgets.bounded_input import BoundedInput
+from breadth.tui.widgets.folded import FoldedSection
 from breadth.tui.widgets.loss_plot import LossPlot
 from breadth.tui.widgets.reward_plot import RewardPlot, reward_line
+from breadth.tui.widgets.train_form import (
+    MORE,
+    advanced_rows,
+    count_fields,
+    form_settings,
+    label_width,
+    more_rows,
+    setting_inputs,
+)
 
 CUSTOM = "custom"
-MORE = tuple(n for n in REGISTERED if n not in PLATE)  # environments under "more environments"
-MORE_COLUMNS = 2  # count inputs per row under "more environments" (`add 3 10-99` and its count, twice, fit 80x24)
-FILL_COUNT = 35  # the count the fill-by-coordinates row starts with
 
 STEP_LINE_HZ = 10  # the step line's redraws a second at most
 
@@ -69,6 +77,7 @@ class TrainPanel(Vertical):
     latest: dict | None = None  # its last step's metrics
     status = ""  # the status line as plain text
     status_is_error = False
+    unmade: dict[str, str]  # the text of each folded field whose input is not made yet, by the input's id
 
     def on_mount(self) -> None:
         self.set_interval(1 / STEP_LINE_HZ, self.show_step_line)
@@ -86,32 +95,45 @@ class TrainPanel(Vertical):
                 yield Select(choices, value=FINETUNE, allow_blank=False, compact=True, id="recipe")
         default = dict(PRESETS[DEFAULT_PRESET].mix.counts)
         with Horizontal(classes="row"):
-            yield from _counts(PLATE, default, "num")
-        with Collapsible(title="more environments", id="more"):
-            with Horizontal(classes="row"):
-                yield Select(fill_choices(), value="all", allow_blank=False, compact=True, id="fill-by")
-                yield BoundedInput(str(FILL_COUNT), type="integer", max_length=3, compact=True, id="fill-count")
-                yield Button("fill", id="fill", compact=True)
-            for i in range(0, len(MORE), MORE_COLUMNS):
-                with Horizontal(classes="row"):
-                    yield from _counts(MORE[i : i + MORE_COLUMNS], default, "num more-count", MORE)
+            yield from count_fields(PLATE, {n: str(default.get(n, 0)) for n in PLATE}, "num")
+        self.unmade = {f"count-{n}": str(default.get(n, 0)) for n in MORE}
+        self.unmade |= {s.label: str(s.default) for s in form_settings() if s.form == "advanced"}
+        self.unmade["held-out"] = str(HELD_OUT)
+        yield FoldedSection(self._make_more, title="more environments", id="more")
         with Horizontal(classes="row"):
-            yield from _setting_inputs("main")
-        with Collapsible(title="advanced", id="advanced"):
-            with Horizontal(classes="row"):
-                yield from _setting_inputs("advanced")
-            with Horizontal(classes="row"):
-                yield Label("held-out ", classes="lbl")
-                yield BoundedInput(
-                    str(HELD_OUT), type="integer", max_length=3, compact=True, id="held-out", classes="num"
-                )
-                yield Label("per environment", classes="lbl")
+            yield from setting_inputs("main", {})
+        yield FoldedSection(self._make_advanced, title="advanced", id="advanced")
         self.loss_plot = LossPlot(id="loss")
         yield self.loss_plot
         self.reward_plot = RewardPlot(id="reward")  # in the loss plot's place while a run learns from reward
         self.reward_plot.display = False
         yield self.reward_plot
         yield Static("", id="reward-line")
+
+    def _make_more(self) -> list[Widget]:
+        return more_rows(self._take, self.codes)
+
+    def _make_advanced(self) -> list[Widget]:
+        return advanced_rows(self._take)
+
+    def _take(self, field: str) -> str:
+        """A folded field's value, handed to the input made for it (which holds it from then on)."""
+        return self.unmade.pop(field)
+
+    def value(self, field: str) -> str:
+        """The text of the form's field `field` (an input's id), made or still folded."""
+        found = self.query(f"#{field}")
+        return found.first(Input).value if found else self.unmade[field]
+
+    def set_value(self, field: str, text: str) -> None:
+        """Set the form's field `field` (an input's id) to `text`, made or still folded."""
+        found = self.query(f"#{field}")
+        if found:
+            found.first(Input).value = text
+        else:
+            self.unmade[field] = text
+            if field.startswith("count-"):  # no input to say it changed: the folded title says the count
+                self._title_more()
 
     # the form
 
@@ -122,7 +144,7 @@ class TrainPanel(Vertical):
         if event.value in PRESETS:
             counts = dict(PRESETS[event.value].mix.counts)
             for name in REGISTERED:
-                self.query_one(f"#count-{name}", Input).value = str(counts.get(name, 0))
+                self.set_value(f"count-{name}", str(counts.get(name, 0)))
 
     @on(Select.Changed, "#recipe")
     @guarded
@@ -130,7 +152,7 @@ class TrainPanel(Vertical):
         """Choosing a recipe fills its settings' inputs with its defaults (settings of one name are one input)."""
         for s in recipe(str(event.value)).settings.settings():
             if s.form:
-                self.query_one(f"#{s.label}", Input).value = s.show(s.default)
+                self.set_value(s.label, s.show(s.default))
 
     @on(Button.Pressed, "#fill")
     @on(Input.Submitted, "#fill-count")
@@ -154,7 +176,7 @@ class TrainPanel(Vertical):
             return
         counts = dict(mix.counts)
         for name in REGISTERED:
-            self.query_one(f"#count-{name}", Input).value = str(counts.get(name, 0))
+            self.set_value(f"count-{name}", str(counts.get(name, 0)))
         self.show(f"filled {mix.name_for(self.codes)}")
 
     @on(BoundedInput.Overflow)
@@ -184,14 +206,14 @@ class TrainPanel(Vertical):
 
     def _title_more(self) -> None:
         """Folded, "more environments" names the counts set under it, so none trains unseen."""
-        counts = ((n, self.query_one(f"#count-{n}", Input).value.strip()) for n in MORE)
+        counts = ((n, self.value(f"count-{n}").strip()) for n in MORE)
         set_here = ", ".join(f"{column(REGISTERED[n], self.codes)} {v}" for n, v in counts if v not in ("", "0"))
         self.query_one("#more", Collapsible).title = f"more environments{': ' * bool(set_here)}{set_here}"
 
     def _mix(self) -> Mix:
         counts = {}
         for environment in REGISTERED.values():
-            text = self.query_one(f"#count-{environment.name}", Input).value.strip() or "0"
+            text = self.value(f"count-{environment.name}").strip() or "0"
             if not (text.isascii() and text.isdigit()):
                 raise MixError(
                     f"{column(environment, self.codes)} count must be a whole number from 0 to {environment.demo_pool}"
@@ -220,9 +242,9 @@ class TrainPanel(Vertical):
         """
         mix = self._mix()
         settings_class = self.chosen_recipe().settings
-        texts = {s.name: self.query_one(f"#{s.label}", Input).value for s in settings_class.settings() if s.form}
+        texts = {s.name: self.value(s.label) for s in settings_class.settings() if s.form}
         settings = settings_class.from_text(**texts)
-        held_out = held_out_from_text(self.query_one("#held-out", Input).value)
+        held_out = held_out_from_text(self.value("held-out"))
         return mix, settings, held_out
 
     @on(Button.Pressed, "#train")
@@ -247,10 +269,10 @@ class TrainPanel(Vertical):
     def watch_codes(self, codes: bool) -> None:
         """Name each count's environment in words (`add 3 0-9`), or by its code (`a3x1`) where a person asked; the
         reward line's key too."""
-        for name in REGISTERED:
-            label = self.query_one(f"#label-{name}", Label)
-            label.update(column(REGISTERED[name], codes))
-            label.styles.width = label_width(MORE if name in MORE else (name,), codes)
+        for made in self.query(".count-lbl").results(Label):  # a folded one is made named as `codes` says then
+            name = (made.id or "").removeprefix("label-")
+            made.update(column(REGISTERED[name], codes))
+            made.styles.width = label_width(MORE if name in MORE else (name,), codes)
         self._title_more()
         if self.rewarded:  # the reward line's colour key names the run's environments too
             line = reward_line(self.before, self.latest, *self.reward_run, self._line_width(), codes)
@@ -329,63 +351,3 @@ class TrainPanel(Vertical):
         self.step_line = ""
         self.status, self.status_is_error = text, True
         self.border_subtitle = Content.from_markup("[b $error]$text[/]", text=shown(text))  # $text is never parsed
-
-
-def fill_choices() -> list[tuple[str, str]]:
-    """The fill-by-coordinates options as (prompt, selector), built from the registry.
-
-    All environments, all at each value of each dimension, then all but each environment (leave one out).
-    """
-    choices = [("all environments", "all")]
-    for dimension in DIMENSIONS:
-        for value in dimension_values(dimension):
-            choices.append((_all_at(dimension, value), f"{dimension}:{value}"))
-    for environment in REGISTERED.values():
-        at = "&".join(f"{d}:{environment.at.value(d)}" for d in DIMENSIONS)
-        choices.append((f"all but {label(environment)}", f"all!{at}"))
-    return choices
-
-
-def _all_at(dimension: str, value: str) -> str:
-    """`all with 2 operands`, `all with 1 digit`, `all sub`: the environments at one value of a dimension."""
-    if dimension == "op":
-        return f"all {value}"
-    noun = dimension if value != "1" else dimension.removesuffix("s")
-    return f"all with {value} {noun}"
-
-
-def form_settings() -> tuple[Setting, ...]:
-    """The settings the form shows, as the recipes that train on a mix declare them (one input per name)."""
-    seen: dict[str, Setting] = {}
-    for r in mix_recipes():
-        for s in r.settings.settings():
-            if s.form:
-                seen.setdefault(s.name, s)
-    return tuple(seen.values())
-
-
-def _setting_inputs(where: str):
-    """A label and an input for each setting the form shows at `where` (as the recipes' settings declare)."""
-    for s in form_settings():
-        if s.form == where:
-            yield Label(f"{s.label} ", classes="lbl")
-            width = len(str(int(s.high))) if s.kind is int else 8
-            kind = "integer" if s.kind is int else "number"
-            yield BoundedInput(str(s.default), type=kind, max_length=width, compact=True, id=s.label, classes="num")
-
-
-def label_width(names, codes: bool = False) -> int:
-    """The width of the count labels of `names`: the longest name and a space, so that the counts stand in columns."""
-    return max(len(column(REGISTERED[n], codes)) for n in names) + 1
-
-
-def _counts(names, default: dict[str, int], classes: str, among=()):
-    """A label and a count input for each environment in `names`, the environment in words (`add 3 0-9`; Shift+F5:
-    codes); with `among`, labels as wide as the widest of those, so that rows of counts stand in columns."""
-    for name in names:
-        label = Label(column(REGISTERED[name]), id=f"label-{name}", classes="lbl count-lbl")
-        label.styles.width = label_width(among or (name,))
-        yield label
-        yield BoundedInput(
-            str(default.get(name, 0)), type="integer", max_length=3, compact=True, id=f"count-{name}", classes=classes
-        )
