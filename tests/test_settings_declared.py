@@ -7,7 +7,7 @@ from dataclasses import dataclass, replace
 
 import pytest
 from textual.widgets import Input
-from tui_helpers import fake_app  # imports the app's modules before the fixture patches them
+from tui_helpers import fake_app, unfold  # imports the app's modules before the fixture patches them
 
 from breadth.core.cli import grids as results_frontend
 from breadth.core.cli import stored
@@ -89,10 +89,11 @@ def _text(table) -> str:
 
 
 async def test_a_new_setting_appears_in_the_train_form(one_more_setting):
-    """The app's train form shows the new setting under `advanced`, and a value typed there reaches the request."""
+    """The app's train form shows the new setting under `advanced` (once opened), and a value typed there reaches the
+    request."""
     app = fake_app()
     async with app.run_test(size=(100, 32)) as pilot:
-        await pilot.pause()
+        await unfold(pilot, "advanced")
         box = app.train_panel.query_one("#wu", Input)
         assert box.value == "0"
         box.value = "12"
