@@ -122,15 +122,15 @@ class TrainPanel(Vertical):
 
     def value(self, field: str) -> str:
         """The text of the form's field `field` (an input's id), made or still folded."""
-        found = self.query(f"#{field}")
-        return found.first(Input).value if found else self.unmade[field]
+        if field in self.unmade:
+            return self.unmade[field]
+        return self.query_one(f"#{field}", Input).value  # by id: Textual caches it (a query walks the panel)
 
     def set_value(self, field: str, text: str) -> None:
         """Set the form's field `field` (an input's id) to `text`, made or still folded."""
-        found = self.query(f"#{field}")
-        if found:
-            found.first(Input).value = text
-        else:
+        if field not in self.unmade:
+            self.query_one(f"#{field}", Input).value = text
+        elif self.unmade[field] != text:
             self.unmade[field] = text
             if field.startswith("count-"):  # no input to say it changed: the folded title says the count
                 self._title_more()
