@@ -11,13 +11,13 @@ from breadth.core.world.arithmetic.coordinates import ENV_DIMENSIONS, Coordinate
 from breadth.core.world.arithmetic.problem import Problem
 from breadth.core.world.environments.environment import REGISTERED, Environment
 from breadth.core.world.environments.orders import numpy_order, plate_order
-from breadth.core.world.environments.registry import MIN_SUMS, draw, env_id, environment, environments, generated
+from breadth.core.world.environments.registry import MIN_SUMS, draw, env_id, environment, every_environment, generated
 from breadth.core.world.environments.task import Task
 from breadth.core.world.episodes.episode import MAX_LENGTH, Episode
 from breadth.core.world.episodes.verdict import judge
 from breadth.core.world.text.transcript import Role
 
-ALL = environments()
+ALL = every_environment()  # the grid and the three-digit environments alike
 
 
 def replay(problem: Problem) -> Episode:

@@ -11,7 +11,14 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 from breadth.core.world import gym_envs
-from breadth.core.world.environments.registry import EnvError, draw, env_id, environment, environments, old_ids
+from breadth.core.world.environments.registry import (
+    EnvError,
+    draw,
+    env_id,
+    environment,
+    every_environment,
+    old_ids,
+)
 from breadth.core.world.text.transcript import Role
 
 DRAWN = draw(12, 1)  # twelve environments by seed: a postfix one and mixed operations among them (pinned below)
@@ -31,7 +38,7 @@ def test_every_environment_is_registered_under_its_breadth_id():
     """Each of the registry's ids (and nothing else under breadth/ but the plate's two old ids) makes an environment
     of that id."""
     ours = sorted(k for k in gymnasium.registry if k.startswith("breadth/") and k not in old_ids())
-    assert ours == sorted(env_id(f) for f in environments())
+    assert ours == sorted(env_id(f) for f in every_environment())
     assert sorted(k for k in gymnasium.registry if k in old_ids()) == sorted(old_ids())
     for name in ours:
         env = make(name)

@@ -19,6 +19,7 @@ from breadth.core.storage.presets import PRESETS
 from breadth.core.storage.snapshot_file import keep_every
 from breadth.core.storage.store import Store, StoredRun, StoreError, run_key
 from breadth.core.world.environments.mix import Mix
+from breadth.core.world.environments.pools import DEFAULT_POOL
 from breadth.core.world.environments.probe import parse_sum
 from breadth.core.world.runs.records import RunMeta
 from breadth.core.world.runs.settings import FinetuneSettings, ModelShape, PretrainSettings, held_out_from_text
@@ -130,8 +131,9 @@ def record_run(store_path, record: RunMeta, base, source: str, checkpoint_path) 
 
 
 def evaluate(args) -> int:
-    """Score a checkpoint on held-out sums (of many environments, by dimension, with --envs, --where or --draw)."""
-    if args.envs is not None or args.where or args.draw is not None:
+    """Score a checkpoint on held-out sums (of many environments, by dimension, with --envs, --where, --draw or
+    --pool)."""
+    if args.envs is not None or args.where or args.draw is not None or args.pool != DEFAULT_POOL:
         from breadth.core.cli.env_scores import evaluate_environments
 
         return evaluate_environments(args)

@@ -16,7 +16,7 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from breadth.core.cli.envs import chosen_environments
+from breadth.core.cli.envs import chosen_environments, pool_words
 from breadth.core.cli.parser import recipe_settings
 from breadth.core.results.breadth_curve import CEILING, CurvePlan, StoredCurve
 from breadth.core.results.curve_points import by_environment, by_neighbour, points, warnings
@@ -41,7 +41,7 @@ def curve(args, on_done: OnDone | None = None) -> int:
     plan = curve_plan(args)
     base = user_path(args.base) if args.base else BASE
     read_header(base)
-    what = " ".join(args.where or ["every environment"]) + (f", base {base.name}" if args.base else "")
+    what = pool_words(args.pool, args.where) + (f", base {base.name}" if args.base else "")
     base_hash = weights_hash(base)
     if not plan.lockstep and not args.alone:  # unless told, as many seeds of a point together as keep workers busy
         plan = replace(plan, lockstep=group_size([job for job, _, _ in plan.jobs(base_hash)], args.workers) or 0)
@@ -88,7 +88,7 @@ def curve(args, on_done: OnDone | None = None) -> int:
 
 def curve_plan(args) -> CurvePlan:
     """The plan the flags ask for; GridError (one line) for one that cannot run."""
-    pool = tuple(f.name for f in chosen_environments(args.where or [], None, 0))
+    pool = tuple(f.name for f in chosen_environments(args.where or [], None, 0, args.pool))
     try:
         sizes = [int(x) for x in args.n.split(",") if x.strip()]
     except ValueError:

@@ -5,7 +5,15 @@ from __future__ import annotations
 
 import argparse
 
-from breadth.core.cli.flags import lockstep_flag, positive_int, runner_flags, setting_flag, store_flag, where_flags
+from breadth.core.cli.flags import (
+    lockstep_flag,
+    pool_flag,
+    positive_int,
+    runner_flags,
+    setting_flag,
+    store_flag,
+    where_flags,
+)
 from breadth.core.cli.path_flags import input_file
 from breadth.core.results.breadth_curve import BUDGETS
 from breadth.core.results.transfer_map import MAP_BUDGETS
@@ -22,7 +30,8 @@ def add_curve(sub: argparse._SubParsersAction) -> None:
         "with N), and every run is scored on its training and held-out environments, beside a ceiling run "
         "trained on the held-out ones. Resumable from the store, like a sweep.",
     )
-    s.add_argument("--where", action="append", metavar="DIM=VALUE", help="the pool: environments at this coordinate")
+    pool_flag(s)
+    s.add_argument("--where", action="append", metavar="DIM=VALUE", help="only the pool's environments here")
     s.add_argument("--held", type=positive_int, help="environments held out per split, drawn (default 4)")
     s.add_argument(
         "--hold",
@@ -75,7 +84,8 @@ def add_transfer(sub: argparse._SubParsersAction) -> None:
         "on all that the row allows and a ceiling on the held-out ones at the same steps, on every seed, and print "
         "held-out success beside the ceiling. Resumable from the store, like a curve.",
     )
-    s.add_argument("--where", action="append", metavar="DIM=VALUE", help="the pool: environments at this coordinate")
+    pool_flag(s)
+    s.add_argument("--where", action="append", metavar="DIM=VALUE", help="only the pool's environments here")
     s.add_argument(
         "--hold",
         action="append",

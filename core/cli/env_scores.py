@@ -30,6 +30,7 @@ from breadth.core.results.matrix import band
 from breadth.core.storage.files import write_json
 from breadth.core.world.arithmetic.calculator import FORMS
 from breadth.core.world.arithmetic.problem import PLATE_FORM
+from breadth.core.world.environments.pools import DEFAULT_POOL
 from breadth.core.world.environments.registry import EnvError, draw, environment
 from breadth.core.world.environments.task import Task
 from breadth.core.world.runs.settings import FinetuneSettings, held_out_from_text
@@ -41,20 +42,24 @@ STYLE = {"high": "bold green", "middle": "yellow", "low": "red", "none": "dim re
 MISSING = "·"  # a cell no chosen environment sits at
 
 
-def chosen(envs: str | None, conditions: list[str], n: int | None, seed: int) -> list[Task]:
-    """The environments `--envs all|ID,ID`, `--where` (all must hold) and `--draw N` (by `seed`) choose."""
+def chosen(
+    envs: str | None, conditions: list[str], n: int | None, seed: int, pool_name: str = DEFAULT_POOL
+) -> list[Task]:
+    """The environments `--envs all|ID,ID`, `--where` (all must hold) and `--draw N` (by `seed`) choose from the pool
+    `pool_name` (ids name any environment; with --where or a pool besides the default, they must be in it too)."""
     from breadth.core.cli.envs import chosen_environments
 
     if envs is None or envs.strip().lower() == "all":
-        return chosen_environments(conditions, n, seed)
+        return chosen_environments(conditions, n, seed, pool_name)
     named = [environment(text) for text in envs.split(",") if text.strip()]
     refuse_repeats("--envs", [f.name for f in named])
     if not named:
         raise EnvError("--envs takes all or environment ids, e.g. breadth/add-2x2-v1,breadth/2a1s2-v1")
-    picked = {f.name for f in chosen_environments(conditions, None, seed)} if conditions else None
+    narrowed = conditions or pool_name != DEFAULT_POOL
+    picked = {f.name for f in chosen_environments(conditions, None, seed, pool_name)} if narrowed else None
     pool = [f for f in named if picked is None or f.name in picked]
     if not pool:
-        raise EnvError("no environment of --envs is at the --where coordinates")
+        raise EnvError(f"no environment of --envs is in the {pool_name} pool at the --where coordinates")
     return pool if n is None else draw(n, seed, pool)
 
 
@@ -130,10 +135,12 @@ def evaluate_environments(args) -> int:
     from breadth.core.learning.train import use_one_thread
 
     if args.figure:
-        raise UsageError("--figure draws the ten named environments' scores; with --envs, --where or --draw use --json")
+        raise UsageError(
+            "--figure draws the ten named environments' scores; with --envs, --where, --draw or --pool use --json"
+        )
     held_out = held_out_from_text(args.held_out)
     seed = None if args.seed is None else FinetuneSettings.from_text(seed=args.seed).seed
-    envs = chosen(args.envs, args.where or [], args.draw, args.draw_seed)  # refused before the model loads
+    envs = chosen(args.envs, args.where or [], args.draw, args.draw_seed, args.pool)  # refused before the model loads
     use_one_thread()
     model, header = checkpoint.load(args.checkpoint)
     seed = seed if seed is not None else header.run.seed or 0

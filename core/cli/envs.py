@@ -14,7 +14,8 @@ from rich.text import Text
 from breadth.core.storage.files import write_json
 from breadth.core.world.arithmetic.calculator import FORMS
 from breadth.core.world.environments.environment import Environment
-from breadth.core.world.environments.registry import EnvError, coordinates_of, draw, env_id, environments, where
+from breadth.core.world.environments.pools import DEFAULT_POOL, POOLS, pool
+from breadth.core.world.environments.registry import EnvError, coordinates_of, draw, env_id, where
 from breadth.core.world.environments.task import Task
 from breadth.core.world.text.shown import episode_text, shown, shown_text
 
@@ -23,8 +24,9 @@ console = Console(highlight=False, markup=False, emoji=False)
 
 def envs(args) -> int:
     """List (or draw) environments; `--json` writes every field of each."""
-    chosen = chosen_environments(args.where or [], args.draw, args.seed)
-    t = Table(title=f"{len(chosen)} of {len(environments())} environments", title_justify="left", box=box.SIMPLE_HEAD)
+    chosen = chosen_environments(args.where or [], args.draw, args.seed, args.pool)
+    title = f"{len(chosen)} of {len(pool(args.pool))} environments in the {args.pool} pool (--pool {either(POOLS)})"
+    t = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD)
     longest = max((len(env_id(f)) for f in chosen), default=0)
     t.add_column("id, and one demonstration", overflow="fold", min_width=longest)  # ids whole, transcripts folded
     for header in ("numbers", "digits", "ops", "form", "sums"):  # the dimensions, as --where names them in JSON
@@ -55,8 +57,11 @@ def either(names) -> str:
     return " or ".join([", ".join(names[:-1]), names[-1]] if len(names) > 1 else names)
 
 
-def chosen_environments(conditions: list[str], n: int | None, seed: int) -> list[Environment]:
-    """The environments `--where DIM=VALUE` (repeatable, all must hold) picks, then `--draw N` of them by `seed`."""
+def chosen_environments(
+    conditions: list[str], n: int | None, seed: int, pool_name: str = DEFAULT_POOL
+) -> list[Environment]:
+    """The environments of the pool `pool_name` (`--pool`) that `--where DIM=VALUE` (repeatable, all must hold) picks,
+    then `--draw N` of them by `seed`."""
     values: dict[str, str] = {}
     for text in conditions:
         dimension, sep, value = text.partition("=")
@@ -69,8 +74,17 @@ def chosen_environments(conditions: list[str], n: int | None, seed: int) -> list
                 f"{dimension[:20]}={value[:20]}); give each dimension once"
             )
         values[dimension] = value
-    pool = where(**values) if values else environments()
-    return pool if n is None else draw(n, seed, pool)
+    chosen = where(pool(pool_name), **values) if values else pool(pool_name)
+    return chosen if n is None else draw(n, seed, chosen)
+
+
+def pool_words(pool_name: str, conditions: list[str] | None) -> str:
+    """A pool and its --where conditions as a header says them: `operands=3` or `every environment` in the default
+    pool (as before pools had names), `the wide pool: operands=3` or `the wide pool` in another."""
+    where_text = " ".join(conditions or [])
+    if pool_name == DEFAULT_POOL:
+        return where_text or "every environment"
+    return f"the {pool_name} pool" + (f": {where_text}" if where_text else "")
 
 
 def _example(env: Task):

@@ -8,6 +8,7 @@ import os
 
 from breadth.core.cli.path_flags import checkpoint_in, figure_file, output_file, store_read, store_written
 from breadth.core.results.groups import AUTO_GROUP
+from breadth.core.world.environments.pools import DEFAULT_POOL, POOLS
 
 WORKERS = os.cpu_count() or 1  # one worker per core: each runs one torch thread
 
@@ -21,6 +22,17 @@ def positive_int(text: str) -> int:
     if n <= 0:
         raise argparse.ArgumentTypeError(f"expected a positive number, got {n}")
     return n
+
+
+def pool_flag(s: argparse.ArgumentParser) -> None:
+    """--pool: which named set of environments --where filters (core.world.environments.pools)."""
+    s.add_argument(
+        "--pool",
+        choices=POOLS,
+        default=DEFAULT_POOL,
+        help=f"the environments to choose from: {', '.join(POOLS)} (default {DEFAULT_POOL}: the ten named and the "
+        "173 generated; all: every id, three-digit numbers too)",
+    )
 
 
 def where_flags(s: argparse.ArgumentParser) -> None:

@@ -10,7 +10,15 @@ from __future__ import annotations
 import argparse
 
 from breadth.core.cli.curve_flags import add_curve, add_study, add_transfer
-from breadth.core.cli.flags import WORKERS, lockstep_flag, positive_int, runner_flags, setting_flag, store_flag
+from breadth.core.cli.flags import (
+    WORKERS,
+    lockstep_flag,
+    pool_flag,
+    positive_int,
+    runner_flags,
+    setting_flag,
+    store_flag,
+)
 from breadth.core.cli.path_flags import (
     CHECKPOINT_HELP,
     checkpoint_in,
@@ -176,6 +184,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     s.add_argument("--where", action="append", metavar="DIM=VALUE", help="only environments at this coordinate")
     s.add_argument("--draw", type=positive_int, help="a seeded draw of this many environments (after --where)")
+    pool_flag(s)
     s.add_argument(
         "--draw-seed", type=int, default=0, help="the draw's seed, as `breadth envs --seed` takes it (default 0)"
     )
@@ -204,6 +213,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     s.add_argument("--where", action="append", metavar="DIM=VALUE", help="only environments at this coordinate")
     s.add_argument("--draw", type=positive_int, help="a seeded draw of this many environments (after --where)")
+    pool_flag(s)
     s.add_argument("--seed", type=int, default=0, help="the draw's seed (default 0)")
     s.add_argument("--json", type=output_file, help="also write the environments here as JSON")
 

@@ -14,11 +14,13 @@ from pathlib import Path
 
 from rich.console import Console
 
+from breadth.core.cli.envs import pool_words
 from breadth.core.results.grid import GridError
 from breadth.core.results.study import Step, Study, StudyError
 from breadth.core.storage.files import UserFileError, same_file
 from breadth.core.storage.store import Store
 from breadth.core.world.environments.mix import MixError
+from breadth.core.world.environments.pools import DEFAULT_POOL
 from breadth.core.world.environments.registry import EnvError
 from breadth.core.world.runs.settings import SettingsError
 from breadth.core.world.text.shown import shown
@@ -73,7 +75,8 @@ def report(plan: Study, done: list[tuple[Step, list[str], str, int]], recorded: 
 
 def _what(step: Step) -> str:
     """A step's pool and design, in words, read off its flags."""
-    pool = _values(step.args, "--where") or ["every environment"]
+    pools = _values(step.args, "--pool")
+    pool = [pool_words(pools[-1] if pools else DEFAULT_POOL, _values(step.args, "--where"))]
     design = _values(step.args, "--hold")
     vary = _values(step.args, "--vary")
     held = _values(step.args, "--held")

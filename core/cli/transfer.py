@@ -9,7 +9,7 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from breadth.core.cli.envs import chosen_environments
+from breadth.core.cli.envs import chosen_environments, pool_words
 from breadth.core.cli.parser import recipe_settings
 from breadth.core.results.grid import parse_seeds, refuse_repeats
 from breadth.core.results.groups import group_size
@@ -64,7 +64,7 @@ def transfer(args, on_done: OnDone | None = None) -> int:
             if key not in seen:
                 seen.add(key)
                 work.append(item)
-    what = " ".join(args.where or ["every environment"])
+    what = pool_words(args.pool, args.where)
     with Store(args.store) as store:
         stored = StoredMap(tuple(designs), tuple(varies), tuple(made), what, base_hash)
         store.add_map(stored.name, stored.to_dict())  # the app's map view draws it from the store as it fills
@@ -110,7 +110,7 @@ def transfer(args, on_done: OnDone | None = None) -> int:
 def transfer_plan(args) -> tuple[tuple[str, ...], list, list, tuple[int, ...], list[Cell]]:
     """The pool, designs, ways of varying, seeds and cells the flags ask for; one line (GridError and the like)
     for a map that cannot run, before any run."""
-    pool = tuple(f.name for f in chosen_environments(args.where or [], None, 0))
+    pool = tuple(f.name for f in chosen_environments(args.where or [], None, 0, args.pool))
     designs = [parse_design(text) for text in args.hold]
     varies = [parse_vary(text) for text in args.vary or [ALL]]
     refuse_repeats("--hold", designs)

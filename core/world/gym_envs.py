@@ -41,7 +41,7 @@ except ModuleNotFoundError as e:  # an optional extra: say how to get it
     ) from None
 
 from breadth.core.world.arithmetic.problem import Problem
-from breadth.core.world.environments.registry import env_id, environment, environments, old_ids
+from breadth.core.world.environments.registry import env_id, environment, every_environment, old_ids
 from breadth.core.world.environments.task import Task
 from breadth.core.world.episodes.episode import MAX_LENGTH, Episode
 from breadth.core.world.episodes.verdict import Failure, Verdict, judge
@@ -197,7 +197,7 @@ def register_all() -> list[str]:
     """Register every environment of breadth's registry with Gymnasium (once; a later call adds those added
     since), and each old id as an alias making its environment (`old_ids`); the environments' ids registered."""
     ids = []
-    for env in environments():
+    for env in every_environment():
         name = env_id(env)
         if name not in gym.registry:
             gym.register(id=name, entry_point=ENTRY_POINT, kwargs={"env": name}, disable_env_checker=True)

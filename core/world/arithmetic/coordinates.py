@@ -13,13 +13,13 @@ import itertools
 import math
 from dataclasses import dataclass
 
-from breadth.core.world.arithmetic.calculator import FORMS, OP, form_named
+from breadth.core.world.arithmetic.calculator import FORMS, MAX_OPERAND_DIGITS, OP, form_named
 from breadth.core.world.arithmetic.operations import OPERATIONS, Operation
 from breadth.core.world.arithmetic.problem import PLATE_FORM, allowed, operations_of
 
 DIMENSIONS = ("operands", "digits", "op")  # the grid's named dimensions, in display order
 ENV_DIMENSIONS = (*DIMENSIONS, "form")  # an environment's: the grid's, and how its calls are written
-MAX_DIGITS = 2  # digits an operand position may have
+MAX_DIGITS = 3  # digits an operand position may have (three only in the wide pool's environments)
 
 
 @dataclass(frozen=True)
@@ -162,6 +162,22 @@ class Coordinates:
             ways = nxt
         return sum(ways.values())
 
+    def running_ranges(self) -> list[tuple[int, int]]:
+        """The range of the running result after each call, carried gap by gap: an operation monotone in each
+        argument (`+`, `-`) takes its extremes at the ends of its arguments' ranges; a floor lifts the low end."""
+        low, high = bounds(self.layout[0])
+        out = []
+        for d, o in zip(self.layout[1:], self.operations, strict=True):
+            ends = [o.apply(a, x) for a in (low, high) for x in bounds(d)]
+            low, high = max(min(ends), o.floor) if o.floor is not None else min(ends), max(ends)
+            out.append((low, high))
+        return out
+
+    def fits_calculator(self) -> bool:
+        """True if every call's left number, the running result, can be written in a call: at most
+        MAX_OPERAND_DIGITS digits (999+999+5 would ask a call of 1998, which the calculator cannot read)."""
+        return all(high < 10**MAX_OPERAND_DIGITS for _, high in self.running_ranges()[:-1])
+
     def longest_episode(self) -> int:
         """An upper bound on a solved episode's length in characters, its start token included.
 
@@ -174,15 +190,14 @@ class Coordinates:
         highs = tuple(bounds(d)[1] for d in self.layout)
         length = 1 + len(form.prompt(highs, self.operations[0]))
         low, high = bounds(self.layout[0])
-        for d, o in zip(self.layout[1:], self.operations, strict=True):
+        for d, o, after in zip(self.layout[1:], self.operations, self.running_ranges(), strict=True):
             left = max((low, high), key=lambda v: len(str(v)))  # the longest number the call's left side can be
             length += len(form.write(form.body(left, o, bounds(d)[1])))
-            ends = [o.apply(a, x) for a in (low, high) for x in bounds(d)]
-            low, high = max(min(ends), o.floor) if o.floor is not None else min(ends), max(ends)
+            low, high = after
             length += max(len(form.result(low)), len(form.result(high)))
         return length + max(len(form.result(low)), len(form.result(high)))
 
 
 def bounds(digits: int) -> tuple[int, int]:
-    """The smallest and largest operand of this many digits: (0, 9), (10, 99)."""
+    """The smallest and largest operand of this many digits: (0, 9), (10, 99), (100, 999)."""
     return (0 if digits == 1 else 10 ** (digits - 1), 10**digits - 1)

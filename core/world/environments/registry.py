@@ -21,9 +21,9 @@ from functools import cache
 from breadth.core.world.arithmetic.calculator import FORMS, OP
 from breadth.core.world.arithmetic.coordinates import ENV_DIMENSIONS, Coordinates
 from breadth.core.world.arithmetic.problem import OLD_NAMES, PLATE_FORM, canonical
-from breadth.core.world.environments.environment import REGISTERED, Environment
+from breadth.core.world.environments.environment import DEMO_POOL, REGISTERED, VALIDATION_POOL, Environment
 from breadth.core.world.environments.labels import COUNT_WORDS
-from breadth.core.world.environments.orders import numpy_order
+from breadth.core.world.environments.orders import numpy_order, sampled
 from breadth.core.world.environments.task import Task
 from breadth.core.world.episodes.episode import MAX_LENGTH
 
@@ -57,33 +57,60 @@ def version_of(env: Task) -> int:
 
 
 OPERANDS = (2, 3, 4)  # the generator's operand counts: one to three calls
+THREE_DIGIT_OPERANDS = (2, 3)  # the operand counts of the environments with a three-digit number (`three_digit`)
 DIGITS = (1, 2)  # the digits an operand position may have
 SIGNS = ("+", "-")  # the operation a gap may have
 MIN_SUMS = 100  # an environment holds at least this many sums: demonstrations, test and validation splits
 GENERATED_TEST = 1_000  # the test split of a generated environment too large to list
+SAMPLED_SUMS = DEMO_POOL + GENERATED_TEST + VALIDATION_POOL  # a space too large to list holds its splits in full
 LETTERS = {"+": "a", "-": "s"}  # a gap's operation in a generated name: 2a1s2 is 12+3-45
 
 
 def environments() -> list[Environment]:
-    """Every environment: the registered environments, then the generated ones, each once."""
+    """The grid's environments: the registered environments, then the generated ones, each once (the pool every
+    command takes unless told another: `core.world.environments.pools`)."""
     return [*REGISTERED.values(), *generated().values()]
+
+
+def every_environment() -> list[Environment]:
+    """Every environment an id names: the grid's, then those with a three-digit number (`three_digit`)."""
+    return [*environments(), *three_digit().values()]
 
 
 @cache
 def generated() -> dict[str, Environment]:
     """The generator's environments by name: every operand count, digits per position, operation per gap and call
     form (a form that writes one operator for a whole sum takes one operation throughout), kept when valid (at
-    least MIN_SUMS sums; the longest episode fits the context) and not already a registered environment."""
+    least MIN_SUMS sums, SAMPLED_SUMS for a space too large to list, whose sampled order would otherwise never reach
+    its validation split; the longest episode fits the context and every call the calculator) and not already a
+    registered environment."""
+    return _generate(OPERANDS, DIGITS, lambda layout: True)
+
+
+@cache
+def three_digit() -> dict[str, Environment]:
+    """The environments with a three-digit number (`123+45`, `3s1s2`: 987-6-54), two or three numbers of them, made as
+    `generated` makes its own and kept also only when every running result fits a call (`fits_calculator`: a three-
+    number sum whose first call may reach 1998 is left out). They extend the registry for the wide pool
+    (`core.world.environments.pools`) and are in no other: `environments()`, `where` and every pool before them
+    (the grid) are as they were, so the curves already run keep their pools."""
+    return _generate(THREE_DIGIT_OPERANDS, (*DIGITS, 3), lambda layout: 3 in layout)
+
+
+def _generate(counts: tuple[int, ...], digits: tuple[int, ...], keep) -> dict[str, Environment]:
+    """The valid environments of these operand counts and digits per position whose layout `keep` takes."""
     taken = {f.at for f in REGISTERED.values()}
     out: dict[str, Environment] = {}
-    for n, form in itertools.product(OPERANDS, FORMS):
+    for n, form in itertools.product(counts, FORMS):
         for layout, signs in itertools.product(
-            itertools.product(DIGITS, repeat=n), itertools.product(SIGNS, repeat=n - 1)
+            itertools.product(digits, repeat=n), itertools.product(SIGNS, repeat=n - 1)
         ):
-            if len(set(signs)) > 1 and OP not in FORMS[form].sep:
+            if not keep(layout) or (len(set(signs)) > 1 and OP not in FORMS[form].sep):
                 continue
             at = Coordinates(n, layout, "".join(signs), form)
-            if at in taken or at.longest_episode() > MAX_LENGTH or at.count() < MIN_SUMS:
+            if at in taken or at.longest_episode() > MAX_LENGTH or not at.fits_calculator():
+                continue
+            if at.count() < (SAMPLED_SUMS if sampled(at) else MIN_SUMS):
                 continue
             env = _generated(at)
             out[env.name] = env
@@ -117,7 +144,7 @@ def environment(text: str) -> Environment:
     if m is None:
         raise EnvError(f"{text.strip()[:60]!r} is not an environment id such as {NAMESPACE}/add-2x2-v1")
     slug, version = canonical(m.group(1).replace("-", "_")).replace("_", "-"), int(m.group(2))
-    env = next((f for f in environments() if f.name.replace("_", "-") == slug), None)
+    env = next((f for f in every_environment() if f.name.replace("_", "-") == slug), None)
     if env is None:
         raise EnvError(f"no environment {NAMESPACE}/{slug}; `breadth envs` lists them")
     if version != version_of(env):
@@ -160,7 +187,7 @@ def environment_named(text: str) -> Environment | None:
     `two_digit`), any case: a registered one, else one the environment generator makes (`2a1s2`)."""
     key = canonical(text.strip().lower())
     found = next((f for f in REGISTERED.values() if key in f.names()), None)
-    return found if found is not None else generated().get(key)
+    return found if found is not None else generated().get(key) or three_digit().get(key)
 
 
 def by_name(name: str) -> Environment:
@@ -179,5 +206,5 @@ def order_of(names) -> list[str]:
     if all(n in REGISTERED for n in names):  # the registered environments alone: never build the generator's hundreds
         rank = {n: i for i, n in enumerate(REGISTERED)}
         return sorted(names, key=rank.__getitem__)
-    rank = {n: i for i, n in enumerate([*REGISTERED, *generated()])}
+    rank = {n: i for i, n in enumerate([*REGISTERED, *generated(), *three_digit()])}
     return sorted(names, key=lambda n: rank.get(n, len(rank)))
