@@ -123,14 +123,26 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def report(names: list[str], seeds: list[int], runs: dict, wide: bool) -> None:
-    """Each environment's validation success, mean over the seeds, and how many pass, by operand count."""
+def rates_of(names: list[str], seeds: list[int], runs: dict) -> dict[str, float]:
+    """Each environment screened on every seed: its validation success, solved over scored, pooled over the seeds."""
     rates = {}
     for n in names:
         got = [runs[str(s)][n] for s in seeds if n in runs.get(str(s), {})]
         if len(got) == len(seeds):
             rates[n] = sum(r["solved"] for r in got) / sum(r["total"] for r in got)
-    passed = [n for n in names if rates.get(n, 0) >= WIDE_BAR]
+    return rates
+
+
+def passing(names: list[str], seeds: list[int], runs: dict) -> list[str]:
+    """The environments of `names` (in their order) that reach WIDE_BAR over the seeds: the pool the screen chooses."""
+    rates = rates_of(names, seeds, runs)
+    return [n for n in names if rates.get(n, 0) >= WIDE_BAR]
+
+
+def report(names: list[str], seeds: list[int], runs: dict, wide: bool) -> None:
+    """Each environment's validation success, mean over the seeds, and how many pass, by operand count."""
+    rates = rates_of(names, seeds, runs)
+    passed = passing(names, seeds, runs)
     by_count, of_count = Counter(), Counter()
     for n in rates:
         count = by_name(n).at.operands

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 import pytest
 
@@ -14,7 +15,7 @@ from breadth.core.cli.main import USAGE_ERROR, main
 from breadth.core.sweeps import sweep
 from breadth.core.world.arithmetic.calculator import MAX_OPERAND_DIGITS
 from breadth.core.world.arithmetic.coordinates import Coordinates
-from breadth.core.world.environments.pools import POOLS, pool
+from breadth.core.world.environments.pools import POOLS, WIDE, pool
 from breadth.core.world.environments.registry import (
     EnvError,
     env_id,
@@ -28,6 +29,8 @@ from breadth.core.world.episodes.episode import MAX_LENGTH
 from breadth.core.world.episodes.scores import HeldOutScore
 from breadth.core.world.runs.records import RunMeta
 from breadth.core.world.runs.settings import FinetuneSettings
+
+RESULTS = Path(__file__).resolve().parent.parent / "results"
 
 
 def test_the_grid_and_its_where_pools_are_unchanged_by_the_three_digit_environments():
@@ -70,7 +73,7 @@ def test_a_three_digit_environment_answers_to_its_id_and_lies_in_every_pool_but_
 
 def test_an_unknown_pool_is_one_line():
     """A pool no one made is refused naming the pools; on the command line, exit 2 before anything runs."""
-    with pytest.raises(EnvError, match="no pool 'nope'; the pools are grid, all"):
+    with pytest.raises(EnvError, match="no pool 'nope'; the pools are grid, wide, all"):
         pool("nope")
     assert "grid" in POOLS
 
@@ -115,3 +118,41 @@ def _fake_job(spec: dict) -> dict:
     scores = {name: HeldOutScore(name, 80, 100, {}) for name in spec["families"]}
     record = RunMeta("finetune", settings, spec["mix"], settings.seed, spec["held_out"], scores, (1.0,), 1.0)
     return {"record": record.to_dict(), "versions": {}}
+
+
+def test_the_wide_pool_holds_128_environments_each_learned_alone():
+    """The wide pool (issue 34): at least 128 environments, each named once, in registry order, from the grid and from
+    the three-digit ones, with two, three and four numbers and both call forms; every name is an environment's."""
+    wide = pool("wide")
+    names = [f.name for f in wide]
+    assert len(wide) >= 128 and len(set(names)) == len(names) == len(WIDE)
+    assert names == [f.name for f in every_environment() if f.name in set(names)]
+    assert set(names) & set(three_digit()) and set(names) & {f.name for f in environments()}
+    assert {f.at.operands for f in wide} == {2, 3, 4} and {f.at.form for f in wide} == {"infix", "postfix"}
+
+
+def test_breadth_envs_lists_the_wide_pool(capsys):
+    """`breadth envs --pool wide` lists the whole pool under its name; `--where` narrows it."""
+    assert main(["envs", "--pool", "wide", "--where", "operands=2"]) == 0
+    title = capsys.readouterr().out.strip().splitlines()[0]
+    two = [f for f in pool("wide") if f.at.operands == 2]
+    assert title.startswith(f"{len(two)} of {len(WIDE)} environments in the wide pool")
+
+
+def test_the_wide_pool_is_what_the_committed_screen_passed():
+    """`WIDE` is exactly the environments the screen's committed results pass by its own rule (WIDE_BAR of the
+    validation sums over seeds 100 and 101), grid then three-digit: a name added or dropped by hand fails here."""
+    from bench.pool_screen import chosen, passing
+
+    found = []
+    for envs, file in (
+        ("grid", "pool-screen-grid-2seeds-30.json"),
+        ("three-digit", "pool-screen-three-digit-2seeds-30.json"),
+    ):
+        screen = json.loads((RESULTS / file).read_text())
+        assert screen["settings"] == {"steps": 1000, "demos": 30, "sums": 30, "group": 16, "workers": 2}
+        assert set(screen["runs"]) == {"100", "101"} and all(
+            len(r) == len(chosen(envs)) for r in screen["runs"].values()
+        )
+        found += passing(chosen(envs), [100, 101], screen["runs"])
+    assert tuple(found) == WIDE

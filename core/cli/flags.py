@@ -31,7 +31,7 @@ def pool_flag(s: argparse.ArgumentParser) -> None:
         choices=POOLS,
         default=DEFAULT_POOL,
         help=f"the environments to choose from: {', '.join(POOLS)} (default {DEFAULT_POOL}: the ten named and the "
-        "173 generated; all: every id, three-digit numbers too)",
+        "173 generated; wide: those a model learns trained on each alone, three-digit numbers too; all: every id)",
     )
 
 
