@@ -11,7 +11,7 @@ from rich.console import Console
 from breadth.core.cli.env_scores import summary_view
 from breadth.core.cli.main import USAGE_ERROR, main
 from breadth.core.results.dimensions import Column, group, rate, summarise
-from breadth.core.world.environments.registry import draw, env_id, environments
+from breadth.core.world.environments.registry import by_name, draw, env_id, environments
 from breadth.core.world.episodes.scores import HeldOutScore
 
 WIDTH = 80
@@ -97,6 +97,22 @@ def test_fast_scoring_plays_exactly_as_evaluate(model):
         (s.problem, s.episode.transcript, s.verdict) for s in slow
     ]
     assert fast_scores == slow_scores
+
+
+def test_scoring_a_validation_split_plays_its_sums_never_the_test_ones(model):
+    """`split="validation"` plays each environment's validation sums (what a pool or a recipe is chosen on), none of
+    its test sums; a split that is neither is one line."""
+    from breadth.core.learning.evaluate import evaluate_environments
+
+    names = [f.name for f in draw(3, 7)] + ["add_2x1"]  # add_2x1's validation split holds only 12 sums
+    _, played = evaluate_environments(model, 0, 20, names, split="validation")
+    wanted = [p for n in names for p in by_name(n).validation(0, 20)]
+    assert [s.problem for s in played] == wanted and len(wanted) == 3 * 20 + 12
+    assert not {(p.environment, p.operands) for p in wanted} & {
+        (p.environment, p.operands) for n in names for p in by_name(n).held_out(0, 200)
+    }
+    with pytest.raises(ValueError, match="a split is test or validation, not 'train'"):
+        evaluate_environments(model, 0, 20, names, split="train")
 
 
 def test_eval_envs_prints_by_dimension_and_keeps_every_score_in_json(tmp_path, capsys, monkeypatch):

@@ -28,16 +28,20 @@ def evaluate(
 
 
 ENV_BATCH = 128  # episodes decoded together when scoring many environments
+SPLITS = {"test": "held_out", "validation": "validation"}  # a split scored -> the environment's method that cuts it
 
 
 def evaluate_environments(
-    model: GPT, seed: int, held_out: int | None, names: list[str], batch: int = ENV_BATCH
+    model: GPT, seed: int, held_out: int | None, names: list[str], batch: int = ENV_BATCH, split: str = "test"
 ) -> tuple[dict[str, HeldOutScore], list[Scored]]:
     """As `evaluate` on the environments `names`, decoded faster: sorted by prompt length and environment, the
     prompts of a batch fed in one step and finished rows dropped from it (`GreedyPolicy`'s feeds_many and
     drop_finished), in batches of `batch`.
-    The episodes, verdicts and scores are exactly `evaluate`'s (tests/test_env_scores.py)."""
-    problems = [p for name in names for p in by_name(name).held_out(seed, held_out)]
+    The episodes, verdicts and scores are exactly `evaluate`'s (tests/test_env_scores.py). `split`: `test` (every
+    score breadth reports) or `validation` (what a recipe or a pool is chosen on: `held_out` of its sums)."""
+    if split not in SPLITS:
+        raise ValueError(f"a split is test or validation, not {str(split)[:20]!r}")
+    problems = [p for name in names for p in getattr(by_name(name), SPLITS[split])(seed, held_out)]
     # alike prompts share their first step, and one environment's episodes tend to end alike
     by_length = sorted(range(len(problems)), key=lambda i: (len(problems[i].prompt), problems[i].environment))
     policy = lambda rows: GreedyPolicy(model, rows, drop_finished=True, feeds_many=True)  # noqa: E731
