@@ -28,6 +28,7 @@ import time
 from breadth.core.learning import checkpoint
 from breadth.core.learning.evaluate import evaluate_environments
 from breadth.core.learning.train import finetune, use_one_thread
+from breadth.core.results.grid import refuse_repeats
 from breadth.core.storage.files import write_json
 from breadth.core.storage.paths import BASE
 from breadth.core.world.environments.mix import Mix
@@ -77,12 +78,17 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--workers", type=int, default=2, help="processes (default 2)")
     p.add_argument("--json", required=True, help="results, read back to resume (written atomically)")
     args = p.parse_args(argv)
-    recipe = {k: v for k, v in (("lr", args.lr), ("dropout", args.dropout), ("batch_size", args.batch_size)) if v}
+    given = (("lr", args.lr), ("dropout", args.dropout), ("batch_size", args.batch_size))
+    recipe = {k: v for k, v in given if v is not None}  # a 0 given (--dropout 0) is a value, not the plate's
     try:
         sizes = [int(x) for x in args.n.split(",")]
         seeds = [int(x) for x in args.seeds.split(",")]
+        refuse_repeats("--n", sizes)
+        refuse_repeats("--seeds", seeds)
+        for n in sizes:  # every N draws from the pool: refused here, before any run, not in a worker
+            draw(n, 0, pool(args.pool))
         FinetuneSettings(**recipe)  # a recipe outside the settings' ranges: one line, before any run
-    except (ValueError, TypeError) as e:
+    except (ValueError, TypeError) as e:  # GridError and EnvError are ValueErrors
         print(f"python -m bench.pool_recipe: {e}", file=sys.stderr)
         return 2
     budget = {"pool": args.pool, "demos": args.demos, "passes": args.passes, "min_steps": args.min_steps}

@@ -30,6 +30,7 @@ from breadth.core.learning import checkpoint
 from breadth.core.learning.lockstep import finetune_lockstep
 from breadth.core.learning.policy import greedy
 from breadth.core.learning.train import use_one_thread
+from breadth.core.results.grid import refuse_repeats
 from breadth.core.storage.files import write_json
 from breadth.core.storage.paths import BASE
 from breadth.core.world.environments.pools import WIDE_BAR
@@ -90,7 +91,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         names = chosen(args.envs)
         seeds = [int(s) for s in args.seeds.split(",")]
-    except (KeyError, ValueError) as e:
+        refuse_repeats("--seeds", seeds)
+        refuse_repeats("--envs", names)
+    except (KeyError, ValueError) as e:  # GridError is a ValueError
         print(f"python -m bench.pool_screen: {e}", file=sys.stderr)
         return 2
     done: dict = json.load(open(args.json)) if os.path.exists(args.json) else {}

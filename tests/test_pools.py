@@ -45,7 +45,7 @@ def test_the_grid_and_its_where_pools_are_unchanged_by_the_three_digit_environme
 def test_three_digit_environments_fit_the_calculator_and_the_context():
     """55 environments of two or three numbers with a three-digit number; each one's every demonstration fits the
     context, and every call's numbers are ones the calculator reads (at most 3 digits): a three-number sum whose
-    first call can reach 1998 (`3a1a1`, 999+9+9) is left out, one whose first call stays within 999 is kept."""
+    first call can reach 1008 (`3a1a1`: 999+9) is left out, one whose first call stays within 999 is kept."""
     made = three_digit()
     assert len(made) == 55 and {f.at.operands for f in made.values()} == {2, 3}
     assert all(3 in f.at.layout for f in made.values())
@@ -55,8 +55,7 @@ def test_three_digit_environments_fit_the_calculator_and_the_context():
         assert env.at.longest_episode() <= MAX_LENGTH
         for p in env.demonstrations(0, 20) + env.held_out(0, 20) + env.validation(0, 20):
             assert env.at.contains(p.operands) and len(p.demonstration().text) + 1 <= MAX_LENGTH
-            calls = [c for c in p.demonstration().text.split("B")[1:]]  # `595-8|587|`: the call, then its result
-            for call in calls:
+            for call in p.demonstration().text.split("B")[1:]:  # `595-8|587|`: the call, then its result
                 numbers = re.findall(r"[0-9]+", call.split("|")[0])
                 assert len(numbers) == 2 and all(len(x) <= MAX_OPERAND_DIGITS for x in numbers), call
 

@@ -74,7 +74,8 @@ def chosen_environments(
                 f"{dimension[:20]}={value[:20]}); give each dimension once"
             )
         values[dimension] = value
-    chosen = where(pool(pool_name), **values) if values else pool(pool_name)
+    chosen = pool(pool_name)
+    chosen = where(chosen, **values) if values else chosen
     return chosen if n is None else draw(n, seed, chosen)
 
 

@@ -19,7 +19,7 @@ from breadth.core.world.arithmetic.problem import PLATE_FORM, allowed, operation
 
 DIMENSIONS = ("operands", "digits", "op")  # the grid's named dimensions, in display order
 ENV_DIMENSIONS = (*DIMENSIONS, "form")  # an environment's: the grid's, and how its calls are written
-MAX_DIGITS = 3  # digits an operand position may have (three only in the wide pool's environments)
+MAX_DIGITS = 3  # digits an operand position may have (three only in registry.three_digit's environments)
 
 
 @dataclass(frozen=True)

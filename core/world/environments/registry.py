@@ -90,10 +90,10 @@ def generated() -> dict[str, Environment]:
 @cache
 def three_digit() -> dict[str, Environment]:
     """The environments with a three-digit number (`123+45`, `3s1s2`: 987-6-54), two or three numbers of them, made as
-    `generated` makes its own and kept also only when every running result fits a call (`fits_calculator`: a three-
-    number sum whose first call may reach 1998 is left out). They extend the registry for the wide pool
-    (`core.world.environments.pools`) and are in no other: `environments()`, `where` and every pool before them
-    (the grid) are as they were, so the curves already run keep their pools."""
+    `generated` makes its own and kept also only when every running result fits a call (`fits_calculator`: `3a1a1`,
+    whose first call may reach 1008, is left out). Only the pools `wide` and `all` hold them
+    (`core.world.environments.pools`): `environments()`, `where` and the grid are as they were, so the curves already
+    run keep their pools."""
     return _generate(THREE_DIGIT_OPERANDS, (*DIGITS, 3), lambda layout: 3 in layout)
 
 
