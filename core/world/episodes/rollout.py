@@ -50,13 +50,12 @@ def run_episodes(policy: Policy, episodes: list[Episode], on_char: OnChar | None
     fed = [BOS] * len(episodes)  # position 0: the start-of-line token
     if getattr(policy, "feeds_many", False):  # the characters every episode starts with forced, fed in one step
         fed = [BOS + "".join(chars) for chars in _take_forced(episodes, on_char)]
+    live = [i for i, ep in enumerate(episodes) if not ep.done]  # the episodes still playing, in order
     for _ in range(max_length):
         choices = policy.step(fed)
-        fed = []
-        for i, ep in enumerate(episodes):
-            if ep.done:
-                fed.append(PAD)
-                continue
+        fed = [PAD] * len(episodes)  # a finished episode is fed padding
+        for i in live:
+            ep = episodes[i]
             forced = ep.next_forced()
             if forced is not None:
                 role, char = forced
@@ -65,8 +64,9 @@ def run_episodes(policy: Policy, episodes: list[Episode], on_char: OnChar | None
                 ep.act(char)
             if on_char is not None:
                 on_char(i, role, char)
-            fed.append(char)
-        if all(ep.done for ep in episodes):
+            fed[i] = char
+        live = [i for i in live if not episodes[i].done]
+        if not live:
             break
     return episodes
 
