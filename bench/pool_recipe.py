@@ -1,11 +1,13 @@
 """Does a recipe keep a pool's training environments learned as N grows? The measurement a pool's recipe is chosen by.
 
 For each N and seed, N environments are drawn from the pool (`registry.draw`, seeded by the seed) and the shipped base
-is fine-tuned on `--demos` demonstrations of each, for a curve's budget (each demonstration seen `--passes` times, at
-least `--min-steps`), by the recipe the flags give (the plate's otherwise); then every training environment is scored
-on `--sums` sums of its *validation* split, never the test sums a curve reports. Printed per N: the training
-environments' validation success over the seeds (mean over environments, then over seeds), the least environment's,
-and the share of environments at 85% or more, the bar issue 34 sets for a pool's recipe at every N.
+is fine-tuned on `--demos` demonstrations of each (fewer where an environment's demonstration pool is smaller), for a
+curve's budget (each demonstration seen `--passes` times, at least `--min-steps`), by the recipe the flags give (the
+plate's otherwise); then every training environment is scored on `--sums` sums of its *validation* split, never the
+test sums a curve reports. Printed per N: the training environments' validation success over the seeds (mean over
+environments, then over seeds), the least environment's, and the share of environments at 85% or more, the bar
+issue 34 sets for a pool's recipe at every N. The JSON keeps, per environment, how its failed episodes failed and
+the first few as written.
 
 Each run trains alone (`core.learning.train.finetune`), one a process, `--workers` at a time; a run resumes from the
 JSON (each finished run is written atomically, keyed by its N, seed and recipe), so the same command runs only what
@@ -24,6 +26,7 @@ import os
 import statistics
 import sys
 import time
+from collections.abc import Callable
 
 from breadth.core.learning import checkpoint
 from breadth.core.learning.evaluate import evaluate_environments
@@ -33,23 +36,38 @@ from breadth.core.storage.files import write_json
 from breadth.core.storage.paths import BASE
 from breadth.core.world.environments.mix import Mix
 from breadth.core.world.environments.pools import POOLS, pool
-from breadth.core.world.environments.registry import draw
+from breadth.core.world.environments.registry import by_name, draw
 from breadth.core.world.runs.settings import FinetuneSettings
 
 BAR = 0.85  # issue 34: a pool's recipe keeps every training environment at this (validation) success at every N
 PLATE_PASSES = 400 * 8 / 70  # times the plate's recipe shows each demonstration
 
 
-def run(pool_name: str, n: int, seed: int, recipe: dict, demos: int, passes: float, min_steps: int, sums: int) -> dict:
-    """One run: N environments of the pool drawn by `seed`, trained on together, each scored on its validation sums."""
+def decayed(lr: float, steps: int, warmup: int) -> Callable[[int], float]:
+    """The learning rate at each step: rising linearly over `warmup` steps to `lr`, then a cosine down to 0."""
+
+    def at(step: int) -> float:
+        if step <= warmup:
+            return lr * step / warmup
+        return lr * 0.5 * (1 + math.cos(math.pi * (step - warmup) / max(1, steps - warmup)))
+
+    return at
+
+
+def run(
+    pool_name: str, n: int, seed: int, recipe: dict, demos: int, passes: float, min_steps: int, sums: int, warmup=None
+) -> dict:
+    """One run: N environments of the pool drawn by `seed`, trained on together, each scored on its validation sums;
+    with `warmup` (steps), the learning rate warms up and then decays (`decayed`) instead of staying constant."""
     use_one_thread()
     names = [f.name for f in draw(n, seed, pool(pool_name))]
-    mix = Mix.of(**dict.fromkeys(names, demos))
-    steps = max(min_steps, math.ceil(passes * n * demos / recipe.get("batch_size", 8)))
+    mix = Mix.of(**{name: min(demos, by_name(name).demo_pool) for name in names})  # a small space has fewer
+    steps = max(min_steps, math.ceil(passes * mix.total / recipe.get("batch_size", 8)))
     settings = FinetuneSettings(steps=steps, seed=seed, **recipe)
     model, _ = checkpoint.load(BASE)
     start = time.perf_counter()
-    losses = finetune(model, mix.demonstrations(seed), settings)
+    schedule = None if warmup is None else decayed(settings.lr, steps, warmup)
+    losses = finetune(model, mix.demonstrations(seed), settings, schedule=schedule)
     trained = time.perf_counter() - start
     model.eval()
     scores, _ = evaluate_environments(model, seed, sums, names, split="validation")
@@ -58,6 +76,8 @@ def run(pool_name: str, n: int, seed: int, recipe: dict, demos: int, passes: flo
         "final_loss": losses[-1],
         "train_seconds": round(trained, 1),
         "environments": {name: [s.solved, s.total] for name, s in scores.items()},
+        "failures": {name: dict(s.failures) for name, s in scores.items() if s.failures},  # kind -> episodes
+        "failed": {name: [f"{e.failure}: {e.text}" for e in s.examples] for name, s in scores.items() if s.examples},
     }
 
 
@@ -74,6 +94,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--lr", type=float, help="learning rate (default: the plate's)")
     p.add_argument("--dropout", type=float, help="dropout (default: the plate's)")
     p.add_argument("--batch-size", type=int, help="demonstrations per step (default: the plate's)")
+    p.add_argument(
+        "--decay",
+        type=int,
+        metavar="WARMUP",
+        help="warm the learning rate up over WARMUP steps, then decay it to 0 by a cosine (default: constant)",
+    )
     p.add_argument("--sums", type=int, default=30, help="validation sums per environment (default 30)")
     p.add_argument("--workers", type=int, default=2, help="processes (default 2)")
     p.add_argument("--json", required=True, help="results, read back to resume (written atomically)")
@@ -92,6 +118,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"python -m bench.pool_recipe: {e}", file=sys.stderr)
         return 2
     budget = {"pool": args.pool, "demos": args.demos, "passes": args.passes, "min_steps": args.min_steps}
+    if args.decay is not None:  # in the key only when asked, so runs at a constant rate keep theirs
+        if args.decay < 0:
+            print(f"python -m bench.pool_recipe: --decay takes warm-up steps from 0, not {args.decay}", file=sys.stderr)
+            return 2
+        budget["decay_warmup"] = args.decay
 
     def key(n: int, seed: int) -> str:
         return json.dumps({**budget, "recipe": recipe, "n": n, "seed": seed, "sums": args.sums}, sort_keys=True)
@@ -101,7 +132,9 @@ def main(argv: list[str] | None = None) -> int:
     start = time.perf_counter()
     with cf.ProcessPoolExecutor(args.workers) as workers:
         futures = {
-            workers.submit(run, args.pool, n, s, recipe, args.demos, args.passes, args.min_steps, args.sums): (n, s)
+            workers.submit(
+                run, args.pool, n, s, recipe, args.demos, args.passes, args.min_steps, args.sums, args.decay
+            ): (n, s)
             for n, s in todo
         }
         for f in cf.as_completed(futures):

@@ -26,7 +26,10 @@ its own. The experiments:
    (`breadth curve --where operands=2`: 4 held out, 3 splits, N = 1, 2, 4, 8, the ceiling), each run a
    small warm start (`CURVE_DEMOS` demonstrations per training environment, the plate's recipe) and then
    reward on up to `CURVE_PROMPTS` training sums per training environment; scored on the test splits of
-   its training and held-out environments after each stage.
+   its training and held-out environments after each stage. `curve --on three` (issue 34) runs it where
+   breadth of demonstrations carries: the README's curve on the 40 environments of three-number sums
+   (`breadth curve --where operands=3 --held 8`: 3 splits, 30 demonstrations each) at N = 8 and 32 and its
+   ceiling, each warm start that curve's run, then the same reward.
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ import signal
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass
 from pathlib import Path
 
 HELD_OUT = 100  # test sums per environment (each environment's test split holds at least this many)
@@ -57,11 +61,29 @@ CHOOSE_LRS = (3e-5, 1e-4, 3e-4, 1e-3)
 CHOOSE_GRID = tuple((lr, g) for lr in CHOOSE_LRS for g in (4, 8, 16))  # prompts x group = 128 episodes
 EPISODES = 128  # episodes sampled per reward step, whatever the group size
 DEMO_BATCH = 8  # demonstrations per fine-tuning step (the plate's)
-CURVE_WHERE = {"operands": "2"}
 CURVE_DEMOS = 5  # demonstrations per training environment in a curve run's warm start
 CURVE_PROMPTS = 100  # reward's training sums per training environment (fewer if its demonstration pool is smaller)
-CURVES = (CURVE_DEMOS, 15)  # the warm starts experiment 4 was run with
 CURVE_HELD_OUT = 30  # test sums per environment, as `breadth curve` scores
+
+
+@dataclass(frozen=True)
+class CurveSetup:
+    """Which curve experiment 4 runs under reward: its pool (`where`), environments held out per split, the N values
+    and the warm starts' demonstrations per training environment it was run with (the first is the default)."""
+
+    title: str  # for tables and figures
+    operands: str  # the pool: `breadth curve --where operands=...`
+    held: int
+    sizes: tuple[int, ...]
+    demos: tuple[int, ...]
+    prefix: str  # of its runs' names, before the demonstrations (the first setup's default has none)
+
+
+SETUPS = {
+    "two": CurveSetup("two-number sums, 4 of 12 held out", "2", 4, (1, 2, 4, 8), (CURVE_DEMOS, 15), "c"),
+    "three": CurveSetup("three-number sums, 8 of 40 held out", "3", 8, (8, 32), (30,), "t"),
+}
+CURVES = tuple((on, d) for on, setup in SETUPS.items() for d in setup.demos)  # every curve experiment 4 was run with
 
 
 def warm_mix(k: int) -> str:
@@ -115,29 +137,32 @@ def run_tasks(lr: float, group: int, seeds) -> list[dict]:
     return out
 
 
-def curve_plan(seeds, demos: int = CURVE_DEMOS):
-    """The shipped curve's splits and N on two-number sums, with a small warm start per training environment."""
+def curve_plan(seeds, demos: int = CURVE_DEMOS, on: str = "two"):
+    """The shipped curve's splits and N on the setup's pool, with its warm start's demonstrations per environment."""
     from breadth.core.results.breadth_curve import CurvePlan
     from breadth.core.world.environments.registry import where
     from breadth.core.world.runs.settings import FinetuneSettings
 
-    pool = tuple(f.name for f in where(**CURVE_WHERE))
-    return CurvePlan(pool, 4, 3, (1, 2, 4, 8), demos, tuple(seeds), FinetuneSettings(), CURVE_HELD_OUT)
+    setup = SETUPS[on]
+    pool = tuple(f.name for f in where(operands=setup.operands))
+    return CurvePlan(pool, setup.held, 3, setup.sizes, demos, tuple(seeds), FinetuneSettings(), CURVE_HELD_OUT)
 
 
-def curve_prefix(demos: int) -> str:
-    """The names' prefix of a curve's runs: `c` for the default warm start, `c15` for 15 demonstrations each."""
-    return "c" if demos == CURVE_DEMOS else f"c{demos}"
+def curve_prefix(demos: int, on: str = "two") -> str:
+    """The names' prefix of a curve's runs: `c` for the two-number default warm start, `c15` for 15 demonstrations
+    each, `t30` for the three-number curve's."""
+    setup = SETUPS[on]
+    return setup.prefix if (on, demos) == ("two", CURVE_DEMOS) else f"{setup.prefix}{demos}"
 
 
-def curve_tasks(lr: float, group: int, seeds, demos: int = CURVE_DEMOS) -> list[dict]:
+def curve_tasks(lr: float, group: int, seeds, demos: int = CURVE_DEMOS, on: str = "two") -> list[dict]:
     """Per seed, split and N (0: the ceiling): the warm start, then reward on the same environments' sums."""
     from breadth.core.results.breadth_curve import CEILING
     from breadth.core.world.environments.mix import Mix
     from breadth.core.world.environments.registry import by_name
 
-    plan = curve_plan(seeds, demos)
-    prefix = curve_prefix(demos)
+    plan = curve_plan(seeds, demos, on)
+    prefix = curve_prefix(demos, on)
     out = []
     for job, split, n in plan.jobs("rl"):
         trained = [name for name, _ in job.cell.mix.counts]
@@ -187,7 +212,7 @@ def do(spec: dict) -> dict:
         n: s.rate for n, s in tally(play(greedy(model), problems, max_length=model.config.block_size), names).items()
     }
     if spec["name"].startswith("warm-") or spec["name"].startswith("plate") or "warm-c" in spec["name"]:
-        # the runs others start from: warm starts (`warm-k..`, a curve's `cwarm-c..`) and the plate's models
+        # the runs others start from: warm starts (`warm-k..`, a curve's `cwarm-c..`, `t30warm-c..`), the plate's
         checkpoint.save(model, record, model_path(folder, spec["name"]))
     out = {
         "task": {k: v for k, v in spec.items() if k != "folder"},
@@ -267,7 +292,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--folder", type=Path, default=Path("out/rl-experiments"))
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--figures", type=Path, default=Path("docs"))
-    parser.add_argument("--demos", type=int, default=CURVE_DEMOS, help="with `curve`: the warm start's demonstrations")
+    parser.add_argument(
+        "--demos", type=int, help="with `curve`: the warm start's demonstrations (default: its setup's)"
+    )
+    parser.add_argument("--on", choices=SETUPS, default="two", help="with `curve`: two- or three-number sums")
     args = parser.parse_args(argv)
     from breadth.core.results.grid import parse_seeds
 
@@ -275,14 +303,15 @@ def main(argv: list[str] | None = None) -> int:
     if args.what == "choose":
         execute(choose_tasks(), args.folder, args.workers)
     elif args.what == "curve":
-        execute(curve_tasks(args.lr, args.group, seeds, args.demos), args.folder, args.workers)
+        demos = args.demos or SETUPS[args.on].demos[0]
+        execute(curve_tasks(args.lr, args.group, seeds, demos, args.on), args.folder, args.workers)
     elif args.what == "run":
         execute(run_tasks(args.lr, args.group, seeds), args.folder, args.workers)
     elif args.what == "store":
         if args.store is None:
             parser.error("`store` needs --store PATH")
         tasks = choose_tasks() + run_tasks(args.lr, args.group, seeds)
-        tasks += [t for d in CURVES for t in curve_tasks(args.lr, args.group, seeds, d)]
+        tasks += [t for on, d in CURVES for t in curve_tasks(args.lr, args.group, seeds, d, on)]
         unique = list({t["name"]: t for t in tasks}.values())
         print(f"{record_all(unique, args.folder, args.store)} runs added to {args.store}")
     else:

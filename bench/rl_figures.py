@@ -66,12 +66,13 @@ def plate_figure(found, out: Path) -> None:
     finish(plt, fig, out)
 
 
-def curve_figure(rows, order, out: Path, seeds: int, demos: int) -> None:
+def curve_figure(points, order, out: Path, seeds: int, demos: int, title: str) -> None:
+    """Experiment 4's curve: per N (`n8`, `nceil` the ceiling) and stage, (mean, low, high) held out and trained."""
     from breadth.core.results.figures import finish, pyplot
 
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(6.4, 4.0), dpi=150)
-    ns = [n for n in order if n != "nceil" and n in rows]
+    ns = [n for n in order if n != "nceil" and n in points]
     xs = [int(n[1:]) for n in ns]
     styles = {
         "warm train": ("#2ca02c", "--", "training, demonstrations only"),
@@ -80,7 +81,7 @@ def curve_figure(rows, order, out: Path, seeds: int, demos: int) -> None:
         "reward held": ("#17becf", "-", "held out, then reward"),
     }
     for key, (colour, line, label) in styles.items():
-        found = [(x, ci(rows[n][key])) for x, n in zip(xs, ns, strict=True) if rows[n].get(key)]
+        found = [(x, points[n][key]) for x, n in zip(xs, ns, strict=True) if points[n].get(key)]
         if not found:
             continue
         ax.errorbar(
@@ -93,10 +94,10 @@ def curve_figure(rows, order, out: Path, seeds: int, demos: int) -> None:
             capsize=3,
             label=label,
         )
-    ceiling = rows.get("nceil", {})
+    ceiling = points.get("nceil", {})
     for key, line in (("warm held", ":"), ("reward held", "-.")):
         if ceiling.get(key):
-            m = ci(ceiling[key])[0]
+            m = ceiling[key][0]
             stage = "demonstrations only" if key.startswith("warm") else "then reward"
             ax.axhline(100 * m, color="#7f7f7f", linestyle=line, label=f"ceiling, {stage}")
     ax.set_xscale("log", base=2)
@@ -107,7 +108,8 @@ def curve_figure(rows, order, out: Path, seeds: int, demos: int) -> None:
     ax.grid(alpha=0.3)
     ax.legend(fontsize=6.5)
     ax.set_title(
-        f"warm start {demos} demonstrations per environment, then reward; mean, 95% interval, 3 splits x {seeds} seeds",
+        f"{title}: warm start {demos} demonstrations per environment, then reward;\n"
+        f"mean, 95% interval over 3 splits (x {seeds} seeds)",
         fontsize=8,
     )
     finish(plt, fig, out)

@@ -1,8 +1,9 @@
 """The tables and figures of `python -m bench.rl_experiments`: read from its run records, nothing measured here.
 
 Every number is a mean over seeds with its 95% t interval (`core.world.runs.stats.mean_interval`, kept within
-0-100%), on the test split (100 sums per environment) unless the table says validation. Figures are written as
-PNG and SVG beside each other, deterministically (`core.results.figures`' writer).
+0-100%), on the test split (100 sums per environment) unless the table says validation; experiment 4's take the
+split as the unit, as `breadth curve`'s do (each split's mean over its seeds, then a t interval over the splits).
+Figures are written as PNG and SVG beside each other, deterministically (`core.results.figures`' writer).
 """
 
 from __future__ import annotations
@@ -180,13 +181,30 @@ def experiment3(folder: Path, seeds, figures: Path) -> None:
         plate_figure(found, figures / "rl-3-plate-mixes")
 
 
-def experiment4(folder: Path, seeds, figures: Path, demos: int) -> None:
-    """The curve under reward: per N, training and held-out success after the warm start and after reward."""
-    from bench.rl_experiments import CURVE_PROMPTS, curve_tasks
+def _by_split(pairs: list[tuple[str, float]], gain: bool = False) -> str:
+    """Mean and 95% interval in % with the split as the unit (`core.results.curve_points.by_split`): `45 [23-68]`;
+    a `gain` (a difference, -100 to 100) signed: `+1 [-4, +7]`."""
+    from breadth.core.results.curve_points import by_split
 
-    tasks = {t["name"]: t for t in curve_tasks(0.0, 8, seeds, demos)}  # names and environments only
-    rows: dict[str, dict[str, list[float]]] = {}
-    ceilings: dict[tuple[str, str], float] = {}  # (stage, pair) -> the ceiling's held-out success
+    if not pairs:
+        return "-"
+    m, lo, hi = (round(100 * x) + 0 for x in by_split(pairs, -1.0 if gain else 0.0))  # + 0: never `-0`
+    return f"{m:+d} [{lo:+d}, {hi:+d}]" if gain else f"{m} [{lo}-{hi}]"
+
+
+def _mean(scores: dict, names: list[str]) -> float:
+    return sum(scores[f]["solved"] / scores[f]["total"] for f in names) / len(names)
+
+
+def experiment4(folder: Path, seeds, figures: Path, demos: int, on: str = "two") -> None:
+    """The curve under reward: per N, training and held-out success after the warm start and after reward, and
+    reward's held-out gain paired run by run; every interval takes the split as the unit, as `breadth curve`'s."""
+    from bench.rl_experiments import CURVE_PROMPTS, SETUPS, curve_tasks
+    from breadth.core.results.curve_points import by_split
+
+    setup = SETUPS[on]
+    tasks = {t["name"]: t for t in curve_tasks(0.0, 8, seeds, demos, on)}  # names and environments only
+    rates: dict[tuple[str, str, str, str], tuple[float, float | None]] = {}  # (stage, N, split, seed) -> held, train
     for name, t in tasks.items():
         run = _load(folder, name)
         if run is None:
@@ -197,51 +215,58 @@ def experiment4(folder: Path, seeds, figures: Path, demos: int) -> None:
         trained = [f for f in t["families"] if f not in held]  # a task key: run JSONs hold it
         stored = run["record"]["scores"]  # keyed by the names the runs were made with (two_digit for add_2x2)
         scores = {f: stored[f] if f in stored else stored[first_name(f)] for f in t["families"]}
-        held_rate = sum(scores[f]["solved"] / scores[f]["total"] for f in held) / len(held)
-        row = rows.setdefault(n, {})
-        row.setdefault(f"{stage} held", []).append(held_rate)
-        if trained:
-            train_rate = sum(scores[f]["solved"] / scores[f]["total"] for f in trained) / len(trained)
-            row.setdefault(f"{stage} train", []).append(train_rate)
-            row.setdefault(f"{stage} pairs", []).append((split, seed, held_rate))
-        else:
-            ceilings[(stage, f"{split}-{seed}")] = held_rate
-    if not rows:
+        rates[(stage, n, split, seed)] = (_mean(scores, held), _mean(scores, trained) if trained else None)
+    if not rates:
         return
+    rows: dict[str, dict[str, list[tuple[str, float]]]] = {}  # N -> key -> (split, value) pairs
+    transfer: dict[str, list[bool]] = {}  # N -> per pair after reward: held out above half its own ceiling
+    for (stage, n, split, seed), (held, train) in rates.items():
+        row = rows.setdefault(n, {})
+        row.setdefault(f"{stage} held", []).append((split, held))
+        if train is not None:
+            row.setdefault(f"{stage} train", []).append((split, train))
+        if stage == "reward" and ("warm", n, split, seed) in rates:
+            row.setdefault("gain", []).append((split, held - rates[("warm", n, split, seed)][0]))
+        if stage == "reward" and n != "nceil" and ("reward", "nceil", split, seed) in rates:
+            transfer.setdefault(n, []).append(held > rates[("reward", "nceil", split, seed)][0] / 2)
+    splits = len({split for _, _, split, _ in rates})
     table = Table(
-        title=f"4. the curve under reward: two-number sums, 4 of 12 held out, 3 splits x {len(seeds)} seeds; "
-        f"warm start {demos} demonstrations per training environment, then reward on up to {CURVE_PROMPTS} "
-        "sums of each (test splits)"
+        title=f"4. the curve under reward: {setup.title}, 3 splits x {len(seeds)} seeds; warm start {demos} "
+        f"demonstrations per training environment, then reward on up to {CURVE_PROMPTS} sums of each (test splits; "
+        f"95% intervals over the {splits} splits)"
     )
-    for c in ("N", "pairs", "warm: training %", "held out %", "+ reward: training %", "held out %", "transfer"):
+    columns = ("N", "runs", "warm: training %", "held out %", "+ reward: training %", "held out %", "reward's gain")
+    for c in (*columns, "above half the ceiling"):
         table.add_column(c, justify="right")
     order = sorted((n for n in rows if n != "nceil"), key=lambda n: int(n[1:])) + ["nceil"]
     for n in order:
         if n not in rows:
             continue
         row = rows[n]
-        pairs = row.get("reward pairs", [])
-        transfer = [h > ceilings.get(("reward", f"{sp}-{sd}"), 2.0) / 2 for sp, sd, h in pairs]
+        pairs = transfer.get(n, [])
         table.add_row(
             "ceiling" if n == "nceil" else n[1:],
             str(len(row.get("warm held", []))),
-            _pct(row.get("warm train", [])),
-            _pct(row.get("warm held", [])),
-            _pct(row.get("reward train", [])),
-            _pct(row.get("reward held", [])),
-            f"{sum(transfer)} of {len(transfer)}" if transfer else "-",
+            _by_split(row.get("warm train", [])),
+            _by_split(row.get("warm held", [])),
+            _by_split(row.get("reward train", [])),
+            _by_split(row.get("reward held", [])),
+            _by_split(row.get("gain", []), gain=True),
+            f"{sum(pairs)} of {len(pairs)}" if pairs else "-",
         )
     console.print(table)
+    points = {n: {key: by_split(values) for key, values in row.items() if key != "gain"} for n, row in rows.items()}
     for stage in ("warm", "reward"):  # what keeps the curve from being read, as `breadth curve` warns
         said = "after the warm start" if stage == "warm" else "after reward"
         for n in order:
-            train = rows.get(n, {}).get(f"{stage} train")
-            if n != "nceil" and train and ci(train)[0] < 0.5:
-                console.print(f"{said}, N={n[1:]}: the training environments reach only {100 * ci(train)[0]:.0f}%")
-        ceiling = rows.get("nceil", {}).get(f"{stage} held")
-        if ceiling and ci(ceiling)[0] < 0.5:
-            console.print(f"{said}: the ceiling is {100 * ci(ceiling)[0]:.0f}%; the curve cannot rise above it")
-    curve_figure(rows, order, figures / f"rl-4-curve-under-reward-{demos}", len(seeds), demos)
+            train = points.get(n, {}).get(f"{stage} train")
+            if n != "nceil" and train and train[0] < 0.5:
+                console.print(f"{said}, N={n[1:]}: the training environments reach only {100 * train[0]:.0f}%")
+        ceiling = points.get("nceil", {}).get(f"{stage} held")
+        if ceiling and ceiling[0] < 0.5:
+            console.print(f"{said}: the ceiling is {100 * ceiling[0]:.0f}%; the curve cannot rise above it")
+    name = f"rl-4-curve-under-reward-{demos}" if on == "two" else f"rl-4-curve-under-reward-{on}-{demos}"
+    curve_figure(points, order, figures / name, len(seeds), demos, setup.title)
 
 
 def report(folder: Path, lr: float, group: int, seeds, figures: Path) -> None:
@@ -252,5 +277,5 @@ def report(folder: Path, lr: float, group: int, seeds, figures: Path) -> None:
     experiment3(folder, seeds, figures)
     from bench.rl_experiments import CURVES
 
-    for demos in CURVES:
-        experiment4(folder, seeds, figures, demos)
+    for on, demos in CURVES:
+        experiment4(folder, seeds, figures, demos, on)

@@ -26,7 +26,8 @@ def test_the_choice_names_the_best_second_grid_cell_and_says_environments(tmp_pa
 
 def test_the_curve_under_reward_reprints_from_the_committed_records(tmp_path, capsys):
     """Experiment 4's table, read from the run records in results/rl-experiments.tar.xz (stored under the names the
-    runs were made with, two_digit for add_2x2), re-prints docs/reward.md's row for N=8 at 15 demonstrations."""
+    runs were made with, two_digit for add_2x2), re-prints docs/reward.md's row for N=8 at 15 demonstrations: its
+    intervals over the 3 splits (the unit `breadth curve` takes), and reward's held-out gain paired run by run."""
     import tarfile
     from pathlib import Path
 
@@ -35,4 +36,29 @@ def test_the_curve_under_reward_reprints_from_the_committed_records(tmp_path, ca
     folder = next(tmp_path.iterdir())
     rl_report.experiment4(folder, range(5), tmp_path / "figures", 15)
     rows = [" ".join(line.replace("│", " ").split()) for line in capsys.readouterr().out.splitlines()]
-    assert "8 15 79 [74-85] 5 [2-7] 79 [71-87] 6 [3-9] 1 of 15" in rows
+    assert "8 15 79 [62-97] 5 [0-11] 79 [53-100] 6 [0-15] +1 [-4, +7] 1 of 15" in rows
+
+
+def test_the_three_number_curve_under_reward_warm_starts_from_the_readme_curves_runs():
+    """`curve --on three` (issue 34) asks whether reward widens what breadth of demonstrations opened, so its warm
+    starts are the README curve's runs (`breadth curve --where operands=3 --held 8`): the same held-out sets, the same
+    training environments and steps at N=8 and 32 and the ceiling; then reward on those environments' sums."""
+    from bench.rl_experiments import curve_tasks
+    from breadth.core.cli.curve import curve_plan
+    from breadth.core.cli.parser import build_parser
+    from breadth.core.results.breadth_curve import CEILING
+
+    args = build_parser().parse_args("curve --where operands=3 --held 8 --n 8,32 --seeds 0-1".split())
+    readme = curve_plan(args)
+    want = {}
+    for job, split, n in readme.jobs("x"):
+        tag = f"c{split}-n{n if n != CEILING else 'ceil'}-s{job.seed}"
+        want[tag] = (job.cell.mix.spec(), job.settings.steps, readme.split(split)[0])
+    tasks = {t["name"]: t for t in curve_tasks(3e-4, 8, range(2), 30, "three")}
+    assert len(tasks) == 2 * len(want) == 2 * 3 * 3 * 2  # warm start and reward, 3 splits x (8, 32, ceiling) x 2
+    for tag, (mix, steps, held) in want.items():
+        warm, rl = tasks[f"t30warm-{tag}"], tasks[f"t30rl-{tag}"]
+        assert (warm["kind"], warm["mix"], warm["settings"]["steps"], warm["held"]) == ("finetune", mix, steps, held)
+        assert (rl["kind"], rl["start"], rl["held"]) == ("reward", f"t30warm-{tag}", held)
+        trained = {name.split("=")[0] for name in mix.split(",")}
+        assert {name.split("=")[0] for name in rl["mix"].split(",")} == trained  # reward on what was demonstrated

@@ -96,8 +96,10 @@ def finetune(
     problems: list[Problem],
     settings: FinetuneSettings,
     on_step: OnStep | None = None,
+    schedule: Callable[[int], float] | None = None,
 ) -> list[float]:
-    """Fine-tune `model` in place on the problems' demonstrations; returns the loss of every step taken."""
+    """Fine-tune `model` in place on the problems' demonstrations; returns the loss of every step taken. The learning
+    rate is `settings.lr` at every step (the plate's), or `schedule(step)` when one is given."""
     torch.manual_seed(settings.seed)  # dropout masks
     gen = torch.Generator().manual_seed(settings.seed)  # batch order
     model.set_dropout(settings.dropout)
@@ -111,7 +113,7 @@ def finetune(
         return x[:, :width], y[:, :width]
 
     opt = adamw(model, settings.lr, settings.weight_decay)
-    return run(model, demonstrations, settings.steps, opt, on_step=on_step)
+    return run(model, demonstrations, settings.steps, opt, schedule, on_step)
 
 
 def pretrain(settings: PretrainSettings, model: GPT, on_step: OnStep | None = None) -> list[float]:
