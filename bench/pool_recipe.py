@@ -33,6 +33,7 @@ from breadth.core.learning.evaluate import evaluate_environments
 from breadth.core.learning.train import finetune, use_one_thread
 from breadth.core.results.grid import refuse_repeats
 from breadth.core.storage.files import write_json
+from breadth.core.storage.header import CheckpointError, weights_hash
 from breadth.core.storage.paths import BASE
 from breadth.core.world.environments.mix import Mix
 from breadth.core.world.environments.pools import POOLS, pool
@@ -55,7 +56,16 @@ def decayed(lr: float, steps: int, warmup: int) -> Callable[[int], float]:
 
 
 def run(
-    pool_name: str, n: int, seed: int, recipe: dict, demos: int, passes: float, min_steps: int, sums: int, warmup=None
+    pool_name: str,
+    n: int,
+    seed: int,
+    recipe: dict,
+    demos: int,
+    passes: float,
+    min_steps: int,
+    sums: int,
+    warmup: int | None = None,
+    base: str = str(BASE),
 ) -> dict:
     """One run: N environments of the pool drawn by `seed`, trained on together, each scored on its validation sums;
     with `warmup` (steps), the learning rate warms up and then decays (`decayed`) instead of staying constant."""
@@ -64,7 +74,7 @@ def run(
     mix = Mix.of(**{name: min(demos, by_name(name).demo_pool) for name in names})  # a small space has fewer
     steps = max(min_steps, math.ceil(passes * mix.total / recipe.get("batch_size", 8)))
     settings = FinetuneSettings(steps=steps, seed=seed, **recipe)
-    model, _ = checkpoint.load(BASE)
+    model, _ = checkpoint.load(base)
     start = time.perf_counter()
     schedule = None if warmup is None else decayed(settings.lr, steps, warmup)
     losses = finetune(model, mix.demonstrations(seed), settings, schedule=schedule)
@@ -100,6 +110,7 @@ def main(argv: list[str] | None = None) -> int:
         metavar="WARMUP",
         help="warm the learning rate up over WARMUP steps, then decay it to 0 by a cosine (default: constant)",
     )
+    p.add_argument("--base", help="the model fine-tuned (default: the shipped base)")
     p.add_argument("--sums", type=int, default=30, help="validation sums per environment (default 30)")
     p.add_argument("--workers", type=int, default=2, help="processes (default 2)")
     p.add_argument("--json", required=True, help="results, read back to resume (written atomically)")
@@ -123,6 +134,12 @@ def main(argv: list[str] | None = None) -> int:
             print(f"python -m bench.pool_recipe: --decay takes warm-up steps from 0, not {args.decay}", file=sys.stderr)
             return 2
         budget["decay_warmup"] = args.decay
+    if args.base is not None:  # in the key only when given, as --decay; by its weights, so a remade file is not reused
+        try:
+            budget["base"] = weights_hash(args.base)
+        except CheckpointError as e:  # its message names the path
+            print(f"python -m bench.pool_recipe: --base: {e}", file=sys.stderr)
+            return 2
 
     def key(n: int, seed: int) -> str:
         return json.dumps({**budget, "recipe": recipe, "n": n, "seed": seed, "sums": args.sums}, sort_keys=True)
@@ -133,7 +150,17 @@ def main(argv: list[str] | None = None) -> int:
     with cf.ProcessPoolExecutor(args.workers) as workers:
         futures = {
             workers.submit(
-                run, args.pool, n, s, recipe, args.demos, args.passes, args.min_steps, args.sums, args.decay
+                run,
+                args.pool,
+                n,
+                s,
+                recipe,
+                args.demos,
+                args.passes,
+                args.min_steps,
+                args.sums,
+                args.decay,
+                args.base or str(BASE),
             ): (n, s)
             for n, s in todo
         }
