@@ -52,3 +52,21 @@ async def test_codes_asked_for_before_opening_name_the_opened_counts_and_a_folde
         assert str(panel.query_one("#label-sub_3x1", Label).render()).strip() == REGISTERED["sub_3x1"].short
         assert panel.query_one("#count-sub_3x1", Input).value == "40"
         assert dict(panel.request()[0].counts) == {"add_2x2": 35, "add_3x1": 35, "sub_3x1": 40}
+
+
+async def test_a_value_as_wide_as_its_box_reads_from_its_first_character_after_tabbing_away():
+    """At 80x24 the learning rate's `0.0015` fills its 6-cell box; focused, the cursor's cell past the end scrolls the
+    text one cell, and leaving the box by Tab used to keep it there, so the form read `.0015` (a rate ten times too
+    small to the eye) until the box was focused again. Left, every setting box shows its value from its start."""
+    from tui_helpers import wait_for
+
+    app = fake_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await unfold(pilot, "advanced")
+        lr = app.train_panel.query_one("#lr", Input)
+        lr.focus()
+        await wait_for(pilot, lambda: lr.has_focus, what="the lr box focused")
+        assert lr.scroll_offset.x == 1  # focused, the cursor sits past the text's end
+        await pilot.press("tab")
+        await wait_for(pilot, lambda: not lr.has_focus, what="the lr box left")
+        assert lr.scroll_offset.x == 0 and lr.render_line(0).text.strip() == "0.0015"

@@ -60,6 +60,12 @@ class BoundedInput(Input):
     def watch_value(self) -> None:
         self.told = self.rang = False
 
+    def _on_blur(self, event: events.Blur) -> None:
+        """Leaving the box shows its text from its first character: a value as wide as the box (the learning rate's
+        `0.0015` in its 6 cells) had been scrolled one cell for the cursor past its end, and read `.0015` until the
+        box was focused again."""
+        self.scroll_to(x=0, animate=False, immediate=True)
+
     def _on_key(self, event: events.Key) -> None:
         """A key the app routed here arrived (Input's own handler runs next)."""
         if event.is_printable and self.incoming:
