@@ -96,9 +96,7 @@ class CausalSelfAttention(nn.Module):
         else:
             start = cache.pos
             k, v = cache.update(layer, k, v)  # (B, nh, start+T, hs)
-            if T == 1 and p == 0.0:  # one new position sees every key so far: two small products beat SDPA here
-                y = torch.softmax((q @ k.transpose(-2, -1)) * (k.size(-1) ** -0.5), dim=-1) @ v
-            elif T == 1:  # no mask (SDPA's fused kernel, not its math path)
+            if T == 1:  # one new position sees every key so far: no mask (SDPA's fused kernel, not its math path)
                 y = F.scaled_dot_product_attention(q, k, v, dropout_p=p)
             elif start == 0:  # a prompt fed at once: plain causal attention
                 y = F.scaled_dot_product_attention(q, k, v, dropout_p=p, is_causal=True)

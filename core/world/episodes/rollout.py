@@ -50,12 +50,13 @@ def run_episodes(policy: Policy, episodes: list[Episode], on_char: OnChar | None
     fed = [BOS] * len(episodes)  # position 0: the start-of-line token
     if getattr(policy, "feeds_many", False):  # the characters every episode starts with forced, fed in one step
         fed = [BOS + "".join(chars) for chars in _take_forced(episodes, on_char)]
-    live = [i for i, ep in enumerate(episodes) if not ep.done]  # the episodes still playing, in order
     for _ in range(max_length):
         choices = policy.step(fed)
-        fed = [PAD] * len(episodes)  # a finished episode is fed padding
-        for i in live:
-            ep = episodes[i]
+        fed = []
+        for i, ep in enumerate(episodes):
+            if ep.done:
+                fed.append(PAD)
+                continue
             forced = ep.next_forced()
             if forced is not None:
                 role, char = forced
@@ -64,9 +65,8 @@ def run_episodes(policy: Policy, episodes: list[Episode], on_char: OnChar | None
                 ep.act(char)
             if on_char is not None:
                 on_char(i, role, char)
-            fed[i] = char
-        live = [i for i in live if not episodes[i].done]
-        if not live:
+            fed.append(char)
+        if all(ep.done for ep in episodes):
             break
     return episodes
 
