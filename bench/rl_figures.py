@@ -71,7 +71,7 @@ def curve_figure(points, order, out: Path, seeds: int, demos: int, title: str) -
     from breadth.core.results.figures import finish, pyplot
 
     plt = pyplot()
-    fig, ax = plt.subplots(figsize=(6.4, 4.0), dpi=150)
+    fig, ax = plt.subplots(figsize=(7.6, 4.0), dpi=150)
     ns = [n for n in order if n != "nceil" and n in points]
     xs = [int(n[1:]) for n in ns]
     styles = {
@@ -106,7 +106,7 @@ def curve_figure(points, order, out: Path, seeds: int, demos: int, title: str) -
     ax.set_ylabel("test success (%)")
     ax.set_ylim(-3, 103)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=6.5)
+    ax.legend(fontsize=6.5, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0)  # beside, over no point
     ax.set_title(
         f"{title}: warm start {demos} demonstrations per environment, then reward;\n"
         f"mean, 95% interval over 3 splits (x {seeds} seeds)",

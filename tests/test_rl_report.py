@@ -1,8 +1,11 @@
-"""The RL report's choice of learning rate and group, read from run records (`bench.rl_report.choose`)."""
+"""The RL report, read from run records: the choice of learning rate and group (`bench.rl_report.choose`) and the
+curve under reward (`bench.rl_report.experiment4`)."""
 
 from __future__ import annotations
 
 import json
+
+import pytest
 
 from bench import rl_report
 from bench.rl_experiments import CHOOSE_LRS, CHOOSE_SEEDS, KNOWN, TARGET
@@ -24,19 +27,29 @@ def test_the_choice_names_the_best_second_grid_cell_and_says_environments(tmp_pa
     assert "famil" not in out
 
 
-def test_the_curve_under_reward_reprints_from_the_committed_records(tmp_path, capsys):
+@pytest.mark.parametrize(
+    ("prefix", "demos", "on", "row"),
+    [
+        ("c15", 15, "two", "8 15 79 [62-97] 5 [0-11] 79 [53-100] 6 [0-15] +1 [-4, +7] 1 of 15"),
+        ("t30", 30, "three", "32 15 65 [52-78] 42 [31-54] 66 [52-80] 43 [34-52] +1 [-3, +4] 11 of 15"),
+    ],
+)
+def test_the_curve_under_reward_reprints_from_the_committed_records(tmp_path, capsys, prefix, demos, on, row):
     """Experiment 4's table, read from the run records in results/rl-experiments.tar.xz (stored under the names the
-    runs were made with, two_digit for add_2x2), re-prints docs/reward.md's row for N=8 at 15 demonstrations: its
-    intervals over the 3 splits (the unit `breadth curve` takes), and reward's held-out gain paired run by run."""
+    runs were made with, two_digit for add_2x2), re-prints docs/reward.md's rows (N=8 of the two-number curve at 15
+    demonstrations, N=32 of the three-number one at 30): intervals over the 3 splits (the unit `breadth curve`
+    takes), reward's held-out gain paired run by run, and the pairs above half their own ceiling."""
     import tarfile
     from pathlib import Path
 
     with tarfile.open(Path(__file__).parents[1] / "results" / "rl-experiments.tar.xz") as tar:
-        tar.extractall(tmp_path, members=[m for m in tar.getmembers() if "/c15" in m.name], filter="data")
+        chosen = [m for m in tar.getmembers() if f"/{prefix}" in m.name]
+        tar.extractall(tmp_path, members=chosen, filter="data")
     folder = next(tmp_path.iterdir())
-    rl_report.experiment4(folder, range(5), tmp_path / "figures", 15)
+    rl_report.experiment4(folder, range(5), tmp_path / "figures", demos, on)
     rows = [" ".join(line.replace("│", " ").split()) for line in capsys.readouterr().out.splitlines()]
-    assert "8 15 79 [62-97] 5 [0-11] 79 [53-100] 6 [0-15] +1 [-4, +7] 1 of 15" in rows
+    assert row in rows
+    assert (tmp_path / "figures" / f"rl-4-curve-under-reward-{'' if on == 'two' else on + '-'}{demos}.png").exists()
 
 
 def test_the_three_number_curve_under_reward_warm_starts_from_the_readme_curves_runs():
