@@ -11,7 +11,6 @@ most 5 s a run (issue 9 set it for 60 episodes; scoring every environment is str
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import sys
@@ -19,6 +18,7 @@ import sys
 from rich.console import Console
 from rich.table import Table
 
+from bench.outputs import refused, write
 from breadth.core.learning.experiment import train_run
 from breadth.core.storage.presets import PRESETS
 from breadth.core.world.environments.environment import REGISTERED
@@ -32,6 +32,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=3, help="runs per mix (default 3)")
     parser.add_argument("--json", help="also write the measurements here")
     args = parser.parse_args(argv)
+    if refused(parser.prog, args.json):  # before the work, not after it
+        return 2
     settings = FinetuneSettings()
     console = Console()
     console.print(f"default recipe: {settings.to_dict()}; load average {os.getloadavg()[0]:.2f}")
@@ -61,9 +63,7 @@ def main(argv: list[str] | None = None) -> int:
             "met" if median <= TARGET else "MISSED",
         )
     console.print(table)
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"settings": settings.to_dict(), "runs": rows, "target": TARGET}, f, indent=1)
+    write(args.json, {"settings": settings.to_dict(), "runs": rows, "target": TARGET})
     return 0 if worst <= TARGET else 1
 
 

@@ -19,7 +19,6 @@ A benchmark, not a unit test: about 80 s of one core per seed for four forms, on
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import sys
@@ -27,6 +26,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass
 
+from bench.outputs import refused, write
 from breadth.core.learning import checkpoint
 from breadth.core.learning.model import GPT
 from breadth.core.learning.policy import GreedyPolicy
@@ -183,6 +183,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--held-out", type=held_out_of, default=100, help="held-out sums per kind and form, 1-800")
     parser.add_argument("--json", help="also write the measurements here")
     args = parser.parse_args(argv)
+    if refused(parser.prog, args.json):  # before the work, not after it
+        return 2
     names = args.forms.split(",")
     unknown = [n for n in names if n not in CANDIDATES]
     if unknown or len(set(names)) < 2:
@@ -205,10 +207,8 @@ def main(argv: list[str] | None = None) -> int:
             row = " ".join(f"{cell(v):>26}" for v in cols.values())
             print(f"{name:8} {kind:12} {row}  {'yes' if keep else 'no'}")
     print(f"kept: {', '.join(kept) or 'none'}")
-    if args.json:
-        with open(args.json, "w") as f:
-            out = {"forms": [f.name for f in forms], "seeds": seeds, "held_out": args.held_out, "keep": KEEP}
-            json.dump({**out, "table": table, "kept": kept, "runs": results}, f, indent=1)
+    out = {"forms": [f.name for f in forms], "seeds": seeds, "held_out": args.held_out, "keep": KEEP}
+    write(args.json, {**out, "table": table, "kept": kept, "runs": results})
     return 0
 
 

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 
 import torch
 
+from bench.outputs import refused, write
 from breadth.core.learning import checkpoint
 from breadth.core.learning.lockstep import LockstepJob, finetune_cheap, finetune_lockstep, train_lockstep
 from breadth.core.learning.stacked import flops_per_step
@@ -118,6 +119,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--save", help="--paired: write this side's scores here")
     parser.add_argument("--load", action="append", default=[], help="--paired: read scores saved by --save")
     args = parser.parse_args(argv)
+    if refused(parser.prog, args.json) or refused(parser.prog, args.save):  # before the work, not after it
+        return 2
     use_one_thread()
     if args.paired:
         return paired(args)
@@ -165,19 +168,16 @@ def main(argv: list[str] | None = None) -> int:
         )
     big, own = statistics.median(r[0] for r in rates), statistics.median(r[1] for r in rates)
     print(f"  core's matmul rate: {big:.1f} GFLOP/s at 1024^3, {own:.1f} at the model's MLP product")
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(
-                {
-                    "per_minute": per_minute,
-                    "per_cpu_minute": per_cpu_minute,
-                    "gflops": gflops,
-                    "matmul": rates,
-                    "steps": args.steps,
-                },
-                f,
-                indent=1,
-            )
+    write(
+        args.json,
+        {
+            "per_minute": per_minute,
+            "per_cpu_minute": per_cpu_minute,
+            "gflops": gflops,
+            "matmul": rates,
+            "steps": args.steps,
+        },
+    )
     return 1 if missed else 0
 
 
@@ -263,9 +263,7 @@ def paired(args) -> int:
                     print(f"lockstep {mix.name} seed {seed}: {scores}", flush=True)
                 trained += len(runs)
         print(f"{side}: {trained} runs trained and scored in {time.perf_counter() - start:.0f} s", flush=True)
-    if args.save:
-        with open(args.save, "w") as f:
-            json.dump({side: found[side] for side in sides}, f, indent=1)
+    write(args.save, {side: found[side] for side in sides})
     if "today" in found and "lockstep" in found:
         _print_paired(found, seeds)
     return 0

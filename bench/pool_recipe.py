@@ -22,17 +22,16 @@ import argparse
 import concurrent.futures as cf
 import json
 import math
-import os
 import statistics
 import sys
 import time
 from collections.abc import Callable
 
+from bench.outputs import refused, resumed, write
 from breadth.core.learning import checkpoint
 from breadth.core.learning.evaluate import evaluate_environments
 from breadth.core.learning.train import finetune, use_one_thread
 from breadth.core.results.grid import refuse_repeats
-from breadth.core.storage.files import write_json
 from breadth.core.storage.header import CheckpointError, weights_hash
 from breadth.core.storage.paths import BASE
 from breadth.core.world.environments.mix import Mix
@@ -115,6 +114,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--workers", type=int, default=2, help="processes (default 2)")
     p.add_argument("--json", required=True, help="results, read back to resume (written atomically)")
     args = p.parse_args(argv)
+    if refused(p.prog, args.json):  # before any run, not after hours of them
+        return 2
     given = (("lr", args.lr), ("dropout", args.dropout), ("batch_size", args.batch_size))
     recipe = {k: v for k, v in given if v is not None}  # a 0 given (--dropout 0) is a value, not the plate's
     try:
@@ -144,7 +145,9 @@ def main(argv: list[str] | None = None) -> int:
     def key(n: int, seed: int) -> str:
         return json.dumps({**budget, "recipe": recipe, "n": n, "seed": seed, "sums": args.sums}, sort_keys=True)
 
-    done: dict = json.load(open(args.json)) if os.path.exists(args.json) else {}
+    done = resumed(p.prog, args.json)
+    if done is None:
+        return 2
     todo = [(n, s) for n in sorted(sizes, reverse=True) for s in seeds if key(n, s) not in done]  # longest first
     start = time.perf_counter()
     with cf.ProcessPoolExecutor(args.workers) as workers:
@@ -167,7 +170,7 @@ def main(argv: list[str] | None = None) -> int:
         for f in cf.as_completed(futures):
             n, s = futures[f]
             done[key(n, s)] = f.result()
-            write_json(args.json, done)
+            write(args.json, done)
             print(
                 f"N={n} seed {s}: {done[key(n, s)]['steps']} steps in {done[key(n, s)]['train_seconds']} s", flush=True
             )

@@ -21,17 +21,16 @@ import argparse
 import concurrent.futures as cf
 import copy
 import json
-import os
 import sys
 import time
 from collections import Counter
 
+from bench.outputs import refused, resumed, write
 from breadth.core.learning import checkpoint
 from breadth.core.learning.lockstep import finetune_lockstep
 from breadth.core.learning.policy import greedy
 from breadth.core.learning.train import use_one_thread
 from breadth.core.results.grid import refuse_repeats
-from breadth.core.storage.files import write_json
 from breadth.core.storage.paths import BASE
 from breadth.core.world.environments.pools import WIDE_BAR
 from breadth.core.world.environments.registry import by_name, environments, order_of, three_digit
@@ -96,7 +95,9 @@ def main(argv: list[str] | None = None) -> int:
     except (KeyError, ValueError) as e:  # GridError is a ValueError
         print(f"python -m bench.pool_screen: {e}", file=sys.stderr)
         return 2
-    done: dict = json.load(open(args.json)) if os.path.exists(args.json) else {}
+    done = None if refused(p.prog, args.json) else resumed(p.prog, args.json)
+    if done is None:
+        return 2
     same = {"steps": args.steps, "demos": args.demos, "sums": args.sums, "group": args.group, "workers": args.workers}
     if done and done.get("settings") != same:
         print(f"python -m bench.pool_screen: {args.json} was screened with {done.get('settings')}", file=sys.stderr)
@@ -117,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
             result = f.result()
             seconds = result.pop("_seconds")
             runs.setdefault(str(seed), {}).update(result)
-            write_json(args.json, done)
+            write(args.json, done)
             print(
                 f"seed {seed}: {len(g)} environments in {seconds} s:", " ".join(f"{n} {result[n]['solved']}" for n in g)
             )

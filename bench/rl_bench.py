@@ -15,7 +15,6 @@ A benchmark, not a unit test.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import sys
@@ -24,6 +23,7 @@ import time
 from rich.console import Console
 from rich.table import Table
 
+from bench.outputs import refused, write
 from breadth.core.learning import checkpoint, reward
 from breadth.core.learning.train import use_one_thread
 from breadth.core.storage.presets import checkpoint_path
@@ -97,6 +97,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--run", type=int, default=200, help="steps of the whole run timed (default 200)")
     parser.add_argument("--json", help="also write the measurements here")
     args = parser.parse_args(argv)
+    if refused(parser.prog, args.json):  # before the work, not after it
+        return 2
     use_one_thread()
     console = Console()
     console.print(f"load average before: {os.getloadavg()[0]:.2f} (2 cores)")
@@ -140,9 +142,7 @@ def main(argv: list[str] | None = None) -> int:
         )
     console.print(runs)
     console.print(f"load average after: {os.getloadavg()[0]:.2f}; targets {'met' if met else 'MISSED'}")
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(out, f, indent=1)
+    write(args.json, out)
     return 0 if met else 1
 
 

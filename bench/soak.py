@@ -13,13 +13,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
-import json
 import os
 import random
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from bench.outputs import refused, write
 
 ENGINE_TARGET = 0.10  # the engine may grow by this share after its first training
 APP_TARGET_MB = 10.0  # the app may grow by this many MB
@@ -109,6 +110,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--probes", type=int, default=500)
     parser.add_argument("--json", type=Path, default=None, help="also write the measurements here")
     args = parser.parse_args(argv)
+    if refused(parser.prog, args.json):  # before the work, not after it
+        return 2
     with tempfile.TemporaryDirectory(prefix="breadth-soak-") as home:
         os.environ["BREADTH_HOME"] = home
         os.environ.pop("BREADTH_RUNS", None)
@@ -127,8 +130,7 @@ def main(argv: list[str] | None = None) -> int:
         f"training, {result['app_end_mb']:.0f} MB at the end: {result['app_growth_mb']:+.1f} MB "
         f"(target under {APP_TARGET_MB:.0f} MB) {'ok' if result['app_ok'] else 'MISSED'}"
     )
-    if args.json:
-        args.json.write_text(json.dumps(result, indent=2) + "\n")
+    write(args.json, result)
     return 0 if result["engine_ok"] and result["app_ok"] else 1
 
 

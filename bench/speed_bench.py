@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import copy
 import functools
-import json
 import os
 import statistics
 import time
@@ -32,6 +31,7 @@ import torch
 
 from bench import envs_bench
 from bench.lockstep_bench import cheap_runs, lockstep_runs, matmul_rate, mean_width, plate_jobs, today_runs
+from bench.outputs import refused, write
 from breadth.core.learning import checkpoint, stacked
 from breadth.core.learning.train import demonstration_tensors, use_one_thread
 from breadth.core.storage.paths import BASE
@@ -150,6 +150,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sums", type=int, default=30, help="sums per test split when scoring (default 30)")
     parser.add_argument("--json", help="also write the measurements here")
     args = parser.parse_args(argv)
+    if refused(parser.prog, args.json):  # before the work, not after it
+        return 2
     use_one_thread()
     base, _ = checkpoint.load(BASE)
     groups = [int(k) for k in args.groups.split(",")]
@@ -202,9 +204,7 @@ def main(argv: list[str] | None = None) -> int:
             f"target {SCORING_TARGET:g} s {verdict}"
         )
     out["scoring_cpu_s"] = seconds
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(out, f, indent=1)
+    write(args.json, out)
     return 1 if missed else 0
 
 

@@ -18,6 +18,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
+from bench.outputs import refused, write
 from breadth.core.results.grid import Grid
 from breadth.core.storage.header import weights_hash
 from breadth.core.storage.paths import BASE
@@ -48,6 +49,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=8)
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
+    if refused(parser.prog, args.json):  # before the work, not after it
+        return 2
     from distributed import LocalCluster
 
     results = {}
@@ -79,11 +82,7 @@ def main(argv: list[str] | None = None) -> int:
         f"scores identical across the three: {same}; 2 workers / 1 worker = {ratio:.2f}x "
         f"(target {TARGET}x) {'ok' if ratio >= TARGET else 'MISSED'}"
     )
-    if args.json:
-        args.json.write_text(
-            json.dumps({k: {kk: vv for kk, vv in v.items() if kk != "scores"} for k, v in results.items()}, indent=2)
-            + "\n"
-        )
+    write(args.json, {k: {kk: vv for kk, vv in v.items() if kk != "scores"} for k, v in results.items()})
     return 0 if ratio >= TARGET and same else 1
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import shutil
 import signal
@@ -14,6 +13,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench.outputs import refused, write
 from bench.tui_common import TRAIN_TIMEOUT, BenchError
 from bench.tui_in_app import in_app
 from bench.tui_processes import Tmux, bare_import, cmdline, first_frame, ours
@@ -27,6 +27,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--samples", type=int, default=150, help="keys per latency measurement (default 150)")
     parser.add_argument("--json", metavar="PATH", help="also write every number to PATH")
     args = parser.parse_args(argv)
+    if refused(parser.prog, args.json):  # before the work, not after it
+        return 2
     if args.runs < 1 or args.samples < 1:
         parser.error("--runs and --samples must be at least 1")
 
@@ -97,12 +99,7 @@ def main(argv: list[str] | None = None) -> int:
     report(data, console)
     report_stop(data, console)
     report_race(data, console)
-    if args.json:
-        try:
-            Path(args.json).write_text(json.dumps(data, indent=2) + "\n")
-        except OSError as e:
-            print(f"bench failed: could not write {args.json}: {e.strerror or e}", file=sys.stderr)
-            return 1
+    write(args.json, data)
     return 0
 
 
