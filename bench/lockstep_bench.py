@@ -119,7 +119,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--save", help="--paired: write this side's scores here")
     parser.add_argument("--load", action="append", default=[], help="--paired: read scores saved by --save")
     args = parser.parse_args(argv)
-    if refused(parser.prog, args.json) or refused(parser.prog, args.save):  # before the work, not after it
+    if refused(parser.prog, args.json) or refused(parser.prog, args.save, "--save"):  # before the work, not after it
         return 2
     use_one_thread()
     if args.paired:

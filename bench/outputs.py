@@ -18,14 +18,14 @@ from breadth.core.storage.files import UserFileError, check_output, read_regular
 LIMIT = 256 * 1024 * 1024  # a resumed file larger than this is not a bench's
 
 
-def refused(prog: str, path: str | os.PathLike | None) -> bool:
-    """True, after one line on standard error, when `path` (None: no `--json` asked) cannot be written."""
+def refused(prog: str, path: str | os.PathLike | None, flag: str = "--json") -> bool:
+    """True, after one line on standard error naming `flag`, when `path` (None: not asked for) cannot be written."""
     if path is None:
         return False
     try:
         check_output(path)
     except UserFileError as e:  # its message names the path
-        print(f"{prog}: --json: {e}", file=sys.stderr)
+        print(f"{prog}: {flag}: {e}", file=sys.stderr)
         return True
     return False
 

@@ -97,5 +97,5 @@ def test_every_bench_refuses_its_output_before_measuring(capsys, bench, flag):
     module = importlib.import_module(f"bench.{bench}")
     assert module.main([flag, str(INSIDE)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "inside the installed breadth package" in err[0]
+    assert len(err) == 1 and "inside the installed breadth package" in err[0] and f": {flag}: " in err[0]
     assert not INSIDE.exists()
