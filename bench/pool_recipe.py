@@ -25,7 +25,6 @@ import math
 import statistics
 import sys
 import time
-from collections.abc import Callable
 
 from bench.outputs import refused, resumed, write
 from breadth.core.learning import checkpoint
@@ -43,17 +42,6 @@ BAR = 0.85  # issue 34: a pool's recipe keeps every training environment at this
 PLATE_PASSES = 400 * 8 / 70  # times the plate's recipe shows each demonstration
 
 
-def decayed(lr: float, steps: int, warmup: int) -> Callable[[int], float]:
-    """The learning rate at each step: rising linearly over `warmup` steps to `lr`, then a cosine down to 0."""
-
-    def at(step: int) -> float:
-        if step <= warmup:
-            return lr * step / warmup
-        return lr * 0.5 * (1 + math.cos(math.pi * (step - warmup) / max(1, steps - warmup)))
-
-    return at
-
-
 def run(
     pool_name: str,
     n: int,
@@ -67,16 +55,16 @@ def run(
     base: str = str(BASE),
 ) -> dict:
     """One run: N environments of the pool drawn by `seed`, trained on together, each scored on its validation sums;
-    with `warmup` (steps), the learning rate warms up and then decays (`decayed`) instead of staying constant."""
+    with `warmup` (steps), the learning rate warms up and then decays to 0 by a cosine (`FinetuneSettings.warmup`)
+    instead of staying constant."""
     use_one_thread()
     names = [f.name for f in draw(n, seed, pool(pool_name))]
     mix = Mix.of(**{name: min(demos, by_name(name).demo_pool) for name in names})  # a small space has fewer
     steps = max(min_steps, math.ceil(passes * mix.total / recipe.get("batch_size", 8)))
-    settings = FinetuneSettings(steps=steps, seed=seed, **recipe)
+    settings = FinetuneSettings(steps=steps, seed=seed, warmup=warmup or 0, **recipe)
     model, _ = checkpoint.load(base)
     start = time.perf_counter()
-    schedule = None if warmup is None else decayed(settings.lr, steps, warmup)
-    losses = finetune(model, mix.demonstrations(seed), settings, schedule=schedule)
+    losses = finetune(model, mix.demonstrations(seed), settings)
     trained = time.perf_counter() - start
     model.eval()
     scores, _ = evaluate_environments(model, seed, sums, names, split="validation")
@@ -131,8 +119,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     budget = {"pool": args.pool, "demos": args.demos, "passes": args.passes, "min_steps": args.min_steps}
     if args.decay is not None:  # in the key only when asked, so runs at a constant rate keep theirs
-        if args.decay < 0:
-            print(f"python -m bench.pool_recipe: --decay takes warm-up steps from 0, not {args.decay}", file=sys.stderr)
+        if args.decay < 1:
+            print(f"python -m bench.pool_recipe: --decay takes warm-up steps from 1, not {args.decay}", file=sys.stderr)
             return 2
         budget["decay_warmup"] = args.decay
     if args.base is not None:  # in the key only when given, as --decay; by its weights, so a remade file is not reused

@@ -1,11 +1,12 @@
-"""Fine-tunes in lockstep: K runs of the plate's recipe trained together as one batched model, each its own run.
+"""Fine-tunes in lockstep: K runs of a demonstrations recipe trained together as one batched model, each its own run.
 
 Each run has its own demonstrations (its mix and seed), its own batch order (a generator seeded as
 `train.finetune` seeds it, so it draws the same batches), its own dropout stream (a second generator, seeded
 from its seed) and its own learning rate, weight decay and dropout; runs share only the base and the shape.
 The runs' weights live in stacks on a leading K dimension (`core.learning.stacked`), one stack per parameter
-for each group of runs that share a learning rate and weight decay; every step pads the going runs' batches to
-one width, takes one batched forward and backward, and one fused AdamW step over the stacks. A run ends at its
+for each group of runs that share a learning rate, its schedule (`FinetuneSettings.rate`) and weight decay; every
+step pads the going runs' batches to one width, takes one batched forward and backward, and one fused AdamW step
+over the stacks. A run ends at its
 own step count, when its `on_step` returns False, or when its loss stops being finite: its weights are copied
 into its own `GPT` (which `checkpoint.save` writes like any fine-tune's) and the stacks are rebuilt without
 it, the others keeping their optimiser state. One job alone (`finetune_cheap`) is the cheaper single run.
@@ -81,7 +82,8 @@ class _Run:
 
 class _Stacks:
     """The trainable weights of the runs still going: one stack (K_g, ...) per parameter for each group of runs
-    that share a learning rate and weight decay, and one fused AdamW with a parameter group per such group.
+    that share a learning rate, its schedule and weight decay, and one fused AdamW with a parameter group per
+    such group.
 
     While a run trains, its weights live only here (its GPT still holds the base's); `unstack` copies a run's
     row into its GPT. When runs end, `drop` rebuilds the stacks without them, keeping the others' optimiser
@@ -90,19 +92,22 @@ class _Stacks:
 
     def __init__(self, runs: list[_Run], base: GPT):
         self.runs = runs
-        self.hyper = sorted({(r.settings.lr, r.settings.weight_decay) for r in runs})  # (lr, weight decay) per group
-        self.groups = [
-            [k for k, r in enumerate(runs) if (r.settings.lr, r.settings.weight_decay) == h] for h in self.hyper
-        ]
+        self.hyper = sorted({_hyper(r.settings) for r in runs})  # the learning rate's schedule and weight decay
+        self.groups = [[k for k, r in enumerate(runs) if _hyper(r.settings) == h] for h in self.hyper]
         self.leaves = [stacked.stack(base, len(rows)) for rows in self.groups]
         self.opt = self._optimiser()
 
     def _optimiser(self) -> torch.optim.AdamW:
         groups = [
             {"params": list(leaves.values()), "lr": lr, "weight_decay": wd}
-            for leaves, (lr, wd) in zip(self.leaves, self.hyper, strict=True)
+            for leaves, (lr, wd, *_) in zip(self.leaves, self.hyper, strict=True)
         ]
         return torch.optim.AdamW(groups, betas=(0.9, 0.99), fused=True)
+
+    def set_rates(self, step: int) -> None:
+        """Each group's learning rate at `step`, by its runs' schedule (`FinetuneSettings.rate`)."""
+        for group, rows in zip(self.opt.param_groups, self.groups, strict=True):
+            group["lr"] = self.runs[rows[0]].settings.rate(step)
 
     @property
     def order(self) -> list[int]:
@@ -142,6 +147,12 @@ class _Stacks:
         for t, st in state.items():
             if st:
                 self.opt.state[t] = st
+
+
+def _hyper(settings: FinetuneSettings) -> tuple[float, float, int, int]:
+    """What runs of one optimiser group share: learning rate, weight decay and the rate's schedule (its warm-up,
+    and its steps when it has one, as the cosine ends at the last step)."""
+    return (settings.lr, settings.weight_decay, settings.warmup, settings.steps if settings.warmup else 0)
 
 
 def _pad(batches: list[tuple[torch.Tensor, torch.Tensor]]) -> tuple[torch.Tensor, torch.Tensor]:
@@ -190,6 +201,7 @@ def finetune_lockstep(
         loss = stacked.losses(logits, targets)  # (K,)
         stacks.opt.zero_grad(set_to_none=True)
         loss.sum().backward()  # runs share no weights: each run's gradient is its own loss's
+        stacks.set_rates(step)
         stacks.opt.step()
         elapsed = time.perf_counter() - start
         values = zip(order, loss.tolist(), strict=True)

@@ -99,7 +99,8 @@ def finetune(
     schedule: Callable[[int], float] | None = None,
 ) -> list[float]:
     """Fine-tune `model` in place on the problems' demonstrations; returns the loss of every step taken. The learning
-    rate is `settings.lr` at every step (the plate's), or `schedule(step)` when one is given."""
+    rate is `schedule(step)` when one is given, else `settings.rate(step)`: `settings.lr` at every step (the
+    plate's) or, with `settings.warmup`, a warm-up and a cosine decay."""
     torch.manual_seed(settings.seed)  # dropout masks
     gen = torch.Generator().manual_seed(settings.seed)  # batch order
     model.set_dropout(settings.dropout)
@@ -113,6 +114,8 @@ def finetune(
         return x[:, :width], y[:, :width]
 
     opt = adamw(model, settings.lr, settings.weight_decay)
+    if schedule is None and settings.warmup:
+        schedule = settings.rate
     return run(model, demonstrations, settings.steps, opt, schedule, on_step)
 
 

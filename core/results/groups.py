@@ -28,7 +28,7 @@ from breadth.core.world.runs.records import MAX_GROUP, Lockstep
 
 # The fine-tuning settings `core.learning.lockstep` trains with (tests/test_lockstep.py reads each in its source):
 # a setting the recipe gains is refused by `lockstep_groups` until it is named here and trained with there.
-TRAINS_WITH = ("steps", "lr", "batch_size", "dropout", "weight_decay", "seed")
+TRAINS_WITH = ("steps", "lr", "batch_size", "dropout", "weight_decay", "seed", "warmup")
 
 
 @dataclass(frozen=True)

@@ -198,12 +198,13 @@ class Store:
         if held_out != "any":
             where.append("held_out IS ?")
             args.append(held_out)
-        filters = {s.name for s in swept_by_any()}
+        filters = {s.name: s for s in swept_by_any()}
         for name, value in settings.items():
             if name not in filters:
                 raise StoreError(f"no setting {name!r} to filter on")
-            where.append("json_extract(settings, ?) = ?")
-            args += [f"$.{name}", value]
+            # a setting added later is missing from the runs stored before it, which ran at its default
+            where.append("COALESCE(json_extract(settings, ?), ?) = ?")
+            args += [f"$.{name}", filters[name].default, value]
         sql = "SELECT key, base_hash, source, checkpoint, package_version, torch_version, created, record FROM runs"
         sql += (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY created, key"
         try:

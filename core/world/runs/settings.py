@@ -171,7 +171,7 @@ class FinetuneSettings(_Checked):
     """Fine-tuning hyper-parameters; the defaults are the recipe that gives the plate's pattern on every seed."""
 
     steps: int = setting(400, 1, 100_000, help="optimiser steps", sweep=True, form="main")
-    lr: float = setting(1.5e-3, MIN_LR, 1.0, help="AdamW learning rate (constant)", sweep=True)
+    lr: float = setting(1.5e-3, MIN_LR, 1.0, help="AdamW learning rate (the peak with --warmup)", sweep=True)
     batch_size: int = setting(8, 1, 1000, short="batch", help="demonstrations per step", sweep=True)
     # dropout while fine-tuning: what makes copying two-digit numbers hold on every seed; kept units are scaled
     # by 1 / (1 - dropout), at most 10 here (near 1 they would be scaled towards infinity)
@@ -181,6 +181,28 @@ class FinetuneSettings(_Checked):
     seed: int = setting(
         0, 0, MAX_SEED, help="seeds demonstrations, held-out sets, batch order and dropout", form="main"
     )
+    # the learning rate's schedule: 0 keeps it at `lr` every step (the plate's); above 0 it rises linearly to `lr`
+    # over this many steps, then falls by a cosine to 0 at the last step (the pool's recipe: what kept many
+    # environments learned at once, issue 34, docs/environments.md)
+    warmup: int = setting(
+        0, 0, 100_000, help="warm-up steps, then a cosine decay to 0 (0: a constant rate)", sweep=True, form=None
+    )
+
+    def rate(self, step: int) -> float:
+        """The learning rate at `step` (from 1): `lr`, or on the warm-up and cosine schedule when `warmup` is set."""
+        if not self.warmup:
+            return self.lr
+        if step <= self.warmup:
+            return self.lr * step / self.warmup
+        return self.lr * 0.5 * (1 + math.cos(math.pi * (step - self.warmup) / max(1, self.steps - self.warmup)))
+
+    def to_dict(self) -> dict:
+        """The fields as plain JSON values; `warmup` only when it is set, so every run and checkpoint made at a
+        constant rate (all of them before the schedule existed) keeps the key and metadata it had."""
+        out = super().to_dict()
+        if not self.warmup:
+            del out["warmup"]
+        return out
 
 
 @dataclass(frozen=True)
