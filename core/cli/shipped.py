@@ -31,13 +31,14 @@ def models(args) -> int:
         run = read_header(shipped_checkpoint(name)).run
         if name in PRESETS:
             trained = f"{PRESETS[name].label} demonstrations"
-        else:
-            trained = "single-digit worksheets"
+        else:  # a base: its shape, as bases differ only in it
+            shape = read_header(shipped_checkpoint(name)).model
+            trained = f"single-digit worksheets ({shape['n_layer']}x{shape['n_embd']})"
         scores = [run.scores[f].percent() if f in run.scores else "-" for f in PLATE]
         rest = [s.rate for f, s in run.scores.items() if f not in PLATE]
         others = f"{100 * sum(rest) / len(rest):.0f}%" if rest else "-"
         t.add_row(shown_text(name), shown_text(trained), run.seed_text, *scores, others)
     console.print(t)
-    console.print("Scores: held-out sums, greedy; every fine-tune starts from base.")
+    console.print("Scores: held-out sums, greedy; fine-tunes start from base (a pool's: pool_base).")
     console.print("e.g. breadth play two_digit_70 23+45 · breadth eval mix_35_35")
     return 0

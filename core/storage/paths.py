@@ -33,6 +33,9 @@ def shipped_checkpoint(name: str) -> Path:
 
 
 BASE = shipped_checkpoint("base")  # the shipped pre-trained model every fine-tune starts from
+# the pool's base (issue 34): 4 layers of width 128, pre-trained as `base` (`breadth pretrain --layers 4 --width 128`),
+# which a pool of many environments is fine-tuned from (docs/environments.md, the pool's recipe)
+POOL_BASE = shipped_checkpoint("pool_base")
 SHIPPED_RESULTS = Path(str(files("breadth.results").joinpath("grid.sqlite")))  # the README's matrix runs (read only)
 SHIPPED_CURVE = Path(str(files("breadth.results").joinpath("curve.sqlite")))  # the README's breadth curve (read only)
 SHIPPED_MAP = Path(str(files("breadth.results").joinpath("transfer.sqlite")))  # the README's transfer map (read only)

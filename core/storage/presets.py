@@ -47,7 +47,8 @@ def preset_of(mix: Mix) -> Preset | None:
     return next((p for p in PRESETS.values() if p.mix == mix), None)
 
 
-SHIPPED = ("base", *PRESETS)  # the shipped models by name: the base every fine-tune starts from, the plate's three
+# the shipped models by name: the base the plate's fine-tunes start from, the pool's larger base, the plate's three
+SHIPPED = ("base", "pool_base", *PRESETS)
 
 
 class UnknownCheckpoint(CheckpointError):
