@@ -87,3 +87,19 @@ def test_every_bench_refuses_its_output_before_measuring(capsys, bench, flag):
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "inside the installed breadth package" in err[0] and f": {flag}: " in err[0]
     assert not INSIDE.exists()
+
+
+def test_the_shipped_pool_base_is_the_base_the_pool_recipe_was_chosen_on():
+    """`pool_base` is the 4 x 128 base, and its weights are those every shipped run of the larger base was keyed by
+    (the pool recipe's validation, docs/environments.md): a remade or swapped file would not carry their numbers."""
+    import json
+
+    from breadth.core.storage.header import read_header, weights_hash
+    from breadth.core.storage.paths import POOL_BASE
+
+    shape = read_header(POOL_BASE).model
+    assert (shape["n_layer"], shape["n_embd"]) == (4, 128)
+    shipped = sorted((Path(__file__).parents[1] / "results").glob("pool-recipe-big-*.json"))
+    assert len(shipped) >= 4
+    keyed = {json.loads(key)["base"] for path in shipped for key in json.loads(path.read_text())}
+    assert keyed == {weights_hash(POOL_BASE)}
