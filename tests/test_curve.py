@@ -347,3 +347,18 @@ def test_each_held_out_environment_is_kept_per_n_and_printed_on_asking(tmp_path,
     assert main(argv) == 0
     out = capsys.readouterr().out
     assert "held out % by environment" in out and "ceiling" in out.split("held out % by environment")[1]
+
+
+def test_an_environment_with_a_smaller_pool_gives_all_it_has_and_the_others_keep_theirs():
+    """A run on the wide pool with --demos 200 gives 200 demonstrations to every environment whose pool holds them
+    and all they have to the ones whose pool is smaller (add_2x1: 50), not 50 to every environment; the ceiling too."""
+    from breadth.core.world.environments.registry import by_name
+
+    pool = ("add_2x1", "add_2x2", "add_3x1", "1a1s2", "sub_2x2")
+    p = CurvePlan(pool, 1, 2, (1, 2, 4), 200, (0,), FinetuneSettings(), passes=20, min_steps=10)
+    runs = p.jobs("b")
+    assert any(len(job.cell.mix.counts) == 4 for job, _, _ in runs)  # the largest N trains on all but one
+    for job, _, _ in runs:
+        counts = dict(job.cell.mix.counts)
+        assert counts == {name: min(200, by_name(name).demo_pool) for name in counts}
+    assert {by_name(name).demo_pool for name in pool} == {50, 82, 200}  # small pools, so the rule is exercised

@@ -2,11 +2,11 @@
 
 From a pool of environments (a slice of the generator's space), each split holds some out (at random, or as folds
 that hold each environment out as often: `core.results.splits`) and orders the rest at random; a run trains on the
-first N of that order (N = 1, 2, 4, ...: nested subsets) with the same demonstrations per environment, for steps
-that grow with N so that each demonstration is seen about as often as on the plate (at least the plate's 400). Every
-run is scored on its training environments and on the held-out ones (their test splits). A ceiling run per split
-trains on the held-out environments themselves at the same budget: a curve that cannot reach its ceiling proves
-nothing.
+first N of that order (N = 1, 2, 4, ...: nested subsets) with the same demonstrations per environment (fewer for one
+whose demonstration pool is smaller: it gives all it has, and the others keep theirs), for steps that grow with N so
+that each demonstration is seen about as often as on the plate (at least the plate's 400). Every run is scored on its
+training environments and on the held-out ones (their test splits). A ceiling run per split trains on the held-out
+environments themselves at the same budget: a curve that cannot reach its ceiling proves nothing.
 
 Outcomes are often bimodal (a seed's held-out success either clicks or does not), so beside the mean
 over seeds and splits with its 95% interval the curve reports the share of (split, seed) pairs that
@@ -260,8 +260,10 @@ class CurvePlan:
         return out
 
     def _job(self, trained: list[str], held: list[str], seed: int, base_hash: str, ceiling: bool) -> Job:
-        demos = min([self.demos_for(len(trained))] + [_pool(name) for name in trained])
-        mix = Mix.of(**dict.fromkeys(trained, demos))
+        demos = self.demos_for(len(trained))
+        # an environment with a smaller pool gives all it has; the others keep theirs (the smallest pool for every
+        # environment would hand a run on 128 of the wide pool 50 demonstrations of each, whatever --demos said)
+        mix = Mix.of(**{name: min(demos, _pool(name)) for name in trained})
         settings = replace(self.settings, steps=self.steps_of(len(trained), ceiling), seed=seed)
         environments = tuple(dict.fromkeys([*trained, *held]))
         key = run_key(mix.spec(), settings, self.held_out, base_hash, environments)
