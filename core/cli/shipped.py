@@ -28,11 +28,12 @@ def models(args) -> int:
         t.add_column(shown_text(REGISTERED[env].short), justify="right")
     t.add_column("others", justify="right")
     for name in SHIPPED:
-        run = read_header(shipped_checkpoint(name)).run
+        header = read_header(shipped_checkpoint(name))
+        run = header.run
         if name in PRESETS:
             trained = f"{PRESETS[name].label} demonstrations"
         else:  # a base: its shape, as bases differ only in it
-            shape = read_header(shipped_checkpoint(name)).model
+            shape = header.model
             trained = f"single-digit worksheets ({shape['n_layer']}x{shape['n_embd']})"
         scores = [run.scores[f].percent() if f in run.scores else "-" for f in PLATE]
         rest = [s.rate for f, s in run.scores.items() if f not in PLATE]
