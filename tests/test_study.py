@@ -5,6 +5,7 @@ every step and what was chosen after looking at results; an edited plan shows; b
 from __future__ import annotations
 
 import functools
+import json
 import sqlite3
 
 import pytest
@@ -167,3 +168,39 @@ def test_reading_a_plan_keeps_its_question_steps_and_choices_and_hashes_its_byte
     assert Study.read(_study(tmp_path, over_lines)).question == study.question  # read as one line
     with pytest.raises(StudyError, match="not a study file"):
         Study.read(_study(tmp_path, "\xff"))
+
+
+def _status(capsys, argv: list[str]) -> str:
+    """`breadth study ... --status`, its exit 0, and what it printed as one line (the console wraps at its width)."""
+    capsys.readouterr()
+    assert main([*argv, "--status"]) == 0
+    return " ".join(capsys.readouterr().out.split())
+
+
+def test_status_counts_each_steps_stored_runs_and_trains_nothing(tmp_path, fake_workers, capsys):
+    """For a study over sessions: `--status` on an empty store counts every run as to train (and creates no store);
+    after the first step's command alone has run, step 1 is whole and step 2 untouched; after the study, all of it;
+    nothing is ever trained by it."""
+    path, store = _study(tmp_path), tmp_path / "s.sqlite"
+    argv = ["study", str(path), "--store", str(store), "--workers", "1"]
+    before = _status(capsys, argv)
+    assert not store.exists() and ran(fake_workers) == []
+    total = int(before.split("in all: 0 of ")[1].split()[0])
+    assert "step 1: two-number curve: 0 of" in before and f"(0%); {total} runs to train" in before
+
+    assert main(["curve", *json.loads(CURVE), "--store", str(store), "--workers", "1"]) == 0
+    with Store(store, read_only=True) as s:
+        curve_runs = len(s.keys())
+    asked = len(ran(fake_workers))
+    half = _status(capsys, argv)
+    assert f"step 1: two-number curve: {curve_runs} of {curve_runs} runs stored" in half
+    assert "step 2: postfix subtraction map: 0 of" in half and f"in all: {curve_runs} of {total} runs" in half
+
+    assert main(argv) == 0
+    trained = len(ran(fake_workers))
+    assert trained > asked  # the study trained the map's runs
+    after = _status(capsys, argv)
+    with Store(store, read_only=True) as s:
+        assert len(s.keys()) == total
+    assert f"in all: {total} of {total} runs stored" in after and "(100%); 0 runs to train" in after
+    assert len(ran(fake_workers)) == trained  # the status trained nothing

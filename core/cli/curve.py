@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
+from pathlib import Path
 
 from rich import box
 from rich.console import Console
@@ -38,13 +39,8 @@ def curve(args, on_done: OnDone | None = None) -> int:
     stored runs and the curve's reading in one line."""
     from breadth.core.cli.grids import print_failed, print_outcome, run_with_progress
 
-    plan = curve_plan(args)
-    base = user_path(args.base) if args.base else BASE
-    read_header(base)
+    plan, base, base_hash = curve_runs(args)
     what = pool_words(args.pool, args.where) + (f", base {base.name}" if args.base else "")
-    base_hash = weights_hash(base)
-    if not plan.lockstep and not args.alone:  # unless told, as many seeds of a point together as keep workers busy
-        plan = replace(plan, lockstep=group_size([job for job, _, _ in plan.jobs(base_hash)], args.workers) or 0)
     with Store(args.store) as store:
         stored = StoredCurve(plan, what, base_hash)
         store.add_curve(stored.name, stored.to_dict())  # the app's curve view draws it from the store as it fills
@@ -84,6 +80,17 @@ def curve(args, on_done: OnDone | None = None) -> int:
         for path in curve_figure(found, args.figure, what):
             console.print(f"wrote {shown(path)}")
     return 1 if outcome.failed else 0
+
+
+def curve_runs(args) -> tuple[CurvePlan, Path, str]:
+    """What `curve` runs: the plan the flags ask for with its lockstep size decided, its base and the base's hash."""
+    plan = curve_plan(args)
+    base = user_path(args.base) if args.base else BASE
+    read_header(base)
+    base_hash = weights_hash(base)
+    if not plan.lockstep and not args.alone:  # unless told, as many seeds of a point together as keep workers busy
+        plan = replace(plan, lockstep=group_size([job for job, _, _ in plan.jobs(base_hash)], args.workers) or 0)
+    return plan, base, base_hash
 
 
 def curve_plan(args) -> CurvePlan:

@@ -130,6 +130,11 @@ def add_study(sub: argparse._SubParsersAction) -> None:
     s.add_argument("file", type=input_file, metavar="FILE", help="the study's plan (docs/studies/*.toml)")
     where_flags(s)
     store_flag(s, written=True)
+    s.add_argument(
+        "--status",
+        action="store_true",
+        help="train nothing: count each step's runs and training steps already in the store, and those to train",
+    )
 
 
 def _data_flags(s: argparse.ArgumentParser) -> None:

@@ -4,7 +4,8 @@ Every step is checked before any runs (its flags as `breadth curve` or `breadth 
 order into one store, resuming like the commands themselves; each run a step stored is recorded under the plan's
 hash. The report lists every step, its pool and design and its reading, flat or not, how many of its runs were
 stored for this plan and how many only for another version of it (an edited plan), and what the plan says was
-chosen after looking at results.
+chosen after looking at results. `--status` trains nothing: it counts each step's runs (and their training steps)
+already in the store, for a study that runs over several sessions or on a cluster.
 """
 
 from __future__ import annotations
@@ -36,6 +37,8 @@ def study(args) -> int:
         f"study {shown(args.file)} (plan {plan.plan_hash}): {len(steps)} step{'s' * (len(steps) != 1)}; "
         f"question: {shown(plan.question)}"
     )
+    if args.status:
+        return status(steps, args.store)
     done: list[tuple[Step, list[str], str, int]] = []
     failed = 0
     for number, (step, step_args) in enumerate(steps, 1):
@@ -51,6 +54,51 @@ def study(args) -> int:
         recorded = store.study_runs()
     report(plan, done, recorded)
     return 1 if failed else 0
+
+
+def status(steps: list[tuple[Step, argparse.Namespace]], store_path) -> int:
+    """Each step's runs already in the store and its training steps, then the study's in all (a run two steps share
+    counted once); nothing trained. For a study that runs over sessions or on a cluster: how far it has come."""
+    with Store(store_path, read_only=True) as store:
+        stored, where = store.keys(), store.path
+    console.print(f"status only, nothing trained; store {shown(where)}")
+    every: dict[str, int] = {}  # each run of the study, once: its training steps
+    for number, (step, step_args) in enumerate(steps, 1):
+        jobs = step_runs(step.command, step_args)
+        have = [job for job in jobs if job.key in stored]
+        shared = sum(job.key in every for job in jobs)
+        console.print(
+            f"step {number}: {shown(step.name)}: {len(have)} of {len(jobs)} runs stored, "
+            f"{_steps(have):,} of {_steps(jobs):,} training steps"
+            + (f" ({shared} of its runs an earlier step's)" if shared else "")
+        )
+        every.update((job.key, job.settings.steps) for job in jobs)
+    done = {key: steps for key, steps in every.items() if key in stored}
+    console.print(
+        f"in all: {len(done)} of {len(every)} runs stored, {sum(done.values()):,} of {sum(every.values()):,} "
+        f"training steps ({100 * sum(done.values()) / max(1, sum(every.values())):.0f}%); "
+        f"{len(every) - len(done)} runs to train"
+    )
+    return 0
+
+
+def step_runs(command: str, step_args: argparse.Namespace) -> list:
+    """The runs a step trains, each once, keyed as its command stores them (lockstep or alone, as it would run)."""
+    if command == "curve":
+        from breadth.core.cli.curve import curve_runs
+
+        plan, _, base_hash = curve_runs(step_args)
+        return [job for job, _, _ in plan.jobs(base_hash)]
+    from breadth.core.cli.transfer import transfer_runs
+
+    (*_, made), _, base_hash, _ = transfer_runs(step_args)
+    jobs = {job.key: job for c in made if c.plan is not None for job, _, _ in c.plan.jobs(base_hash)}
+    return list(jobs.values())
+
+
+def _steps(jobs: list) -> int:
+    """The training steps of these runs."""
+    return sum(job.settings.steps for job in jobs)
 
 
 def report(plan: Study, done: list[tuple[Step, list[str], str, int]], recorded: dict[str, set[str]]) -> None:

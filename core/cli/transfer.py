@@ -4,6 +4,7 @@ each cell held-out success beside a ceiling at matched steps, over seeds; resuma
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 from rich import box
 from rich.console import Console
@@ -34,27 +35,15 @@ from breadth.core.world.text.shown import shown, shown_text
 
 console = Console(highlight=False, markup=False, emoji=False)
 OnDone = Callable[[list[str], str], None]  # a study's ear: the keys of a step's stored runs, and its reading
+MapPlan = tuple[tuple[str, ...], list, list, tuple[int, ...], list[Cell]]  # pool, designs, varies, seeds, cells
 
 
 def transfer(args, on_done: OnDone | None = None) -> int:
     """Run the map's missing runs, then print (and write) the map; `on_done` (a study's) hears the keys of its
     stored runs and the map's reading in one line."""
-    from dataclasses import replace
-
     from breadth.core.cli.grids import print_failed, print_outcome, run_with_progress
 
-    pool, designs, varies, seeds, made = transfer_plan(args)
-    base = user_path(args.base) if args.base else BASE
-    read_header(base)
-    base_hash = weights_hash(base)
-    plans = [c.plan for c in made if c.plan is not None]
-    k = (
-        None
-        if args.alone
-        else args.lockstep or group_size([j for p in plans for j, _, _ in p.jobs(base_hash)], args.workers)
-    )
-    if k:
-        made = [replace(c, plan=replace(c.plan, lockstep=k)) if c.plan else c for c in made]
+    (pool, designs, varies, seeds, made), base, base_hash, k = transfer_runs(args)
     work, seen = [], set()
     for c in made:
         if c.plan is None:
@@ -107,7 +96,27 @@ def transfer(args, on_done: OnDone | None = None) -> int:
     return 1 if outcome.failed else 0
 
 
-def transfer_plan(args) -> tuple[tuple[str, ...], list, list, tuple[int, ...], list[Cell]]:
+def transfer_runs(args) -> tuple[MapPlan, Path, str, int | None]:
+    """What `transfer` runs: transfer_plan's map with its lockstep size decided (None: alone), its base and the
+    base's hash."""
+    from dataclasses import replace
+
+    pool, designs, varies, seeds, made = transfer_plan(args)
+    base = user_path(args.base) if args.base else BASE
+    read_header(base)
+    base_hash = weights_hash(base)
+    plans = [c.plan for c in made if c.plan is not None]
+    k = (
+        None
+        if args.alone
+        else args.lockstep or group_size([j for p in plans for j, _, _ in p.jobs(base_hash)], args.workers)
+    )
+    if k:
+        made = [replace(c, plan=replace(c.plan, lockstep=k)) if c.plan else c for c in made]
+    return (pool, designs, varies, seeds, made), base, base_hash, k
+
+
+def transfer_plan(args) -> MapPlan:
     """The pool, designs, ways of varying, seeds and cells the flags ask for; one line (GridError and the like)
     for a map that cannot run, before any run."""
     pool = tuple(f.name for f in chosen_environments(args.where or [], None, 0, args.pool))
