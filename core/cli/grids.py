@@ -36,7 +36,7 @@ from breadth.core.storage.header import read_header, weights_hash
 from breadth.core.storage.paths import BASE
 from breadth.core.storage.presets import PRESETS
 from breadth.core.storage.store import Store, store_files
-from breadth.core.sweeps.sweep import run_jobs
+from breadth.core.sweeps.sweep import going_on, run_jobs, unfinished
 from breadth.core.world.environments.environment import REGISTERED
 from breadth.core.world.environments.mix import Mix
 from breadth.core.world.runs.recipes import FINETUNE, recipe, swept_by_any
@@ -180,6 +180,11 @@ def _row_json(row) -> dict:
 
 def run_with_progress(jobs, store, base, base_hash, source, workers, cluster):
     """run_jobs with its progress shown: a bar on a terminal, plain lines otherwise (a pipe, a log file)."""
+    if cluster is None and (partial := going_on(jobs, store.path)):
+        where = unfinished(store.path)
+        console.print(
+            f"{partial} of these runs go on from where they stopped (their states in {where})", soft_wrap=True
+        )
     if not console.is_terminal:
         return run_jobs(jobs, store, base, base_hash, source, workers, cluster, plain_progress())
     columns = (

@@ -26,6 +26,7 @@ from breadth.core.learning.lockstep import LockstepJob, train_lockstep
 from breadth.core.learning.model import GPT
 from breadth.core.learning.models import Models, OnBefore, OnSnapshot
 from breadth.core.learning.policy import GreedyPolicy
+from breadth.core.learning.resume import Resume
 from breadth.core.learning.snapshots import Snapshot, restore, snapshot
 from breadth.core.learning.train import use_one_thread
 from breadth.core.learning.trainers import measure_before, trainer
@@ -49,6 +50,7 @@ def train_run(
     snapshot_every: int = 0,
     on_before: OnBefore | None = None,
     environments: list[str] | None = None,
+    resume: Resume | None = None,
 ) -> tuple[GPT, RunMeta]:
     """Train the base on `mix` by the recipe whose settings `settings` are, and evaluate: the model and its record.
 
@@ -57,7 +59,8 @@ def train_run(
     measured besides its loss (`StepStats.metrics`) are kept in the record. A run stopped by `on_step` or
     `on_before` is not evaluated: its record says `completed` False and has no scores. With `on_snapshot` and
     `snapshot_every`, a copy of the weights is handed over before the first step, every `snapshot_every` steps
-    and after the last (copies only: the run itself is unchanged).
+    and after the last (copies only: the run itself is unchanged). With `resume` (demonstrations only), the run goes
+    on from the state saved there and keeps saving it; its seconds count every piece.
     """
     made_by = recipe_of(settings)
     trains = trainer(made_by.name)
@@ -82,7 +85,7 @@ def train_run(
             on_snapshot(stats.step, snapshot(model))
         return True if on_step is None else on_step(stats)
 
-    losses = trains(model, mix, settings, hook)
+    losses = trains(model, mix, settings, hook) if resume is None else trains(model, mix, settings, hook, resume=resume)
     trained = time.perf_counter()
     completed = len(losses) == settings.steps
     # every registered environment, or those named; a stopped run is not scored (nobody keeps it: Stop must be quick)
@@ -95,7 +98,7 @@ def train_run(
         measured,
         scores=scores,
         losses=tuple(losses),
-        train_seconds=trained - start,
+        train_seconds=trained - start + (0.0 if resume is None else resume.seconds_before),
         eval_seconds=time.perf_counter() - trained,
         completed=completed,
         before=before,
@@ -169,13 +172,18 @@ def run_job(spec: dict) -> dict:
     fields), held_out, families (the environments it is scored on, if not every registered one: the key is spelt as
     sweeps always sent it, for workers of another install), base_hash, and either base_path or base_bytes (a base
     shipped to remote workers). The worker checks that the base it uses has the expected weights before
-    training, so a run is never stored under the wrong base.
+    training, so a run is never stored under the wrong base. With resume ({path, key, every}: a local sweep's
+    fine-tunes), the run keeps its state in that file every `every` steps and goes on from it when run again.
     """
     settings_class = recipe(spec.get("recipe", FINETUNE)).settings
     mix, settings = Mix.parse(spec["mix"]), settings_class.from_dict(spec["settings"])
     environments = spec.get("families")  # the spec's key for them, as sweeps always sent it (see above)
+    where = spec.get("resume")  # a local sweep's fine-tunes: {path, key, every}
+    resume = Resume(where["path"], where["key"], where["every"]) if where else None
+    if resume is not None and recipe_of(settings).name != FINETUNE:
+        raise ValueError("only fine-tunes on demonstrations go on from a saved state")
     with _checked_base(spec) as base:
-        _, record = train_run(mix, settings, base, spec["held_out"], environments=environments)
+        _, record = train_run(mix, settings, base, spec["held_out"], environments=environments, resume=resume)
     return {"record": record.to_dict(), "versions": versions()}
 
 

@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import torch
 
 from breadth.core.learning.model import GPT
+from breadth.core.learning.resume import Resume
 from breadth.core.world.arithmetic.problem import Problem
 from breadth.core.world.runs.records import Diverged, OnStep, StepStats
 from breadth.core.world.runs.settings import FinetuneSettings, PretrainSettings
@@ -49,13 +50,19 @@ def run(
     schedule: Callable[[int], float] | None = None,
     on_step: OnStep | None = None,
     loss: Loss = cross_entropy,
+    resume: Resume | None = None,
+    generators: Sequence[torch.Generator] = (),
 ) -> list[float]:
-    """Take up to `steps` optimiser steps minimising `loss(model, batches(step))`; the loss of every step taken."""
+    """Take up to `steps` optimiser steps minimising `loss(model, batches(step))`; the loss of every step taken.
+
+    With `resume`, the run goes on from the state it saved (if any: model, optimiser, the global RNG and the
+    `generators` its batches draw from) and saves it every `resume.every` steps; the losses returned are the whole
+    run's, the steps' seconds count the earlier pieces too."""
     model.train()
-    losses: list[float] = []
-    start = time.perf_counter()
+    losses: list[float] = [] if resume is None else resume.restore(model, opt, generators)
+    start = time.perf_counter() - (0.0 if resume is None else resume.seconds_before)
     try:
-        for step in range(1, steps + 1):
+        for step in range(len(losses) + 1, steps + 1):
             if schedule is not None:
                 for group in opt.param_groups:
                     group["lr"] = schedule(step)
@@ -68,6 +75,8 @@ def run(
             if not math.isfinite(losses[-1]):
                 raise Diverged(f"the loss became {losses[-1]} at step {step}; try a lower learning rate")
             stats = StepStats(step, steps, losses[-1], time.perf_counter() - start, measured)
+            if resume is not None and step % resume.every == 0 and step < steps:
+                resume.save(model, opt, generators, losses, stats.elapsed)
             if on_step is not None and on_step(stats) is False:
                 break
     finally:
@@ -97,10 +106,12 @@ def finetune(
     settings: FinetuneSettings,
     on_step: OnStep | None = None,
     schedule: Callable[[int], float] | None = None,
+    resume: Resume | None = None,
 ) -> list[float]:
     """Fine-tune `model` in place on the problems' demonstrations; returns the loss of every step taken. The learning
     rate is `schedule(step)` when one is given, else `settings.rate(step)`: `settings.lr` at every step (the
-    plate's) or, with `settings.warmup`, a warm-up and a cosine decay."""
+    plate's) or, with `settings.warmup`, a warm-up and a cosine decay. With `resume`, it goes on from the state
+    saved there and keeps saving it (see `run`)."""
     torch.manual_seed(settings.seed)  # dropout masks
     gen = torch.Generator().manual_seed(settings.seed)  # batch order
     model.set_dropout(settings.dropout)
@@ -116,7 +127,7 @@ def finetune(
     opt = adamw(model, settings.lr, settings.weight_decay)
     if schedule is None and settings.warmup:
         schedule = settings.rate
-    return run(model, demonstrations, settings.steps, opt, schedule, on_step)
+    return run(model, demonstrations, settings.steps, opt, schedule, on_step, resume=resume, generators=(gen,))
 
 
 def pretrain(settings: PretrainSettings, model: GPT, on_step: OnStep | None = None) -> list[float]:

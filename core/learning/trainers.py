@@ -16,6 +16,7 @@ import pkgutil
 from collections.abc import Callable
 
 from breadth.core.learning.model import GPT
+from breadth.core.learning.resume import Resume
 from breadth.core.learning.train import finetune
 from breadth.core.world.environments.mix import Mix
 from breadth.core.world.runs.recipes import RecipeError, did_you_mean, recipe
@@ -25,9 +26,12 @@ Trainer = Callable[[GPT, Mix, object, OnStep | None], list[float]]  # trains in 
 Measure = Callable[[GPT, Mix, object], dict[str, float]]  # what a recipe measures of the model before training
 
 
-def from_demonstrations(model: GPT, mix: Mix, settings: object, on_step: OnStep | None) -> list[float]:
-    """The plate's recipe: the mix's demonstrations, loss on the model's own actions only."""
-    return finetune(model, mix.demonstrations(settings.seed), settings, on_step)
+def from_demonstrations(
+    model: GPT, mix: Mix, settings: object, on_step: OnStep | None, resume: Resume | None = None
+) -> list[float]:
+    """The plate's recipe: the mix's demonstrations, loss on the model's own actions only (with `resume`, going on
+    from the state saved there: a sweep's long runs)."""
+    return finetune(model, mix.demonstrations(settings.seed), settings, on_step, resume=resume)
 
 
 def load(entry_point: str) -> Callable:

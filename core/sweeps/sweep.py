@@ -1,9 +1,10 @@
 """Running a grid of fine-tunes: on a local process pool, or on a Dask cluster; every result into the store.
 
 Runs already in the store are skipped, so a sweep stopped by Ctrl-C or `kill -9` finishes when the
-same command runs again, with no run lost and none repeated. Workers (one torch thread each) get
-plain data and give plain data back (`core.learning.experiment.run_job`, or `run_group` for runs in
-lockstep: a `Group` is sent to one worker and trained there together); this process is the only
+same command runs again, with no run lost and none repeated; a fine-tune it was training alone on a local
+worker goes on from the state it saved beside the store (`unfinished`, `core.learning.resume`). Workers (one
+torch thread each) get plain data and give plain data back (`core.learning.experiment.run_job`, or
+`run_group` for runs in lockstep: a `Group` is sent to one worker and trained there together); this process is the only
 writer of the store, one transaction per finished run, and a run it cannot store stops the sweep
 (the StoreError is raised, the workers stopped). Each result is let go once stored, so a worker lost
 late reruns only what it was running. A group of which some runs are stored trains again whole (its
@@ -19,6 +20,7 @@ stored so far kept.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import queue
@@ -37,10 +39,11 @@ from breadth.core.storage.paths import BASE
 from breadth.core.storage.store import Store, StoredRun
 from breadth.core.sweeps.cluster import WATCH_SECONDS, ClusterError, DaskCluster
 from breadth.core.world.episodes.scores import MetadataError
-from breadth.core.world.runs.recipes import recipe_of
+from breadth.core.world.runs.recipes import FINETUNE, recipe_of
 from breadth.core.world.runs.records import RunMeta
 from breadth.core.world.text.shown import one_line
 
+RESUME_EVERY = 1_000  # steps between a local run's saved states: about a minute of a long run here, a few MB each
 PARENT_SECONDS = 0.5  # how often a local worker looks whether the sweep that started it is still there
 PR_SET_PDEATHSIG = 1  # prctl option (linux/prctl.h): the signal this process gets when its parent dies
 
@@ -93,8 +96,9 @@ def run_jobs(
     runner = _LocalPool(workers) if cluster is None else DaskCluster(cluster)
     try:
         where = _base_for_workers(base, remote=cluster is not None)  # read once, not once per job
+        states = None if cluster is not None else unfinished(store.path)  # remote workers may share no folder
         run_job = _run_job()
-        pending = {runner.submit(run_job, _task_spec(task, base_hash, where)): task for task in todo}
+        pending = {runner.submit(run_job, _task_spec(task, base_hash, where, states)): task for task in todo}
         for future in _finished(pending, runner.watch):
             task = pending.pop(future)
             for job, run, why in _results(task, future, runner, base_hash, source):
@@ -109,6 +113,8 @@ def run_jobs(
                     run = next(iter(store.runs(keys=[job.key])), run)
                     outcome.stored[job.key] = run
                     outcome.stored_first += 1
+                if states is not None and run is not None:  # stored: its saved state is of no more use (a failed
+                    (states / f"{job.key}.safetensors").unlink(missing_ok=True)  # run's is kept for the next try)
                 done += 1
                 if on_run is not None:
                     on_run(job, run, done, total)
@@ -117,8 +123,23 @@ def run_jobs(
         runner.close(abort=True)
         raise
     runner.close(abort=False)
+    if states is not None:
+        with contextlib.suppress(OSError):  # gone, or holding another sweep's states
+            states.rmdir()
     outcome.seconds = time.perf_counter() - start
     return outcome
+
+
+def going_on(jobs: Sequence[Job | Group], store: Path) -> int:
+    """How many of the runs trained alone have a state saved beside `store` to go on from (see `unfinished`)."""
+    states = unfinished(store)
+    return sum((states / f"{task.key}.safetensors").is_file() for task in jobs if not isinstance(task, Group))
+
+
+def unfinished(store: Path) -> Path:
+    """The folder beside a store where its sweeps' local runs keep their states until stored (see
+    `core.learning.resume`): a run stopped partway (Ctrl-C, kill, a lost machine) goes on from there."""
+    return store.with_name(f"{store.name}.unfinished")
 
 
 def _members(task: Job | Group) -> tuple[Job, ...]:
@@ -193,10 +214,15 @@ def _base_for_workers(base: Path, remote: bool) -> dict:
     return {"base_bytes": Path(base).read_bytes()}
 
 
-def _task_spec(task: Job | Group, base_hash: str, where: dict) -> dict:
-    """What a worker is sent: a job's spec, or a group's (its runs' specs and their keys alone; the base once)."""
+def _task_spec(task: Job | Group, base_hash: str, where: dict, states: Path | None = None) -> dict:
+    """What a worker is sent: a job's spec, or a group's (its runs' specs and their keys alone; the base once). A
+    fine-tune on demonstrations trained alone keeps its state in `states` (when given) and goes on from it."""
     if not isinstance(task, Group):
-        return _spec(task, base_hash, where)
+        spec = _spec(task, base_hash, where)
+        if states is not None and spec["recipe"] == FINETUNE:
+            path = states / f"{task.key}.safetensors"
+            spec["resume"] = {"path": str(path), "key": task.key, "every": RESUME_EVERY}
+        return spec
     return {"runs": [_spec(job, base_hash, {}) for job in task.jobs], "group": list(task.alone)} | {
         "base_hash": base_hash,
         **where,
