@@ -4,6 +4,7 @@ every step and what was chosen after looking at results; an edited plan shows; b
 
 from __future__ import annotations
 
+import argparse
 import functools
 import json
 import sqlite3
@@ -12,6 +13,7 @@ import pytest
 from fake_runs import fake_group, ran
 
 from breadth.core.cli.main import USAGE_ERROR, main
+from breadth.core.cli.study import checked_args, step_runs
 from breadth.core.results.study import Study, StudyError
 from breadth.core.storage.store import Store
 from breadth.core.sweeps import sweep
@@ -180,7 +182,7 @@ def _status(capsys, argv: list[str]) -> str:
 def test_status_counts_each_steps_stored_runs_and_trains_nothing(tmp_path, fake_workers, capsys):
     """For a study over sessions: `--status` on an empty store counts every run as to train (and creates no store);
     after the first step's command alone has run, step 1 is whole and step 2 untouched; after the study, all of it;
-    nothing is ever trained by it."""
+    nothing is ever trained by it; a run with a state saved partway is counted as such."""
     path, store = _study(tmp_path), tmp_path / "s.sqlite"
     argv = ["study", str(path), "--store", str(store), "--workers", "1"]
     before = _status(capsys, argv)
@@ -195,6 +197,14 @@ def test_status_counts_each_steps_stored_runs_and_trains_nothing(tmp_path, fake_
     half = _status(capsys, argv)
     assert f"step 1: two-number curve: {curve_runs} of {curve_runs} runs stored" in half
     assert "step 2: postfix subtraction map: 0 of" in half and f"in all: {curve_runs} of {total} runs" in half
+    assert "partway" not in half
+    step = Study.read(path).steps[1]  # a run of step 2 stopped partway leaves its state beside the store
+    args = checked_args(step, argparse.Namespace(file=str(path), workers=1, cluster=None, store=str(store)))
+    planted = sweep.unfinished(store) / f"{step_runs(step.command, args)[0].key}.safetensors"
+    planted.parent.mkdir()
+    planted.write_bytes(b"a state")
+    assert f"{total - curve_runs} runs to train, 1 of them partway" in _status(capsys, argv)
+    planted.unlink()
 
     assert main(argv) == 0
     trained = len(ran(fake_workers))

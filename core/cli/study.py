@@ -20,6 +20,7 @@ from breadth.core.results.grid import GridError
 from breadth.core.results.study import Step, Study, StudyError
 from breadth.core.storage.files import UserFileError, same_file
 from breadth.core.storage.store import Store
+from breadth.core.sweeps.sweep import unfinished
 from breadth.core.world.environments.mix import MixError
 from breadth.core.world.environments.pools import DEFAULT_POOL
 from breadth.core.world.environments.registry import EnvError
@@ -74,10 +75,13 @@ def status(steps: list[tuple[Step, argparse.Namespace]], store_path) -> int:
         )
         every.update((job.key, job.settings.steps) for job in jobs)
     done = {key: steps for key, steps in every.items() if key in stored}
+    states = unfinished(where)
+    partway = sum((states / f"{key}.safetensors").is_file() for key in every if key not in stored)
     console.print(
         f"in all: {len(done)} of {len(every)} runs stored, {sum(done.values()):,} of {sum(every.values()):,} "
         f"training steps ({100 * sum(done.values()) / max(1, sum(every.values())):.0f}%); "
         f"{len(every) - len(done)} runs to train"
+        + (f", {partway} of them partway (their states in {shown(states)})" if partway else "")
     )
     return 0
 
