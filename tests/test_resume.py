@@ -79,6 +79,16 @@ def test_a_state_not_this_runs_is_ignored_and_the_run_starts_at_its_first_step(t
         assert losses == whole[0] and _same(weights, whole[1]), path
 
 
+def test_a_state_that_cannot_be_written_leaves_the_run_as_it_would_have_been(tmp_path, whole):
+    """A state whose folder cannot be made (a file stands where it would be): the run trains to the end, the same
+    run, and says how many states it could not keep."""
+    (tmp_path / "a file").write_text("not a folder")
+    resume = Resume(tmp_path / "a file" / "run.safetensors", "k", every=10)
+    losses, weights = _train(resume)
+    assert resume.unsaved == 2  # after steps 10 and 20 (never after the last)
+    assert losses == whole[0] and _same(weights, whole[1])
+
+
 def test_a_sweep_goes_on_from_a_stopped_runs_state_and_removes_it_once_stored(tmp_path, whole, capsys):
     """A state left beside the store under a run's key (as a killed sweep leaves it) is taken up by the next sweep,
     which says so and trains only the steps after it; the state and its folder are gone once the run is stored. (To

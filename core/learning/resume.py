@@ -35,6 +35,7 @@ class Resume:
         self.path, self.key, self.every = Path(path), key, every
         self.resumed_at = 0  # the step the run went on from (0: it started at its first)
         self.seconds_before = 0.0  # training seconds spent before that step, in earlier pieces
+        self.unsaved = 0  # states that could not be written (the run went on without them)
 
     def restore(
         self, model: torch.nn.Module, opt: torch.optim.Optimizer, generators: Sequence[torch.Generator]
@@ -66,7 +67,8 @@ class Resume:
         losses: Sequence[float],
         seconds: float,
     ) -> None:
-        """Write the state after step `len(losses)` (atomically: a reader sees the old state or the new)."""
+        """Write the state after step `len(losses)` (atomically: a reader sees the old state or the new); a state
+        that cannot be written is counted in `unsaved`, and the run goes on."""
         tensors = {f"model.{name}": t.detach().clone() for name, t in model.state_dict().items()}
         names: dict[str, list[str]] = {}
         for index, state in opt.state_dict()["state"].items():
@@ -76,7 +78,10 @@ class Resume:
         tensors |= {f"rng.{i}": gen.get_state() for i, gen in enumerate(generators)}
         tensors["losses"] = torch.tensor(list(losses), dtype=torch.float64)
         meta = {"format": FORMAT, "key": self.key, "step": len(losses), "seconds": seconds, "opt": names}
-        write_atomic(self.path, to_bytes(tensors, metadata={"resume": json.dumps(meta)}))
+        try:
+            write_atomic(self.path, to_bytes(tensors, metadata={"resume": json.dumps(meta)}))
+        except OSError:  # a full disk, a folder that cannot be made: the run goes on, only without a state to resume
+            self.unsaved += 1
 
     def clear(self) -> None:
         """Remove the state (the run is stored, or failed): a missing file is fine."""
