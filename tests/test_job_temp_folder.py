@@ -26,7 +26,7 @@ def _spec() -> dict:
 
 
 def _fake_training(temp_root, seen: list, raises: BaseException | None = None):
-    def train_run(mix, settings, base, held_out, environments=None):
+    def train_run(mix, settings, base, held_out, environments=None, resume=None):
         seen.append((sorted(p.name.split("-")[1] for p in temp_root.iterdir()), base))
         if raises is not None:
             raise raises
